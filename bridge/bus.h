@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The bus: the core's root object. It owns the connection table (by 64-bit id), the name
+ * registry, the match registry, pending replies and the limits. It is passive: callers
+ * drive it like a syscall interface and it reports events through BusNotifyOps, which the
+ * layer above (compat's driver) turns into NameOwnerChanged, NameAcquired, NameLost and
+ * error replies (and, later, kdbus notification items for native peers).
+ *
+ * Time never comes from a clock in here: the caller sets bus->now_usec (its loop's cached
+ * monotonic time) before each call, so the core is deterministic under test.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "bridge/limits.h"
+#include "util/hash-table.h"
+#include "util/list.h"
+#include "util/log-sink.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeMsg BridgeMsg;
+
+typedef struct BusNotifyOps {
+        /* @conn said hello: it has its id and unique name now. */
+        int (*conn_added)(void *userdata, BridgeConn *conn);
+        /* @conn left; its names were released (each reported through name_changed) first. */
+        int (*conn_removed)(void *userdata, BridgeConn *conn);
+        /*
+         * The primary owner of @name changed from @old_owner to @new_owner (either may be
+         * NULL). Called once per change, in the order the changes happen.
+         */
+        int (*name_changed)(void *userdata, const char *name, BridgeConn *old_owner,
+                            BridgeConn *new_owner);
+        /*
+         * A method call @caller sent with @serial will never be answered: @timed_out, or the
+         * callee (whose unique name is @callee_name) disconnected first.
+         */
+        int (*reply_lost)(void *userdata, BridgeConn *caller, uint32_t serial, bool timed_out,
+                          const char *callee_name);
+} BusNotifyOps;
+
+struct Bus {
+        uint8_t id[16];                 /* random; GetId prints it as 32 hex digits */
+        uint64_t now_usec;              /* set by the caller: CLOCK_MONOTONIC, microseconds */
+        uint64_t next_conn_id;          /* ids are never reused */
+        BusLimits limits;
+        LogSink log;
+        const BusNotifyOps *notify;
+        void *notify_userdata;
+
+        HashTable conns_by_id;          /* active BridgeConn, by id */
+        List conns;                     /* every BridgeConn, active or not */
+        HashTable names;                /* BridgeName, by name */
+        List match_conns;               /* BridgeConn with at least one match rule */
+        HashTable replies;              /* BridgeReply, by (caller id, serial) */
+        List reply_timeouts;            /* BridgeReply, oldest first: deadlines are in order
+                                         * because every reply gets the same timeout */
+        List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */
+        size_t n_free_entries;
+
+        /* statistics (Debug.Stats) */
+        uint64_t n_messages_routed;
+        uint64_t n_broadcasts;
+};
+
+int bus_new(const BusLimits *limits, Bus **ret);
+Bus *bus_free(Bus *bus);
+DEFINE_CLEANUP(Bus *, bus_free);
+
+void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata);
+
+/* Active connection by id, or NULL. */
+BridgeConn *bus_find_conn(Bus *bus, uint64_t id);
+/*
+ * Active connection by name: a unique name ":1.<id>" or the primary owner of a well-known
+ * name. NULL when nobody has it.
+ */
+BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name);
+
+/* Earliest pending deadline (reply timeouts): true and *ret_usec, or false if none. */
+bool bus_next_deadline(Bus *bus, uint64_t *ret_usec);
+/* Expire every pending reply whose deadline is <= bus->now_usec (reply_lost, timed_out). */
+int bus_dispatch_timeouts(Bus *bus);

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * A connection to the bus. Two levels of life, as in kdbus: n_refs keeps the memory, and
+ * @active (between hello and disconnect) allows delivery. Nothing is queued to an inactive
+ * connection; pending replies may still point at it.
+ *
+ * The transport (a legacy socket or, later, a native pool) attaches through BridgeConnOps:
+ * the core tells it when its queue becomes non-empty and when it must drop the peer. The
+ * transport takes messages off the queue with bridge_conn_queue_peek()/_pop().
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util/hash-table.h"
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeMsg BridgeMsg;
+
+/* Credentials captured once, when the peer connected (SO_PEERCRED, SO_PEERGROUPS, ...). */
+typedef struct BridgeCreds {
+        uid_t uid;
+        gid_t gid;
+        pid_t pid;                      /* 0: unknown */
+        int pidfd;                      /* -1: none; owned by the connection */
+        gid_t *groups;                  /* owned */
+        unsigned n_groups;
+        char *seclabel;                 /* owned, NUL-terminated; NULL: none */
+} BridgeCreds;
+
+typedef struct BridgeConnOps {
+        /* The queue went from empty to non-empty. */
+        void (*queue_nonempty)(BridgeConn *conn, void *userdata);
+        /* The core decided this peer must go (e.g. it cannot keep up); the transport closes it. */
+        void (*kick)(BridgeConn *conn, void *userdata);
+} BridgeConnOps;
+
+enum {
+        BRIDGE_CONN_ACCEPT_FDS = 1u << 0,       /* may receive unix fds (NEGOTIATE_UNIX_FD) */
+        BRIDGE_CONN_MONITOR = 1u << 1,          /* a monitor: receives copies, sends nothing */
+};
+
+/* Positive outcomes of the calls in this file, in bridge/names.h, and bridge/match.h. */
+enum {
+        _BRIDGE_E_SUCCESS,
+        BRIDGE_E_NAME_UNKNOWN,          /* destination well-known name has no owner */
+        BRIDGE_E_PEER_UNKNOWN,          /* destination unique name is not connected */
+        BRIDGE_E_QUOTA,                 /* the receiver's queue is full (bytes or fds) */
+        BRIDGE_E_FDS_REFUSED,           /* message carries fds, receiver cannot take them */
+        BRIDGE_E_REPLY_UNEXPECTED,      /* a reply with no matching pending call */
+        BRIDGE_E_REPLIES_QUOTA,         /* too many pending replies for the caller */
+        BRIDGE_E_MATCH_QUOTA,           /* too many match rules */
+        BRIDGE_E_MATCH_NOT_FOUND,       /* RemoveMatch of a rule that was not added */
+        BRIDGE_E_NOT_ACTIVE,            /* the connection has not said hello or is gone */
+        BRIDGE_E_ALREADY_ACTIVE,        /* hello twice */
+        BRIDGE_E_CONN_QUOTA,            /* too many connections for this user */
+        _BRIDGE_E_N,
+};
+
+struct BridgeConn {
+        unsigned n_refs;
+        bool active;
+        unsigned flags;                 /* BRIDGE_CONN_* */
+        uint64_t id;                    /* 0 until hello */
+        char unique_name[24];           /* ":1.<id>", "" until hello */
+        Bus *bus;
+        BridgeCreds creds;
+        const BridgeConnOps *ops;
+        void *userdata;                 /* the transport's */
+
+        List bus_link;                  /* Bus.conns */
+        HashNode id_node;               /* Bus.conns_by_id, when active */
+        List queue;                     /* BridgeQueueEntry, FIFO */
+        uint64_t queued_bytes;
+        uint32_t queued_fds;
+        uint32_t queued_msgs;
+        List owned;                     /* BridgeNameOwner: names owned or queued for */
+        unsigned n_names;
+        List matches;                   /* BridgeMatchRule */
+        unsigned n_matches;
+        List match_link;                /* Bus.match_conns, while n_matches > 0 */
+        List replies_out;               /* BridgeReply this conn waits for (as caller) */
+        List replies_in;                /* BridgeReply this conn owes (as callee) */
+        unsigned n_replies_out;
+
+        /* statistics */
+        uint64_t n_sent;
+        uint64_t n_received;
+};
+
+/**
+ * bridge_conn_new() - a new, inactive connection
+ * @creds:      taken on success (pidfd, groups, seclabel now belong to the connection)
+ *
+ * Return: 0, -ENOMEM, or BRIDGE_E_CONN_QUOTA.
+ */
+int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeConnOps *ops,
+                    void *userdata, BridgeConn **ret);
+BridgeConn *bridge_conn_ref(BridgeConn *conn);
+BridgeConn *bridge_conn_unref(BridgeConn *conn);
+DEFINE_CLEANUP(BridgeConn *, bridge_conn_unref);
+
+/* Activate: assign the id and unique name, link into the bus, notify conn_added.
+ * Return: 0, -ENOMEM, BRIDGE_E_ALREADY_ACTIVE. */
+int bridge_conn_hello(BridgeConn *conn);
+
+/*
+ * Deactivate (idempotent): release every name (name_changed each), fail replies owed to
+ * others (reply_lost), drop this conn's pending calls, free its matches, flush its queue,
+ * notify conn_removed. The memory lives while references remain.
+ */
+void bridge_conn_disconnect(BridgeConn *conn);
+
+/**
+ * bridge_conn_send() - route a message from @sender
+ *
+ * Unicast (a destination set): to the destination's queue, tracking a pending reply for
+ * method calls that expect one; replies (method return, error) pass only if they answer a
+ * pending call of the destination to @sender. Broadcast (signal without destination): to
+ * every active connection with a matching rule (bloom prefilter, then the exact rule),
+ * once each; a broadcast never fails for the sender.
+ * Messages to the driver ("org.freedesktop.DBus") must not come here.
+ *
+ * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
+ * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE.
+ */
+int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg);
+
+/* Queue a message the bus itself sends (driver replies, signals) to @dst, bypassing reply
+ * tracking. Return: 0, -ENOMEM, BRIDGE_E_QUOTA, BRIDGE_E_NOT_ACTIVE. */
+int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg);
+
+/* Broadcast a message the bus itself sends (NameOwnerChanged, ...) through match rules.
+ * Never fails for the sender except with -ENOMEM. */
+int bus_broadcast(Bus *bus, BridgeMsg *msg);
+
+/* The oldest queued message, or NULL. The transport writes it, then pops it. */
+BridgeMsg *bridge_conn_queue_peek(BridgeConn *conn);
+void bridge_conn_queue_pop(BridgeConn *conn);
+
+static inline bool bridge_conn_is_active(const BridgeConn *conn) {
+        return conn && conn->active;
+}

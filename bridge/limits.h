@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Every limit of the core in one place (STYLE.md rule 20). BusLimits carries the values a
+ * configuration may change (dbus-daemon's <limit> names in the comments); the defaults
+ * below are dbus-daemon's session-bus defaults unless said otherwise.
+ */
+#include <stdint.h>
+
+/* Bloom filter geometry of a bus (kdbus: bloom_size in bytes, a multiple of 8; n_hash). */
+#define BUS_BLOOM_SIZE 64u
+#define BUS_BLOOM_WORDS (BUS_BLOOM_SIZE / 8u)
+#define BUS_BLOOM_N_HASH 8u
+
+typedef struct BusLimits {
+        uint64_t max_incoming_bytes;            /* max_incoming_bytes: a sender's unread input */
+        uint64_t max_outgoing_bytes;            /* max_outgoing_bytes: a receiver's queued bytes */
+        uint32_t max_outgoing_unix_fds;         /* max_outgoing_unix_fds */
+        uint32_t max_message_size;              /* max_message_size */
+        uint32_t max_message_unix_fds;          /* max_message_unix_fds */
+        uint32_t max_connections_per_user;      /* max_connections_per_user */
+        uint32_t max_completed_connections;     /* max_completed_connections */
+        uint32_t max_names_per_connection;      /* max_names_per_connection */
+        uint32_t max_match_rules_per_connection;/* max_match_rules_per_connection */
+        uint32_t max_replies_per_connection;    /* max_replies_per_connection */
+        uint64_t reply_timeout_usec;            /* reply_timeout; 0: never */
+        uint64_t auth_timeout_usec;             /* auth_timeout */
+        uint32_t max_incomplete_connections;    /* max_incomplete_connections */
+} BusLimits;
+
+/* Fills @l with dbus-daemon's built-in defaults for a session bus. */
+void bus_limits_init_session(BusLimits *l);
+/* Fills @l with the values Debian's system.conf sets on top of the built-in defaults. */
+void bus_limits_init_system(BusLimits *l);

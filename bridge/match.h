@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Match rules in the core. A rule holds the exact dbus1 keys (what AddMatch said; compat
+ * parses the string into BridgeMatchKeys) plus a bloom mask derived from them. Broadcast
+ * routing first tests mask ⊆ message bloom (bridge/bloom.h), which can only give false
+ * positives, then re-checks the exact keys. A native kdbus rule is the same object with no
+ * exact keys, only the mask (and sender id/name).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "bridge/limits.h"
+#include "util/list.h"
+#include "util/macro.h"
+#include "wire/message.h"
+
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeMsg BridgeMsg;
+
+enum {
+        BRIDGE_MATCH_ARG_NONE = 0,
+        BRIDGE_MATCH_ARG_STRING,        /* argN='value': string arg equal */
+        BRIDGE_MATCH_ARG_PATH,          /* argNpath='value': the specification's path-prefix rule */
+};
+
+/* What a rule says; strings are borrowed (copied by bridge_match_rule_new). */
+typedef struct BridgeMatchKeys {
+        uint8_t type;                   /* WireMsgType; 0: any */
+        const char *sender;
+        const char *interface;
+        const char *member;
+        const char *path;
+        const char *path_namespace;
+        const char *destination;
+        const char *arg0namespace;
+        bool eavesdrop;
+        uint8_t arg_kind[WIRE_MAX_MATCH_ARGS];  /* BRIDGE_MATCH_ARG_* per index */
+        const char *arg[WIRE_MAX_MATCH_ARGS];
+} BridgeMatchKeys;
+
+typedef struct BridgeMatchRule {
+        List conn_link;                 /* BridgeConn.matches */
+        BridgeConn *owner;
+        BridgeMatchKeys keys;           /* strings point into @strings */
+        uint64_t mask[BUS_BLOOM_WORDS]; /* bloom bits every matching message has */
+        char strings[];
+} BridgeMatchRule;
+
+/* Return: 0 or -ENOMEM. */
+int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret);
+BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule);
+DEFINE_CLEANUP(BridgeMatchRule *, bridge_match_rule_free);
+
+/* Equal keys (RemoveMatch removes a rule equal to the one it names). */
+bool bridge_match_keys_equal(const BridgeMatchKeys *a, const BridgeMatchKeys *b);
+
+/*
+ * Does @msg, sent by @sender (NULL: the bus), match @rule exactly? @args are the message's
+ * argument strings (wire_message_get_args()), computed once per broadcast by the caller.
+ */
+bool bridge_match_rule_matches(const BridgeMatchRule *rule, const BridgeMsg *msg,
+                               const BridgeConn *sender, const WireArgs *args);
+
+/* Take @rule (also on failure). Return: 0, BRIDGE_E_MATCH_QUOTA. */
+int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule);
+/* Remove one rule equal to @keys. Return: 0 or BRIDGE_E_MATCH_NOT_FOUND. */
+int bridge_conn_remove_match(BridgeConn *conn, const BridgeMatchKeys *keys);

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The classic D-Bus face of the bus: every message a legacy client sends enters here.
+ * Messages to org.freedesktop.DBus are answered by the driver (Hello, RequestName,
+ * AddMatch, GetConnectionCredentials, Peer, Introspectable, Properties, ...); everything
+ * else goes to bridge_conn_send(), and the core's positive codes become the error replies
+ * dbus-daemon gives (compat/errors.c). The driver also turns the core's notifications
+ * into NameOwnerChanged / NameAcquired / NameLost and NoReply errors, in dbus-daemon's
+ * order. No I/O: replies and signals are queued on BridgeConns.
+ */
+#include <stdint.h>
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeMsg BridgeMsg;
+typedef struct Driver Driver;
+
+enum {
+        _DRIVER_E_SUCCESS,
+        DRIVER_E_DISCONNECT,            /* protocol violation: the transport drops this peer */
+        _DRIVER_E_N,
+};
+
+/* Installs itself as @bus's notification handler. Return: 0 or -ENOMEM. */
+int driver_new(Bus *bus, Driver **ret);
+Driver *driver_free(Driver *driver);
+DEFINE_CLEANUP(Driver *, driver_free);
+
+/**
+ * driver_handle_message() - a validated, stamped message from @sender enters the bus
+ *
+ * Return: 0 (handled: routed, answered, or answered with an error), DRIVER_E_DISCONNECT
+ * (e.g. anything but Hello before Hello), or a negative errno (fatal).
+ */
+int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg);

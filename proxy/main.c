@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placeholder: being written */
+int main(void) {
+        return 1;
+}

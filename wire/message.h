@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Reading a D-Bus message: framing (how many bytes the next message takes) and the one-pass
+ * validator, which checks the fixed header, every header field, the required fields per
+ * message type, and the whole body against its signature, in either byte order, without
+ * touching the heap. The result is a WireHeader whose strings point into the caller's buffer
+ * (every string on the wire is NUL-terminated in place, so they are usable C strings).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "wire/protocol.h"
+
+/* Positive outcomes: the input is malformed. Each names the rule it broke. */
+enum {
+        _WIRE_E_SUCCESS,
+        WIRE_E_AGAIN,                   /* not enough bytes yet to decide (framing only) */
+        WIRE_E_BAD_ENDIAN,              /* first byte neither 'l' nor 'B' */
+        WIRE_E_BAD_VERSION,             /* protocol version != 1 */
+        WIRE_E_BAD_TYPE,                /* message type 0 (types > 4 are skipped, not errors) */
+        WIRE_E_TOO_LARGE,               /* message > 128 MiB, or array > 64 MiB */
+        WIRE_E_BAD_SERIAL,              /* serial 0, or reply serial 0 */
+        WIRE_E_BAD_FIELD,               /* header field with wrong variant type or duplicated */
+        WIRE_E_MISSING_FIELD,           /* a field required for this message type is absent */
+        WIRE_E_BAD_PATH,                /* invalid object path */
+        WIRE_E_BAD_INTERFACE,           /* invalid interface name */
+        WIRE_E_BAD_MEMBER,              /* invalid member name */
+        WIRE_E_BAD_ERROR_NAME,          /* invalid error name */
+        WIRE_E_BAD_BUS_NAME,            /* invalid destination or sender */
+        WIRE_E_BAD_SIGNATURE,           /* invalid signature (syntax, length, depth) */
+        WIRE_E_BAD_STRING,              /* invalid UTF-8, embedded NUL, or missing terminator */
+        WIRE_E_BAD_BOOLEAN,             /* boolean other than 0 or 1 */
+        WIRE_E_BAD_PADDING,             /* non-zero alignment padding */
+        WIRE_E_TRUNCATED,               /* data ends before what the header or signature says */
+        WIRE_E_TRAILING,                /* body longer than its signature accounts for */
+        WIRE_E_BAD_FD_INDEX,            /* 'h' index >= number of passed fds, or UNIX_FDS mismatch */
+        WIRE_E_TOO_DEEP,                /* container nesting over the limits */
+        WIRE_E_BAD_VARIANT,             /* variant signature not a single complete type */
+        WIRE_E_BAD_DICT,                /* dict entry outside an array, or non-basic key */
+        WIRE_E_LOCAL_PATH,              /* path or interface is the reserved org.freedesktop.DBus.Local */
+        _WIRE_E_N,
+};
+
+/* A short, human text for a WIRE_E_* code, for error replies and logs. */
+const char *wire_strerror(int code);
+
+typedef struct WireHeader {
+        bool big_endian;                /* 'B' */
+        uint8_t type;                   /* WireMsgType; unknown types > 4 are parsed and kept */
+        uint8_t flags;
+        uint32_t body_size;
+        uint32_t serial;
+        uint32_t reply_serial;          /* 0 if absent */
+        uint32_t n_fds;                 /* UNIX_FDS field, 0 if absent */
+        uint32_t fields_size;           /* the header field array's byte length (from the wire) */
+        uint32_t body_offset;           /* 16 + fields_size padded to 8 */
+        uint32_t total_size;            /* body_offset + body_size */
+        uint32_t sender_field_offset;   /* offset of the SENDER field struct, 0 if absent */
+        uint32_t sender_field_size;     /* its size, padding to the next field included */
+        const char *path;               /* NULL when absent; all point into the message */
+        const char *interface;
+        const char *member;
+        const char *error_name;
+        const char *destination;
+        const char *sender;
+        const char *signature;          /* "" when absent */
+} WireHeader;
+
+/**
+ * wire_message_frame() - size of the message that starts at @data
+ * Needs the first 16 bytes. Return: 0 with *ret_size set; WIRE_E_AGAIN if @size < 16;
+ * WIRE_E_BAD_ENDIAN, WIRE_E_BAD_VERSION, WIRE_E_TOO_LARGE.
+ */
+int wire_message_frame(const void *data, size_t size, size_t *ret_size);
+
+enum {
+        WIRE_PARSE_SKIP_BODY = 1u << 0, /* header only: for messages whose body we built or checked */
+};
+
+/**
+ * wire_message_parse() - validate one complete message and describe its header
+ * @data:       the message, exactly @size bytes (as framed by wire_message_frame())
+ * @size:       its size
+ * @n_fds:      how many fds arrived with it (for UNIX_FDS and 'h' checks)
+ * @flags:      WIRE_PARSE_*
+ * @ret:        the header, written only on success
+ *
+ * Checks everything the specification requires of a message a bus accepts. One pass, no
+ * allocation, no recursion deeper than the nesting limits. Return: 0, or a WIRE_E_* code.
+ */
+int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned flags,
+                       WireHeader *ret);
+
+/*
+ * The first up-to-64 body arguments as the match-rule keys see them (argN, argNpath,
+ * arg0namespace): for each index, the string value if the argument is of type s or o (and
+ * for argNpath also o), else NULL. Also fills the type code. Works on a parsed message.
+ */
+#define WIRE_MAX_MATCH_ARGS 64u
+typedef struct WireArgs {
+        unsigned n_args;                /* how many leading args were looked at */
+        const char *str[WIRE_MAX_MATCH_ARGS];
+        char type[WIRE_MAX_MATCH_ARGS]; /* 's', 'o', or another type code */
+} WireArgs;
+
+int wire_message_get_args(const void *data, const WireHeader *hdr, WireArgs *ret);

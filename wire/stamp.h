@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Stamping: the bus sets the SENDER header field on every message it forwards. The stamper
+ * copies the fixed header and the field array, drops any SENDER the client put there,
+ * appends the bus's SENDER, re-pads to 8 and writes the body after it: the body bytes are
+ * copied once and never re-encoded. Byte order is the message's own.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include "wire/message.h"
+
+/* Upper bound of the stamped size: the caller allocates this much for @dst. */
+size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len);
+
+/**
+ * wire_message_stamp() - write @src with SENDER=@sender into @dst
+ * @src:        a message parsed into @hdr
+ * @hdr:        its header
+ * @sender:     the sender's unique name (valid, NUL-terminated)
+ * @dst:        at least wire_stamp_size_bound() bytes, may not overlap @src
+ * @ret_size:   the stamped message's size
+ *
+ * Return: 0 (the inputs were validated; nothing can fail).
+ */
+int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sender,
+                       void *dst, size_t *ret_size);
