@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what building and testing kdbus-compat needs on Debian 12 (bookworm).
+# Run as root (or through sudo). Safe to run again: apt-get skips what is there.
+set -euo pipefail
+
+packages=(
+        # build
+        meson ninja-build pkg-config gcc clang libclang-rt-14-dev
+        libsystemd-dev libexpat1-dev
+        # tests: GLib test framework, reference clients and reference buses
+        libglib2.0-dev libdbus-1-dev dbus-daemon dbus-bin dbus-broker systemd
+        python3 python3-dbus python3-gi
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+        echo "tools/dev/deps.sh: needs root to install packages: sudo $0" >&2
+        exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
