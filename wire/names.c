@@ -1,2 +1,244 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * Validators for the names of the D-Bus specification ("Valid Names") and for UTF-8.
+ * All take an explicit length and never read past it; NUL is never a valid character, so
+ * a string with an embedded NUL is always rejected.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "wire/names.h"
+#include "wire/protocol.h"
+#include "wire/signature.h"
+
+static inline bool is_alpha_(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline bool is_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/*
+ * Dot-separated elements, at least two, none empty. @hyphen allows '-' (bus names),
+ * @digit_first allows an element to start with a digit (unique names).
+ */
+static bool dotted_is_valid(const char *s, size_t n, bool hyphen, bool digit_first) {
+        size_t i, elements = 0, len = 0;
+
+        if (n == 0 || n > WIRE_MAX_NAME_LEN)
+                return false;
+        for (i = 0; i < n; ++i) {
+                char c = s[i];
+
+                if (c == '.') {
+                        if (len == 0)
+                                return false;
+                        ++elements;
+                        len = 0;
+                        continue;
+                }
+                if (is_alpha_(c) || (hyphen && c == '-'))
+                        ;
+                else if (is_digit(c)) {
+                        if (len == 0 && !digit_first)
+                                return false;
+                } else
+                        return false;
+                ++len;
+        }
+        return len > 0 && elements >= 1;
+}
+
+/**
+ * wire_unique_name_is_valid() - ":" followed by two or more dot-separated elements
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_unique_name_is_valid(const char *s, size_t n) {
+        if (n < 2 || n > WIRE_MAX_NAME_LEN || s[0] != ':')
+                return false;
+        return dotted_is_valid(s + 1, n - 1, true, true);
+}
+
+/**
+ * wire_well_known_name_is_valid() - a well-known bus name
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_well_known_name_is_valid(const char *s, size_t n) {
+        return dotted_is_valid(s, n, true, false);
+}
+
+/**
+ * wire_bus_name_is_valid() - a unique or well-known bus name
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_bus_name_is_valid(const char *s, size_t n) {
+        if (n > 0 && s[0] == ':')
+                return wire_unique_name_is_valid(s, n);
+        return wire_well_known_name_is_valid(s, n);
+}
+
+/**
+ * wire_interface_is_valid() - an interface name
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_interface_is_valid(const char *s, size_t n) {
+        return dotted_is_valid(s, n, false, false);
+}
+
+/**
+ * wire_error_name_is_valid() - an error name (the rules of interface names)
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_error_name_is_valid(const char *s, size_t n) {
+        return dotted_is_valid(s, n, false, false);
+}
+
+/**
+ * wire_member_is_valid() - a method or signal name
+ * @s:  name
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_member_is_valid(const char *s, size_t n) {
+        size_t i;
+
+        if (n == 0 || n > WIRE_MAX_NAME_LEN || !is_alpha_(s[0]))
+                return false;
+        for (i = 1; i < n; ++i)
+                if (!is_alpha_(s[i]) && !is_digit(s[i]))
+                        return false;
+        return true;
+}
+
+/**
+ * wire_path_is_valid() - an object path: "/" or "/" separated non-empty [A-Za-z0-9_] elements
+ * @s:  path
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_path_is_valid(const char *s, size_t n) {
+        size_t i;
+
+        if (n == 0 || s[0] != '/')
+                return false;
+        if (n == 1)
+                return true;
+        if (s[n - 1] == '/')
+                return false;
+        for (i = 1; i < n; ++i) {
+                char c = s[i];
+
+                if (c == '/') {
+                        if (s[i - 1] == '/')
+                                return false;
+                } else if (!is_alpha_(c) && !is_digit(c))
+                        return false;
+        }
+        return true;
+}
+
+/**
+ * wire_signature_is_valid() - any number of complete types, within the limits
+ * @s:  signature
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_signature_is_valid(const char *s, size_t n) {
+        return wire_signature_check(s, n, false) == 0;
+}
+
+/**
+ * wire_signature_is_single() - exactly one complete type
+ * @s:  signature
+ * @n:  its length
+ *
+ * Return: true if valid.
+ */
+bool wire_signature_is_single(const char *s, size_t n) {
+        return wire_signature_check(s, n, true) == 0;
+}
+
+static inline bool word_is_plain_ascii(uint64_t v) {
+        /* no byte with the high bit set, and no zero byte */
+        return !(v & UINT64_C(0x8080808080808080)) &&
+               !((v - UINT64_C(0x0101010101010101)) & ~v & UINT64_C(0x8080808080808080));
+}
+
+/**
+ * wire_utf8_is_valid() - well-formed UTF-8 without NUL
+ * @s:  bytes
+ * @n:  their number
+ *
+ * Rejects overlong forms, surrogates (U+D800..U+DFFF) and code points above U+10FFFF.
+ *
+ * Return: true if valid.
+ */
+bool wire_utf8_is_valid(const char *s, size_t n) {
+        const uint8_t *p = (const uint8_t *)s, *e = p + n;
+
+        while (p < e) {
+                uint8_t c = *p, lo = 0x80, hi = 0xbf;
+                size_t more;
+
+                if (c < 0x80) {
+                        if ((size_t)(e - p) >= 8) {
+                                uint64_t v;
+
+                                memcpy(&v, p, 8);
+                                if (word_is_plain_ascii(v)) {
+                                        p += 8;
+                                        continue;
+                                }
+                        }
+                        if (c == 0)
+                                return false;
+                        ++p;
+                        continue;
+                }
+                if (c >= 0xc2 && c <= 0xdf)
+                        more = 1;
+                else if (c >= 0xe0 && c <= 0xef) {
+                        more = 2;
+                        if (c == 0xe0)
+                                lo = 0xa0;      /* overlong */
+                        else if (c == 0xed)
+                                hi = 0x9f;      /* surrogates */
+                } else if (c >= 0xf0 && c <= 0xf4) {
+                        more = 3;
+                        if (c == 0xf0)
+                                lo = 0x90;      /* overlong */
+                        else if (c == 0xf4)
+                                hi = 0x8f;      /* > U+10FFFF */
+                } else
+                        return false;
+                if ((size_t)(e - p) <= more)
+                        return false;
+                if (p[1] < lo || p[1] > hi)
+                        return false;
+                for (size_t i = 2; i <= more; ++i)
+                        if ((p[i] & 0xc0) != 0x80)
+                                return false;
+                p += more + 1;
+        }
+        return true;
+}
