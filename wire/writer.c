@@ -71,6 +71,8 @@ static int writer_pad(WireWriter *w, unsigned align) {
         size_t n = ALIGN_TO(w->size, (size_t)align) - w->size;
         int r;
 
+        if (n == 0)
+                return 0;
         r = writer_reserve(w, n);
         if (r)
                 return r;
