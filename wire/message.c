@@ -456,7 +456,8 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
                        WireHeader *ret) {
         const uint8_t *p = data;
         WireHeader h = { .signature = "" };
-        WalkCtx c = { .p = p };
+        /* an fd index inside an unknown header field refers to nothing we know of: not checked */
+        WalkCtx c = { .p = p, .n_fds = UINT32_MAX };
         size_t pos, fields_end, sender_end = 0;
         uint32_t seen = 0;
         uint64_t total;

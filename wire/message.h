@@ -82,7 +82,9 @@ enum {
  * wire_message_parse() - validate one complete message and describe its header
  * @data:       the message, exactly @size bytes (as framed by wire_message_frame())
  * @size:       its size
- * @n_fds:      how many fds arrived with it (for UNIX_FDS and 'h' checks)
+ * @n_fds:      how many fds arrived with it (for UNIX_FDS and 'h' checks): the UNIX_FDS
+ *              field may not claim more (WIRE_E_BAD_FD_INDEX); the message owns the first
+ *              hdr.n_fds of them, and every 'h' must index below hdr.n_fds
  * @flags:      WIRE_PARSE_*
  * @ret:        the header, written only on success
  *
@@ -104,4 +106,5 @@ typedef struct WireArgs {
         char type[WIRE_MAX_MATCH_ARGS]; /* 's', 'o', or another type code */
 } WireArgs;
 
+/* @hdr must come from a full parse (not WIRE_PARSE_SKIP_BODY): the body is trusted. */
 int wire_message_get_args(const void *data, const WireHeader *hdr, WireArgs *ret);

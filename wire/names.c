@@ -12,12 +12,28 @@
 #include "wire/protocol.h"
 #include "wire/signature.h"
 
+enum {
+        C_ALPHA = 1u << 0,      /* A-Z a-z _ */
+        C_DIGIT = 1u << 1,
+        C_HYPHEN = 1u << 2,
+};
+
+#define R4(c) [c] = C_ALPHA, [c + 1] = C_ALPHA, [c + 2] = C_ALPHA, [c + 3] = C_ALPHA
+static const uint8_t char_class[256] = {
+        R4('A'), R4('E'), R4('I'), R4('M'), R4('Q'), R4('U'), ['Y'] = C_ALPHA, ['Z'] = C_ALPHA,
+        R4('a'), R4('e'), R4('i'), R4('m'), R4('q'), R4('u'), ['y'] = C_ALPHA, ['z'] = C_ALPHA,
+        ['_'] = C_ALPHA, ['-'] = C_HYPHEN,
+        ['0'] = C_DIGIT, ['1'] = C_DIGIT, ['2'] = C_DIGIT, ['3'] = C_DIGIT, ['4'] = C_DIGIT,
+        ['5'] = C_DIGIT, ['6'] = C_DIGIT, ['7'] = C_DIGIT, ['8'] = C_DIGIT, ['9'] = C_DIGIT,
+};
+#undef R4
+
 static inline bool is_alpha_(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        return char_class[(uint8_t)c] & C_ALPHA;
 }
 
 static inline bool is_digit(char c) {
-        return c >= '0' && c <= '9';
+        return char_class[(uint8_t)c] & C_DIGIT;
 }
 
 /*
@@ -25,7 +41,10 @@ static inline bool is_digit(char c) {
  * @digit_first allows an element to start with a digit (unique names).
  */
 static bool dotted_is_valid(const char *s, size_t n, bool hyphen, bool digit_first) {
-        size_t i, elements = 0, len = 0;
+        unsigned first = C_ALPHA | (hyphen ? C_HYPHEN : 0) | (digit_first ? C_DIGIT : 0);
+        unsigned rest = C_ALPHA | C_DIGIT | (hyphen ? C_HYPHEN : 0);
+        size_t i, elements = 0;
+        bool at_start = true;
 
         if (n == 0 || n > WIRE_MAX_NAME_LEN)
                 return false;
@@ -33,22 +52,17 @@ static bool dotted_is_valid(const char *s, size_t n, bool hyphen, bool digit_fir
                 char c = s[i];
 
                 if (c == '.') {
-                        if (len == 0)
+                        if (at_start)
                                 return false;
                         ++elements;
-                        len = 0;
+                        at_start = true;
                         continue;
                 }
-                if (is_alpha_(c) || (hyphen && c == '-'))
-                        ;
-                else if (is_digit(c)) {
-                        if (len == 0 && !digit_first)
-                                return false;
-                } else
+                if (!(char_class[(uint8_t)c] & (at_start ? first : rest)))
                         return false;
-                ++len;
+                at_start = false;
         }
-        return len > 0 && elements >= 1;
+        return !at_start && elements >= 1;
 }
 
 /**
@@ -201,6 +215,16 @@ bool wire_utf8_is_valid(const char *s, size_t n) {
                 size_t more;
 
                 if (c < 0x80) {
+                        /* runs of ASCII, 16 then 8 bytes at a time */
+                        while ((size_t)(e - p) >= 16) {
+                                uint64_t v, v2;
+
+                                memcpy(&v, p, 8);
+                                memcpy(&v2, p + 8, 8);
+                                if (!word_is_plain_ascii(v) || !word_is_plain_ascii(v2))
+                                        break;
+                                p += 16;
+                        }
                         if ((size_t)(e - p) >= 8) {
                                 uint64_t v;
 
@@ -210,6 +234,11 @@ bool wire_utf8_is_valid(const char *s, size_t n) {
                                         continue;
                                 }
                         }
+                        if (p >= e)
+                                break;
+                        c = *p;
+                        if (c >= 0x80)
+                                continue;
                         if (c == 0)
                                 return false;
                         ++p;

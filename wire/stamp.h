@@ -21,7 +21,9 @@ size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len);
  * @dst:        at least wire_stamp_size_bound() bytes, may not overlap @src
  * @ret_size:   the stamped message's size
  *
- * Return: 0 (the inputs were validated; nothing can fail).
+ * Return: 0 (the inputs were validated; nothing can fail). Note: a message within a few
+ * bytes of WIRE_MAX_MESSAGE_SIZE can exceed it once stamped (and would no longer parse);
+ * a caller that forwards such sizes checks *ret_size.
  */
 int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sender,
                        void *dst, size_t *ret_size);

@@ -8,6 +8,7 @@
  * libFuzzer build), disagreements with libdbus-1 are counted and reported, not fatal:
  * libdbus is laxer in a few places.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +62,12 @@ static void walk(WireReader *r, unsigned depth) {
 }
 
 #ifdef FUZZ_DIFFERENTIAL
-static unsigned long n_disagree;
-
+/* Report the first disagreement of each kind (our code x their verdict) once. */
 static void differential(const uint8_t *data, size_t size, int ours, const WireHeader *h) {
+        static bool reported[_WIRE_E_N][2];
         DBusMessage *m;
-        size_t framed;
         DBusError err;
+        size_t framed, i;
         int theirs;
 
         /* libdbus cannot be handed fds here, and takes the first message of a longer buffer */
@@ -78,10 +79,15 @@ static void differential(const uint8_t *data, size_t size, int ours, const WireH
         theirs = m ? 0 : 1;
         if (m)
                 dbus_message_unref(m);
-        if ((ours == 0) != (theirs == 0) && n_disagree++ < 20)
-                fprintf(stderr, "differential: ours=%d (%s), libdbus=%s (%s)\n", ours,
+        if ((ours == 0) != (theirs == 0) && !reported[ours][theirs]) {
+                reported[ours][theirs] = true;
+                fprintf(stderr, "differential: ours=%d (%s), libdbus=%s (%s), input:", ours,
                         wire_strerror(ours), theirs ? "reject" : "accept",
                         dbus_error_is_set(&err) ? err.message : "-");
+                for (i = 0; i < size; ++i)
+                        fprintf(stderr, "%s%02x", i % 32 ? "" : "\n  ", data[i]);
+                fprintf(stderr, "\n");
+        }
         dbus_error_free(&err);
 }
 #endif
