@@ -11,6 +11,8 @@
 enum {
         _MATCH_RULE_E_SUCCESS,
         MATCH_RULE_E_INVALID,           /* malformed; the error text says where and why */
+        MATCH_RULE_E_TOO_LONG,          /* > MATCH_RULE_MAX_LEN bytes: dbus-daemon answers
+                                         * LimitsExceeded, not MatchRuleInvalid */
         _MATCH_RULE_E_N,
 };
 
@@ -19,10 +21,10 @@ enum {
 /**
  * match_rule_parse() - parse @rule into @ret_keys
  * @buf:        scratch of at least strlen(@rule) + 1 bytes; the keys' strings live there
- * @ret_error:  on MATCH_RULE_E_INVALID, a static or @buf-independent message for the
- *              MatchRuleInvalid error reply
+ * @ret_error:  on MATCH_RULE_E_INVALID / _TOO_LONG, a static or @buf-independent message for
+ *              the error reply (valid until the next call; the process has one thread)
  *
- * Return: 0, MATCH_RULE_E_INVALID.
+ * Return: 0, MATCH_RULE_E_INVALID, MATCH_RULE_E_TOO_LONG.
  */
 int match_rule_parse(const char *rule, char *buf, size_t buf_size, BridgeMatchKeys *ret_keys,
                      const char **ret_error);
