@@ -1,2 +1,630 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * The driver: where every message of a legacy client enters the bus, and the peer named
+ * org.freedesktop.DBus. Behaviour follows dbus-daemon 1.14, checked call by call:
+ *
+ *   - Before Hello only a Hello method call to the driver is accepted. dbus-daemon answers
+ *     anything else with AccessDenied and keeps the connection, but an inactive BridgeConn
+ *     cannot be queued to, so we drop the peer (DRIVER_E_DISCONNECT), as dbus-broker does.
+ *   - The driver answers every method call addressed to it, NO_REPLY_EXPECTED or not
+ *     (dbus-daemon does); signals, replies and errors sent to it are ignored. Its replies
+ *     carry NO_REPLY_EXPECTED and DESTINATION, like dbus-daemon's.
+ *   - The org.freedesktop.DBus, .Peer and .Introspectable interfaces answer on every
+ *     object path; .Properties only on /org/freedesktop/DBus. A call without interface is
+ *     looked up by member in all of them. An unknown member of a known interface is
+ *     UnknownMethod, an unknown interface UnknownInterface.
+ *   - Routing failures are answered with an error to the sender whatever the message type
+ *     and flags (dbus-daemon does so even for signals and NO_REPLY_EXPECTED calls), except
+ *     a reply nobody waits for: the core refuses it and we drop it silently, which is what
+ *     its sender sees on dbus-daemon's session bus too (dbus-broker also drops it).
+ *   - Order: NameOwnerChanged, then NameLost / NameAcquired, then the method reply; for
+ *     Hello the reply first, then NameAcquired of the unique name.
+ *
+ * Every message the bus emits takes the next value of one counter as its serial (never 0).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/match.h"
+#include "bridge/msg.h"
+#include "bridge/names.h"
+#include "compat/driver-internal.h"
+#include "compat/match-rule.h"
+#include "util/error.h"
+#include "wire/names.h"
+#include "wire/protocol.h"
+
+#define DRIVER_ERROR_TEXT_MAX 1536      /* fits a 1024-byte rule quoted in a message */
+
+static bool streq0(const char *a, const char *b) {
+        return a && b && strcmp(a, b) == 0;
+}
+
+bool driver_is_driver_name(const char *name) {
+        return streq0(name, WIRE_DRIVER_NAME);
+}
+
+static uint32_t driver_next_serial(Driver *driver) {
+        if (++driver->serial == 0)
+                driver->serial = 1;
+        return driver->serial;
+}
+
+/* A peer that does not read what the bus sends it must go: the transport drops it. */
+static void driver_kick(BridgeConn *conn) {
+        if (conn->ops && conn->ops->kick)
+                conn->ops->kick(conn, conn->userdata);
+}
+
+/*
+ * Build a message from the bus and queue it to @dst, or broadcast it if @dst is NULL.
+ * @fd (or -1) is attached as the message's only fd and taken, also on failure.
+ * Return: 0, -errno, or BRIDGE_E_QUOTA / BRIDGE_E_NOT_ACTIVE from a unicast.
+ */
+static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
+                       const WireWriter *body, int fd) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        _cleanup_(fd_closep) int fd_owned = fd;
+        uint8_t *data = NULL;
+        size_t size;
+        int r;
+
+        spec->serial = driver_next_serial(driver);
+        spec->sender = WIRE_DRIVER_NAME;
+        if (fd_owned >= 0)
+                spec->n_fds = 1;
+
+        r = wire_message_build(spec, body, &data, &size);
+        if (r)
+                return error_fold(r);
+        r = bridge_msg_new_take(data, size, 0, &m);
+        if (r < 0) {
+                free(data);
+                return error_trace(r);
+        }
+        if (fd_owned >= 0) {
+                int *fds = malloc(sizeof(int));
+
+                if (!fds)
+                        return error_origin(-ENOMEM);
+                fds[0] = steal_fd(&fd_owned);
+                bridge_msg_take_fds(m, fds, 1);
+        }
+
+        if (!dst)
+                return error_trace(bus_broadcast(driver->bus, m));
+
+        r = bridge_conn_queue_msg(dst, m);
+        if (r < 0)
+                return error_trace(r);
+        return r;
+}
+
+/* A signal to someone other than the caller: a full queue drops that peer, not the call. */
+static int driver_emit_to_other(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
+                                const WireWriter *body) {
+        int r;
+
+        if (!bridge_conn_is_active(dst))
+                return 0;
+        r = driver_emit(driver, dst, spec, body, -1);
+        if (r == BRIDGE_E_QUOTA)
+                driver_kick(dst);
+        else if (r > 0 && r != BRIDGE_E_NOT_ACTIVE)
+                return error_fold(r);
+        return r < 0 ? r : 0;
+}
+
+int driver_reply_fd(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body,
+                    int fd) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_METHOD_RETURN,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .reply_serial = call->hdr.serial,
+                .destination = caller->unique_name,
+        };
+
+        return driver_emit(driver, caller, &spec, body, fd);
+}
+
+int driver_reply(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body) {
+        return driver_reply_fd(driver, caller, call, body, -1);
+}
+
+int driver_reply_empty(Driver *driver, BridgeConn *caller, BridgeMsg *call) {
+        return driver_reply(driver, caller, call, NULL);
+}
+
+int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char type,
+                       const void *value) {
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, type, value);
+        r = driver_reply(driver, caller, call, &w);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+/* An error from the bus to @dst, answering its message @reply_serial. */
+static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
+                             CompatErrorDomain domain, int code, const char *a, const char *b,
+                             const char *c) {
+        char text[DRIVER_ERROR_TEXT_MAX];
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_ERROR,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .reply_serial = reply_serial,
+                .destination = dst->unique_name,
+        };
+        WireWriter w;
+        int r;
+
+        spec.error_name = compat_error_format(domain, code, a, b, c, text, sizeof(text));
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, 's', text);
+        r = driver_emit(driver, dst, &spec, &w, -1);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErrorDomain domain,
+                 int code, const char *a, const char *b, const char *c) {
+        return driver_send_error(driver, caller, call->hdr.serial, domain, code, a, b, c);
+}
+
+BridgeConn *driver_lookup(Driver *driver, const char *name) {
+        if (!wire_bus_name_is_valid(name, strlen(name)))
+                return NULL;
+        return bus_find_conn_by_name(driver->bus, name);
+}
+
+/* Signals of the driver (path and interface are always the driver's). */
+static int driver_signal(Driver *driver, BridgeConn *dst, const char *member, const char *s1,
+                         const char *s2, const char *s3) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_SIGNAL,
+                .path = WIRE_DRIVER_PATH,
+                .interface = WIRE_DRIVER_INTERFACE,
+                .member = member,
+                .destination = dst ? dst->unique_name : NULL,
+        };
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, 's', s1);
+        if (s2) {
+                (void) wire_writer_append_basic(&w, 's', s2);
+                (void) wire_writer_append_basic(&w, 's', s3);
+        }
+        if (dst)
+                r = driver_emit_to_other(driver, dst, &spec, &w);
+        else
+                r = driver_emit(driver, NULL, &spec, &w, -1);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+static int driver_name_owner_changed(Driver *driver, const char *name, const char *old_owner,
+                                     const char *new_owner) {
+        return driver_signal(driver, NULL, "NameOwnerChanged", name, old_owner, new_owner);
+}
+
+/* ---- notifications from the core ---- */
+
+static int driver_notify_conn_added(void *userdata, BridgeConn *conn) {
+        Driver *driver = userdata;
+
+        /* NameAcquired of the unique name follows the Hello reply (driver_method_hello) */
+        return error_trace(driver_name_owner_changed(driver, conn->unique_name, "",
+                                                     conn->unique_name));
+}
+
+static int driver_notify_conn_removed(void *userdata, BridgeConn *conn) {
+        Driver *driver = userdata;
+
+        return error_trace(driver_name_owner_changed(driver, conn->unique_name,
+                                                     conn->unique_name, ""));
+}
+
+static int driver_notify_name_changed(void *userdata, const char *name, BridgeConn *old_owner,
+                                      BridgeConn *new_owner) {
+        Driver *driver = userdata;
+        int r;
+
+        r = driver_name_owner_changed(driver, name, old_owner ? old_owner->unique_name : "",
+                                      new_owner ? new_owner->unique_name : "");
+        if (r)
+                return error_trace(r);
+        if (old_owner) {
+                r = driver_signal(driver, old_owner, "NameLost", name, NULL, NULL);
+                if (r)
+                        return error_trace(r);
+        }
+        if (new_owner) {
+                r = driver_signal(driver, new_owner, "NameAcquired", name, NULL, NULL);
+                if (r)
+                        return error_trace(r);
+        }
+        return 0;
+}
+
+static int driver_notify_reply_lost(void *userdata, BridgeConn *caller, uint32_t serial,
+                                    bool timed_out, const char *callee_name) {
+        Driver *driver = userdata;
+        int r;
+
+        if (!bridge_conn_is_active(caller))
+                return 0;
+        /* dbus-daemon sends these from the bus, not on behalf of the callee */
+        r = driver_send_error(driver, caller, serial, COMPAT_DOMAIN_COMPAT,
+                              timed_out ? COMPAT_E_NO_REPLY_TIMEOUT :
+                                          COMPAT_E_NO_REPLY_DISCONNECTED,
+                              callee_name, NULL, NULL);
+        if (r == BRIDGE_E_QUOTA)
+                driver_kick(caller);
+        else if (r > 0 && r != BRIDGE_E_NOT_ACTIVE)
+                return error_fold(r);
+        return r < 0 ? error_trace(r) : 0;
+}
+
+static const BusNotifyOps driver_notify_ops = {
+        .conn_added = driver_notify_conn_added,
+        .conn_removed = driver_notify_conn_removed,
+        .name_changed = driver_notify_name_changed,
+        .reply_lost = driver_notify_reply_lost,
+};
+
+/* ---- org.freedesktop.DBus methods that are not about names ---- */
+
+static int driver_method_hello(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               WireReader *args) {
+        int r;
+
+        if (bridge_conn_is_active(caller))
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
+
+        r = bridge_conn_hello(caller);
+        if (r == BRIDGE_E_ALREADY_ACTIVE)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
+        if (r)
+                return error_fold(r);
+
+        r = driver_reply_basic(driver, caller, call, 's', caller->unique_name);
+        if (r)
+                return error_trace(r);
+        return driver_signal(driver, caller, "NameAcquired", caller->unique_name, NULL, NULL);
+}
+
+/* Parse the rule of AddMatch/RemoveMatch; answers the error itself (*ret_answered). */
+static int driver_parse_match(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                              WireReader *args, char *buf, size_t buf_size,
+                              BridgeMatchKeys *ret_keys, bool *ret_answered) {
+        const char *rule, *error = NULL;
+        int r;
+
+        r = wire_reader_read_basic(args, 's', &rule);
+        if (r)
+                return error_fold(r);
+        r = match_rule_parse(rule, buf, buf_size, ret_keys, &error);
+        if (r > 0) {
+                *ret_answered = true;
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_MATCH_RULE, r, error,
+                                    NULL, NULL);
+        }
+        *ret_answered = false;
+        return error_trace(r);
+}
+
+static int driver_method_add_match(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                   WireReader *args) {
+        _cleanup_(bridge_match_rule_freep) BridgeMatchRule *rule = NULL;
+        char buf[MATCH_RULE_MAX_LEN + 1], limit[16];
+        BridgeMatchKeys keys;
+        bool answered;
+        int r;
+
+        r = driver_parse_match(driver, caller, call, args, buf, sizeof(buf), &keys, &answered);
+        if (r || answered)
+                return r;
+
+        r = bridge_match_rule_new(&keys, &rule);
+        if (r)
+                return error_trace(r);
+        r = bridge_conn_add_match(caller, steal_ptr(&rule));
+        if (r == BRIDGE_E_MATCH_QUOTA) {
+                (void) snprintf(limit, sizeof(limit), "%" PRIu32,
+                                driver->bus->limits.max_match_rules_per_connection);
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_BRIDGE, r,
+                                    caller->unique_name, limit, NULL);
+        }
+        if (r)
+                return error_fold(r);
+        return driver_reply_empty(driver, caller, call);
+}
+
+static int driver_method_remove_match(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                      WireReader *args) {
+        char buf[MATCH_RULE_MAX_LEN + 1];
+        BridgeMatchKeys keys;
+        bool answered;
+        int r;
+
+        r = driver_parse_match(driver, caller, call, args, buf, sizeof(buf), &keys, &answered);
+        if (r || answered)
+                return r;
+
+        r = bridge_conn_remove_match(caller, &keys);
+        if (r == BRIDGE_E_MATCH_NOT_FOUND)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_BRIDGE, r, NULL, NULL,
+                                    NULL);
+        if (r)
+                return error_fold(r);
+        return driver_reply_empty(driver, caller, call);
+}
+
+static int driver_method_get_id(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                WireReader *args) {
+        char hex[33];
+        size_t i;
+
+        for (i = 0; i < 16; ++i)
+                (void) snprintf(hex + 2 * i, 3, "%02x", driver->bus->id[i]);
+        return driver_reply_basic(driver, caller, call, 's', hex);
+}
+
+/*
+ * Accepted and answered like dbus-daemon does for a session bus; there is no activation
+ * yet, so the environment has no one to go to and is not stored.
+ */
+static int driver_method_update_activation_environment(Driver *driver, BridgeConn *caller,
+                                                       BridgeMsg *call, WireReader *args) {
+        return driver_reply_empty(driver, caller, call);
+}
+
+/* No configuration file is loaded yet, so reloading it is a successful no-op. */
+static int driver_method_reload_config(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                       WireReader *args) {
+        return driver_reply_empty(driver, caller, call);
+}
+
+static int driver_method_ping(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                              WireReader *args) {
+        return driver_reply_empty(driver, caller, call);
+}
+
+static int driver_method_get_machine_id(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                        WireReader *args) {
+        if (!driver->machine_id[0])
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_NO_MACHINE_ID, NULL, NULL, NULL);
+        return driver_reply_basic(driver, caller, call, 's', driver->machine_id);
+}
+
+/* ---- dispatch ---- */
+
+static const DriverMethod driver_methods_dbus[] = {
+        { "Hello", "", driver_method_hello },
+        { "RequestName", "su", driver_method_request_name },
+        { "ReleaseName", "s", driver_method_release_name },
+        { "StartServiceByName", "su", driver_method_start_service_by_name },
+        { "UpdateActivationEnvironment", "a{ss}", driver_method_update_activation_environment },
+        { "NameHasOwner", "s", driver_method_name_has_owner },
+        { "ListNames", "", driver_method_list_names },
+        { "ListActivatableNames", "", driver_method_list_activatable_names },
+        { "AddMatch", "s", driver_method_add_match },
+        { "RemoveMatch", "s", driver_method_remove_match },
+        { "GetNameOwner", "s", driver_method_get_name_owner },
+        { "ListQueuedOwners", "s", driver_method_list_queued_owners },
+        { "GetConnectionUnixUser", "s", driver_method_get_unix_user },
+        { "GetConnectionUnixProcessID", "s", driver_method_get_unix_pid },
+        { "GetAdtAuditSessionData", "s", driver_method_get_adt_audit_data },
+        { "GetConnectionSELinuxSecurityContext", "s", driver_method_get_selinux_context },
+        { "ReloadConfig", "", driver_method_reload_config },
+        { "GetId", "", driver_method_get_id },
+        { "GetConnectionCredentials", "s", driver_method_get_credentials },
+        {}
+};
+
+static const DriverMethod driver_methods_peer[] = {
+        { "Ping", "", driver_method_ping },
+        { "GetMachineId", "", driver_method_get_machine_id },
+        {}
+};
+
+static const DriverMethod driver_methods_introspectable[] = {
+        { "Introspect", "", driver_method_introspect },
+        {}
+};
+
+static const DriverMethod driver_methods_properties[] = {
+        { "Get", "ss", driver_method_properties_get },
+        { "GetAll", "s", driver_method_properties_get_all },
+        { "Set", "ssv", driver_method_properties_set },
+        {}
+};
+
+static const struct {
+        const char *name;
+        bool driver_path_only;
+        const DriverMethod *methods;
+} driver_interfaces[] = {
+        { WIRE_DRIVER_INTERFACE, false, driver_methods_dbus },
+        { "org.freedesktop.DBus.Properties", true, driver_methods_properties },
+        { "org.freedesktop.DBus.Introspectable", false, driver_methods_introspectable },
+        { "org.freedesktop.DBus.Peer", false, driver_methods_peer },
+};
+
+static const DriverMethod *driver_find_method(const DriverMethod *methods, const char *member) {
+        for (; methods->member; ++methods)
+                if (strcmp(methods->member, member) == 0)
+                        return methods;
+        return NULL;
+}
+
+static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *call) {
+        const WireHeader *h = &call->hdr;
+        bool on_driver_path = streq0(h->path, WIRE_DRIVER_PATH);
+        const DriverMethod *method = NULL;
+        bool interface_known = false;
+        WireReader args;
+        size_t i;
+
+        for (i = 0; i < ELEMENTSOF(driver_interfaces) && !method; ++i) {
+                if (driver_interfaces[i].driver_path_only && !on_driver_path)
+                        continue;
+                if (h->interface && strcmp(h->interface, driver_interfaces[i].name) != 0)
+                        continue;
+                interface_known = true;
+                method = driver_find_method(driver_interfaces[i].methods, h->member);
+        }
+
+        if (!method)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    interface_known || !h->interface ? COMPAT_E_UNKNOWN_METHOD :
+                                                                       COMPAT_E_UNKNOWN_INTERFACE,
+                                    h->member, NULL, NULL);
+
+        if (strcmp(h->signature, method->in) != 0)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_WRONG_ARGS, h->member, h->signature, method->in);
+
+        wire_reader_init(&args, call->data, h);
+        return method->fn(driver, caller, call, &args);
+}
+
+/* Not for the driver: hand it to the core and turn its refusal into dbus-daemon's error. */
+static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+        char limit[16];
+        int r, code;
+
+        r = bridge_conn_send(sender, msg);
+        switch (r) {
+        case 0:
+                return 0;
+        case BRIDGE_E_NAME_UNKNOWN:
+        case BRIDGE_E_PEER_UNKNOWN:
+                code = (h->flags & WIRE_FLAG_NO_AUTO_START) ? COMPAT_E_NAME_NOT_EXIST :
+                                                              COMPAT_E_SERVICE_UNKNOWN;
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_COMPAT, code,
+                                         h->destination, NULL, NULL);
+        case BRIDGE_E_QUOTA:
+        case BRIDGE_E_FDS_REFUSED:
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
+                                         h->destination, NULL, NULL);
+        case BRIDGE_E_REPLIES_QUOTA:
+                (void) snprintf(limit, sizeof(limit), "%" PRIu32,
+                                driver->bus->limits.max_replies_per_connection);
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
+                                         sender->unique_name, limit, NULL);
+        case BRIDGE_E_REPLY_UNEXPECTED:
+        case BRIDGE_E_NOT_ACTIVE:
+                return 0;
+        default:
+                return r < 0 ? error_trace(r) : error_fold(r);
+        }
+}
+
+/**
+ * driver_handle_message() - a validated, stamped message from @sender enters the bus
+ * @driver:     the driver
+ * @sender:     the connection it came from
+ * @msg:        the message (borrowed; the core takes its own references)
+ *
+ * Return: 0 (handled: routed, answered, or answered with an error), DRIVER_E_DISCONNECT
+ * (anything but Hello before Hello; or @sender's queue is full of unread driver replies),
+ * or a negative errno (fatal).
+ */
+int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+        bool to_driver = driver_is_driver_name(h->destination);
+        int r;
+
+        if (!bridge_conn_is_active(sender)) {
+                if (!to_driver || h->type != WIRE_MSG_METHOD_CALL || !streq0(h->member, "Hello") ||
+                    (h->interface && strcmp(h->interface, WIRE_DRIVER_INTERFACE) != 0) ||
+                    h->signature[0])
+                        return DRIVER_E_DISCONNECT;
+                r = driver_method_hello(driver, sender, msg, NULL);
+        } else if (!to_driver) {
+                r = driver_route(driver, sender, msg);
+        } else if (h->type == WIRE_MSG_METHOD_CALL) {
+                r = driver_dispatch_call(driver, sender, msg);
+        } else {
+                r = 0;          /* signals and replies to the driver: nobody listens */
+        }
+
+        if (r == BRIDGE_E_QUOTA)
+                return DRIVER_E_DISCONNECT;
+        if (r == BRIDGE_E_NOT_ACTIVE)
+                return 0;
+        if (r > 0)
+                return error_fold(r);
+        return error_trace(r);
+}
+
+static void driver_read_machine_id(Driver *driver) {
+        _cleanup_(fd_closep) int fd = -1;
+        char buf[64];
+        ssize_t n;
+        int i;
+
+        driver->machine_id[0] = '\0';
+        fd = open("/etc/machine-id", O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, sizeof(buf));
+        if (n < 32)
+                return;
+        for (i = 0; i < 32; ++i)
+                if (!((buf[i] >= '0' && buf[i] <= '9') || (buf[i] >= 'a' && buf[i] <= 'f')))
+                        return;
+        memcpy(driver->machine_id, buf, 32);
+        driver->machine_id[32] = '\0';
+}
+
+/**
+ * driver_new() - create the driver of @bus and install it as its notification handler
+ * @bus:        the bus
+ * @ret:        the driver
+ *
+ * Reads /etc/machine-id once, for Peer.GetMachineId. Return: 0 or -ENOMEM.
+ */
+int driver_new(Bus *bus, Driver **ret) {
+        _cleanup_(driver_freep) Driver *driver = NULL;
+
+        driver = calloc(1, sizeof(*driver));
+        if (!driver)
+                return error_origin(-ENOMEM);
+        driver->bus = bus;
+        driver_read_machine_id(driver);
+        bus_set_notify(bus, &driver_notify_ops, driver);
+
+        *ret = steal_ptr(&driver);
+        return 0;
+}
+
+/**
+ * driver_free() - uninstall and free the driver
+ * @driver:     the driver, or NULL
+ *
+ * Return: NULL.
+ */
+Driver *driver_free(Driver *driver) {
+        if (!driver)
+                return NULL;
+        if (driver->bus && driver->bus->notify_userdata == driver)
+                bus_set_notify(driver->bus, NULL, NULL);
+        free(driver);
+        return NULL;
+}

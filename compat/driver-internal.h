@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * What the driver's files share (driver.c: dispatch, routing, notifications, replies;
+ * driver-names.c: the name and credential methods; driver-introspect.c: Introspectable
+ * and Properties). Not a contract: nothing outside compat/ includes it.
+ *
+ * A method handler answers its call itself (driver_reply() or driver_error()) and returns 0, or
+ * returns a negative errno (fatal), or BRIDGE_E_QUOTA when the caller's own queue is full
+ * (the caller is then dropped, as it does not read its replies).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "compat/driver.h"
+#include "compat/errors.h"
+#include "wire/reader.h"
+#include "wire/writer.h"
+
+struct Driver {
+        Bus *bus;
+        uint32_t serial;                /* the last serial the bus used; never 0 on the wire */
+        char machine_id[33];            /* from /etc/machine-id; "" if unreadable */
+};
+
+typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                              WireReader *args);
+
+typedef struct DriverMethod {
+        const char *member;
+        const char *in;                 /* the exact body signature it takes */
+        DriverMethodFn fn;
+} DriverMethod;
+
+/* Replies and errors to @caller for @call; 0, -errno, BRIDGE_E_QUOTA. */
+int driver_reply(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body);
+int driver_reply_fd(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body,
+                    int fd);
+int driver_reply_empty(Driver *driver, BridgeConn *caller, BridgeMsg *call);
+int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char type,
+                       const void *value);
+int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErrorDomain domain,
+                 int code, const char *a, const char *b, const char *c);
+
+/* The active connection @name (unique or well-known) resolves to; NULL for invalid names. */
+BridgeConn *driver_lookup(Driver *driver, const char *name);
+bool driver_is_driver_name(const char *name);
+
+/* driver-names.c */
+int driver_method_request_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               WireReader *args);
+int driver_method_release_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               WireReader *args);
+int driver_method_list_queued_owners(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                     WireReader *args);
+int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                             WireReader *args);
+int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                         WireReader *args);
+int driver_method_name_has_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                 WireReader *args);
+int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                 WireReader *args);
+int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                        WireReader *args);
+int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                WireReader *args);
+int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               WireReader *args);
+int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                  WireReader *args);
+int driver_method_get_selinux_context(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                      WireReader *args);
+int driver_method_get_adt_audit_data(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                     WireReader *args);
+
+/* driver-introspect.c */
+extern const char driver_introspection_xml[];
+int driver_method_introspect(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                             WireReader *args);
+int driver_method_properties_get(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                 WireReader *args);
+int driver_method_properties_get_all(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                     WireReader *args);
+int driver_method_properties_set(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                 WireReader *args);
