@@ -13,8 +13,9 @@
  *     backslash-comma and does not end the value, a trailing \ stays);
  *   - argN takes N the way strtoul(…, 0) reads it (so "arg01" and "arg0x1" are arg1), at
  *     most 63, optionally followed by "path" (or "namespace" for N = 0);
- *   - each key at most once; path and path_namespace exclude each other; argN, argNpath
- *     and arg0namespace share the slot of their index.
+ *   - each key at most once (except eavesdrop: the last one counts); path and
+ *     path_namespace exclude each other; argN, argNpath and arg0namespace share the slot
+ *     of their index.
  *
  * The unescaped values are written, NUL-terminated, one after another into the caller's
  * buffer; every value consumes at least as many input bytes (key and '=') as it adds, so
@@ -117,6 +118,35 @@ static int match_rule_read_value(MatchRuleParser *parser, const char **ret_value
         return 0;
 }
 
+static bool match_rule_bus_name_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-';
+}
+
+/*
+ * sender= and destination=: dbus-daemon checks unique names more loosely than the
+ * specification (":", ":1" and ":.1" pass: only a dot at the end or two in a row fail), and
+ * a rule it accepts must not fail here. Such a rule never matches anybody anyway.
+ */
+static bool match_rule_bus_name_is_valid(const char *s, size_t n) {
+        size_t i;
+
+        if (n == 0 || s[0] != ':')
+                return wire_well_known_name_is_valid(s, n);
+        if (n > WIRE_MAX_NAME_LEN)
+                return false;
+        for (i = 1; i < n; ++i) {
+                if (s[i] == '.') {
+                        if (i + 1 == n || !match_rule_bus_name_char(s[i + 1]))
+                                return false;
+                        ++i;
+                } else if (!match_rule_bus_name_char(s[i])) {
+                        return false;
+                }
+        }
+        return true;
+}
+
 /*
  * A prefix of a bus name as arg0namespace takes it: a bus name, except that one element is
  * enough ("org" matches "org.foo" and "org").
@@ -125,9 +155,11 @@ static bool match_rule_namespace_is_valid(const char *s) {
         size_t n = strlen(s), elem = 0, i;
         bool unique = s[0] == ':';
 
+        if (unique)
+                return match_rule_bus_name_is_valid(s, n);      /* dbus-daemon: the same rule */
         if (n == 0 || n > WIRE_MAX_NAME_LEN)
                 return false;
-        for (i = unique ? 1 : 0; i < n; ++i) {
+        for (i = 0; i < n; ++i) {
                 char c = s[i];
 
                 if (c == '.') {
@@ -139,7 +171,7 @@ static bool match_rule_namespace_is_valid(const char *s) {
                 if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-' ||
                       (c >= '0' && c <= '9')))
                         return false;
-                if (elem == 0 && !unique && c >= '0' && c <= '9')
+                if (elem == 0 && c >= '0' && c <= '9')
                         return false;
                 ++elem;
         }
@@ -236,7 +268,8 @@ static int match_rule_set(MatchRuleParser *parser, BridgeMatchKeys *keys, const 
                                        (int)MIN(key_len, 255u), key);
         }
 
-        if (match_rule_seen(parser, slot)) {
+        /* dbus-daemon takes eavesdrop more than once (the last one counts); nothing else */
+        if (slot != MATCH_KEY_EAVESDROP && match_rule_seen(parser, slot)) {
                 if (slot == MATCH_KEY_PATH)
                         return match_rule_fail(parser, "Match rule may have only one of the keys "
                                                "'path' and 'path_namespace', once");
@@ -260,7 +293,7 @@ static int match_rule_set(MatchRuleParser *parser, BridgeMatchKeys *keys, const 
                 return 0;
         case MATCH_KEY_SENDER:
         case MATCH_KEY_DESTINATION:
-                if (!wire_bus_name_is_valid(value, n))
+                if (!match_rule_bus_name_is_valid(value, n))
                         return match_rule_fail(parser, "Match rule value %s='%s' is not a valid "
                                                "bus name", name, value);
                 if (slot == MATCH_KEY_SENDER)
