@@ -502,10 +502,34 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
         return method->fn(driver, caller, call, &args);
 }
 
+/* What dbus-daemon says about a message it refuses, in its words' order. */
+static void driver_describe(const BridgeConn *sender, const BridgeMsg *msg, char *buf,
+                            size_t size) {
+        static const char *const types[] = { "invalid", "method_call", "method_return", "error",
+                                             "signal" };
+        const WireHeader *h = &msg->hdr;
+        BridgeConn *dst = h->destination ? bus_find_conn_by_name(sender->bus, h->destination) :
+                                           NULL;
+        char dst_creds[64] = "";
+
+        if (dst)
+                (void) snprintf(dst_creds, sizeof(dst_creds), " (uid=%u pid=%u)",
+                                (unsigned)dst->creds.uid, (unsigned)dst->creds.pid);
+        (void) snprintf(buf, size,
+                        "type=\"%s\", sender=\"%s\" (uid=%u pid=%u) interface=\"%s\" "
+                        "member=\"%s\" error name=\"%s\" requested_reply=\"0\" "
+                        "destination=\"%s\"%s",
+                        h->type < ELEMENTSOF(types) ? types[h->type] : "unknown",
+                        sender->unique_name, (unsigned)sender->creds.uid,
+                        (unsigned)sender->creds.pid, h->interface ?: "(unset)",
+                        h->member ?: "(unset)", h->error_name ?: "(unset)",
+                        h->destination ?: "(unset)", dst_creds);
+}
+
 /* Not for the driver: hand it to the core and turn its refusal into dbus-daemon's error. */
 static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
-        char limit[16];
+        char limit[16], text[1024];
         int r, code;
 
         r = bridge_conn_send(sender, msg);
@@ -519,6 +543,9 @@ static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                 return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_COMPAT, code,
                                          h->destination, NULL, NULL);
         case BRIDGE_E_QUOTA:
+                driver_describe(sender, msg, text, sizeof(text));
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
+                                         text, NULL, NULL);
         case BRIDGE_E_FDS_REFUSED:
                 return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
                                          h->destination, NULL, NULL);

@@ -76,22 +76,25 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
                 "Unable to read the machine ID of this system (/etc/machine-id)" },
 };
 
-/* @a: the destination (or sender) concerned; @b: the limit, as text, where one applies */
+/*
+ * @a: the destination (or sender) concerned, or for BRIDGE_E_QUOTA dbus-daemon's description
+ * of the message (type="…", sender="…" (uid=… pid=…) interface=… destination=…);
+ * @b: the limit, as text, where one applies
+ */
 static const CompatError bridge_errors[_BRIDGE_E_N] = {
         [BRIDGE_E_NAME_UNKNOWN] = { E("ServiceUnknown"),
                 "The name %s was not provided by any .service files" },
         [BRIDGE_E_PEER_UNKNOWN] = { E("ServiceUnknown"),
                 "The name %s was not provided by any .service files" },
         [BRIDGE_E_QUOTA] = { E("LimitsExceeded"),
-                "Rejected: destination \"%s\" has a full message queue" },
+                "Rejected: destination has a full message queue, 0 matched rules; %s" },
         [BRIDGE_E_FDS_REFUSED] = { E("NotSupported"),
                 "Tried to send message with Unix file descriptors to a client that doesn't "
                 "support that." },
         [BRIDGE_E_REPLY_UNEXPECTED] = { E("AccessDenied"),
                 "Rejected send message: a reply to \"%s\" that answers no pending call" },
         [BRIDGE_E_REPLIES_QUOTA] = { E("LimitsExceeded"),
-                "The maximum number of pending replies for \"%s\" has been reached "
-                "(max_replies_per_connection=%s)" },
+                "The maximum number of pending replies per connection has been reached" },
         [BRIDGE_E_MATCH_QUOTA] = { E("LimitsExceeded"),
                 "Connection \"%s\" is not allowed to add more match rules (increase limits in "
                 "configuration file if required; max_match_rules_per_connection=%s)" },
