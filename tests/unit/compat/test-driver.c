@@ -1,0 +1,942 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The driver on a real core (bridge/): a Bus, BridgeConns with a test transport whose
+ * queues we pop, and messages built with wire/. Every expectation (order of replies and
+ * signals, error names, reply serials, destinations) is what dbus-daemon 1.14.10 did for
+ * the same sequence, recorded with a libdbus client that prints everything it receives.
+ */
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "compat/driver.h"
+#include "compat/match-rule.h"
+#include "wire/message.h"
+#include "wire/reader.h"
+#include "wire/writer.h"
+#include <glib.h>       /* after util/macro.h: GLib redefines MIN/MAX without warning */
+
+#define N_CONNS 3
+
+typedef struct {
+        Bus *bus;
+        Driver *driver;
+        BridgeConn *c[N_CONNS];
+        unsigned kicked[N_CONNS];
+        uint32_t serial[N_CONNS];
+        BridgeMsg *last;                /* the last popped message: Got's strings point into it */
+} Fixture;
+
+/* printf into one of a few static buffers: no leaks for LeakSanitizer to report */
+static _printf_(1, 2) const char *fmt(const char *format, ...) {
+        static char bufs[4][1024];
+        static unsigned next;
+        char *b = bufs[next++ % 4];
+        va_list ap;
+
+        va_start(ap, format);
+        g_vsnprintf(b, sizeof(bufs[0]), format, ap);
+        va_end(ap);
+        return b;
+}
+
+static void transport_queue_nonempty(BridgeConn *conn, void *userdata) {
+}
+
+static void transport_kick(BridgeConn *conn, void *userdata) {
+        ++*(unsigned *)userdata;
+}
+
+static const BridgeConnOps transport_ops = {
+        .queue_nonempty = transport_queue_nonempty,
+        .kick = transport_kick,
+};
+
+static BridgeConn *new_conn(Fixture *f, unsigned i, unsigned flags) {
+        BridgeCreds creds = {
+                .uid = 1000 + i,
+                .gid = 100,
+                .pid = 4000 + (pid_t)i,
+                .pidfd = -1,
+        };
+        BridgeConn *conn = NULL;
+
+        g_assert_cmpint(bridge_conn_new(f->bus, &creds, flags, &transport_ops, &f->kicked[i],
+                                        &conn), ==, 0);
+        return conn;
+}
+
+static void setup(Fixture *f, gconstpointer data) {
+        BusLimits limits;
+        unsigned i;
+
+        memset(f, 0, sizeof(*f));
+        bus_limits_init_session(&limits);
+        g_assert_cmpint(bus_new(&limits, &f->bus), ==, 0);
+        g_assert_cmpint(driver_new(f->bus, &f->driver), ==, 0);
+        for (i = 0; i < N_CONNS; ++i)
+                f->c[i] = new_conn(f, i, BRIDGE_CONN_ACCEPT_FDS);
+}
+
+static void teardown(Fixture *f, gconstpointer data) {
+        unsigned i;
+
+        for (i = 0; i < N_CONNS; ++i) {
+                if (!f->c[i])
+                        continue;
+                bridge_conn_disconnect(f->c[i]);
+                f->c[i] = bridge_conn_unref(f->c[i]);
+        }
+        f->last = bridge_msg_unref(f->last);
+        f->driver = driver_free(f->driver);
+        f->bus = bus_free(f->bus);
+}
+
+/* ---- sending ---- */
+
+typedef struct {
+        uint8_t type;
+        uint8_t flags;
+        const char *destination;
+        const char *path;
+        const char *interface;
+        const char *member;
+        uint32_t reply_serial;
+        const char *error_name;
+} Send;
+
+/* Build, parse and stamp a message from conn @i, then hand it to the driver. */
+static int send_msgv(Fixture *f, unsigned i, const Send *s, const char *sig, va_list ap) {
+        WireMsgSpec spec = {
+                .type = s->type ?: WIRE_MSG_METHOD_CALL,
+                .flags = s->flags,
+                .serial = ++f->serial[i],
+                .reply_serial = s->reply_serial,
+                .path = s->path,
+                .interface = s->interface,
+                .member = s->member,
+                .error_name = s->error_name,
+                .destination = s->destination,
+        };
+        BridgeConn *conn = f->c[i];
+        BridgeMsg *msg = NULL;
+        WireHeader hdr;
+        WireWriter w;
+        uint8_t *data;
+        size_t size;
+        const char *p;
+        int r;
+
+        wire_writer_init(&w);
+        for (p = sig; p && *p; ++p) {
+                if (*p == 's') {
+                        g_assert_cmpint(wire_writer_append_basic(&w, 's', va_arg(ap, const char *)),
+                                        ==, 0);
+                } else if (*p == 'u') {
+                        uint32_t u = va_arg(ap, uint32_t);
+
+                        g_assert_cmpint(wire_writer_append_basic(&w, 'u', &u), ==, 0);
+                } else if (*p == 'h') {
+                        uint32_t idx = 0;
+
+                        g_assert_cmpint(wire_writer_append_basic(&w, 'h', &idx), ==, 0);
+                        spec.n_fds = 1;
+                } else {
+                        g_assert_not_reached();
+                }
+        }
+        g_assert_cmpint(wire_message_build(&spec, &w, &data, &size), ==, 0);
+        wire_writer_deinit(&w);
+        g_assert_cmpint(wire_message_parse(data, size, spec.n_fds, 0, &hdr), ==, 0);
+        g_assert_cmpint(bridge_msg_new_stamped(data, &hdr, conn->active ? conn->unique_name : NULL,
+                                               conn->id, &msg), ==, 0);
+        free(data);
+        if (spec.n_fds) {
+                int *fds = g_new(int, 1);
+
+                fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                g_assert_cmpint(fds[0], >=, 0);
+                bridge_msg_take_fds(msg, fds, 1);
+        }
+        r = driver_handle_message(f->driver, conn, msg);
+        bridge_msg_unref(msg);
+        return r;
+}
+
+static int send_msg(Fixture *f, unsigned i, const Send *s, const char *sig, ...) {
+        va_list ap;
+        int r;
+
+        va_start(ap, sig);
+        r = send_msgv(f, i, s, sig, ap);
+        va_end(ap);
+        return r;
+}
+
+/* A method call to the driver, org.freedesktop.DBus interface, driver path. */
+static int call_driver(Fixture *f, unsigned i, const char *member, const char *sig, ...) {
+        Send s = { .destination = "org.freedesktop.DBus", .path = "/org/freedesktop/DBus",
+                   .interface = "org.freedesktop.DBus", .member = member };
+        va_list ap;
+        int r;
+
+        va_start(ap, sig);
+        r = send_msgv(f, i, &s, sig, ap);
+        va_end(ap);
+        return r;
+}
+
+static void hello(Fixture *f, unsigned i) {
+        g_assert_cmpint(call_driver(f, i, "Hello", NULL), ==, 0);
+        g_assert_true(bridge_conn_is_active(f->c[i]));
+}
+
+/* ---- receiving ---- */
+
+typedef struct {
+        WireHeader hdr;
+        char body[1024];                /* the string arguments, space-separated; 'u' as digits */
+        unsigned n_fds;
+} Got;
+
+static bool pop(Fixture *f, unsigned i, Got *g) {
+        BridgeMsg *m = bridge_conn_queue_peek(f->c[i]);
+        WireReader r;
+        char t;
+
+        if (!m)
+                return false;
+        g->hdr = m->hdr;
+        g->n_fds = m->n_fds;
+        g->body[0] = '\0';
+        wire_reader_init(&r, m->data, &m->hdr);
+        while ((t = wire_reader_peek(&r))) {
+                char piece[512];
+
+                if (t == 's' || t == 'o') {
+                        const char *v;
+
+                        g_assert_cmpint(wire_reader_read_basic(&r, t, &v), ==, 0);
+                        g_snprintf(piece, sizeof(piece), "%s", v);
+                } else if (t == 'u' || t == 'b') {
+                        uint32_t v;
+
+                        g_assert_cmpint(wire_reader_read_basic(&r, t, &v), ==, 0);
+                        g_snprintf(piece, sizeof(piece), "%u", v);
+                } else {
+                        g_assert_cmpint(wire_reader_skip(&r), ==, 0);
+                        g_snprintf(piece, sizeof(piece), "<%c>", t);
+                }
+                if (g->body[0])
+                        g_strlcat(g->body, " ", sizeof(g->body));
+                g_strlcat(g->body, piece, sizeof(g->body));
+        }
+        /* the header strings point into the message: keep it alive until the next pop */
+        f->last = bridge_msg_unref(f->last);
+        f->last = bridge_msg_ref(m);
+        bridge_conn_queue_pop(f->c[i]);
+        return true;
+}
+
+static void assert_empty(Fixture *f, unsigned i) {
+        Got g;
+
+        if (pop(f, i, &g))
+                g_error("conn %u: unexpected message type %u member %s error %s body \"%s\"", i,
+                        g.hdr.type, g.hdr.member, g.hdr.error_name, g.body);
+}
+
+static void drain(Fixture *f, unsigned i) {
+        Got g;
+
+        while (pop(f, i, &g))
+                ;
+}
+
+static void expect_from_bus(const Got *g) {
+        g_assert_cmpstr(g->hdr.sender, ==, "org.freedesktop.DBus");
+        g_assert_cmpuint(g->hdr.serial, !=, 0);
+}
+
+/* The next message of conn @i is the driver's reply to its last call, with @body. */
+static void expect_reply(Fixture *f, unsigned i, const char *body) {
+        Got g;
+
+        g_assert_true(pop(f, i, &g));
+        if (g.hdr.type != WIRE_MSG_METHOD_RETURN)
+                g_error("conn %u: expected a reply, got type %u %s \"%s\"", i, g.hdr.type,
+                        g.hdr.error_name ?: g.hdr.member, g.body);
+        expect_from_bus(&g);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[i]);
+        g_assert_cmpstr(g.hdr.destination, ==, f->c[i]->unique_name);
+        g_assert_true(g.hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED);
+        if (body)
+                g_assert_cmpstr(g.body, ==, body);
+}
+
+static void expect_error(Fixture *f, unsigned i, const char *name, const char *text) {
+        Got g;
+
+        g_assert_true(pop(f, i, &g));
+        if (g.hdr.type != WIRE_MSG_ERROR)
+                g_error("conn %u: expected %s, got type %u %s \"%s\"", i, name, g.hdr.type,
+                        g.hdr.member, g.body);
+        expect_from_bus(&g);
+        g_assert_cmpstr(g.hdr.error_name, ==, name);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[i]);
+        g_assert_cmpstr(g.hdr.destination, ==, f->c[i]->unique_name);
+        if (text)
+                g_assert_cmpstr(g.body, ==, text);
+}
+
+static void expect_signal(Fixture *f, unsigned i, const char *member, const char *body,
+                          bool unicast) {
+        Got g;
+
+        g_assert_true(pop(f, i, &g));
+        if (g.hdr.type != WIRE_MSG_SIGNAL || strcmp(g.hdr.member, member) != 0)
+                g_error("conn %u: expected %s(%s), got type %u %s \"%s\"", i, member, body,
+                        g.hdr.type, g.hdr.error_name ?: g.hdr.member, g.body);
+        expect_from_bus(&g);
+        g_assert_cmpstr(g.hdr.path, ==, "/org/freedesktop/DBus");
+        g_assert_cmpstr(g.hdr.interface, ==, "org.freedesktop.DBus");
+        if (unicast)
+                g_assert_cmpstr(g.hdr.destination, ==, f->c[i]->unique_name);
+        else
+                g_assert_null(g.hdr.destination);
+        g_assert_cmpstr(g.body, ==, body);
+}
+
+/* conn @i said Hello and subscribed to every signal; its queue is empty */
+static void hello_listening(Fixture *f, unsigned i) {
+        hello(f, i);
+        g_assert_cmpint(call_driver(f, i, "AddMatch", "s", "type='signal'"), ==, 0);
+        drain(f, i);
+}
+
+#define NAME(f, i) ((f)->c[i]->unique_name)
+
+/* ---- tests ---- */
+
+static void test_hello(Fixture *f, gconstpointer data) {
+        Got g;
+
+        hello_listening(f, 0);
+        hello(f, 1);
+        /* the new conn: reply first, then NameAcquired of its unique name */
+        expect_reply(f, 1, NAME(f, 1));
+        expect_signal(f, 1, "NameAcquired", NAME(f, 1), true);
+        assert_empty(f, 1);
+        /* listeners: NameOwnerChanged(":1.x", "", ":1.x") */
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpstr(g.hdr.member, ==, "NameOwnerChanged");
+        g_assert_cmpstr(g.body, ==, fmt("%s  %s", NAME(f, 1), NAME(f, 1)));
+        assert_empty(f, 0);
+
+        /* a second Hello: Failed, connection kept */
+        g_assert_cmpint(call_driver(f, 1, "Hello", NULL), ==, 0);
+        expect_error(f, 1, "org.freedesktop.DBus.Error.Failed", "Already handled an Hello message");
+        assert_empty(f, 0);
+}
+
+static void test_before_hello(Fixture *f, gconstpointer data) {
+        Send to_peer = { .destination = "org.example.X", .path = "/", .interface = "a.b",
+                         .member = "M" };
+        Send sig = { .type = WIRE_MSG_SIGNAL, .path = "/", .interface = "a.b", .member = "S" };
+        Send hello_other = { .destination = "org.example.X", .path = "/",
+                             .interface = "org.freedesktop.DBus", .member = "Hello" };
+        Send hello_iface = { .destination = "org.freedesktop.DBus", .path = "/",
+                             .interface = "org.example.X", .member = "Hello" };
+        Send hello_bare = { .destination = "org.freedesktop.DBus", .path = "/x",
+                            .member = "Hello" };
+
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==,
+                        DRIVER_E_DISCONNECT);
+        g_assert_cmpint(call_driver(f, 0, "GetId", NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(call_driver(f, 0, "Hello", "s", "x"), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(send_msg(f, 0, &to_peer, NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(send_msg(f, 0, &sig, NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(send_msg(f, 0, &hello_other, NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(send_msg(f, 0, &hello_iface, NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_false(bridge_conn_is_active(f->c[0]));
+        /* Hello without interface, on any path, is Hello (libdbus matches it so) */
+        g_assert_cmpint(send_msg(f, 0, &hello_bare, NULL), ==, 0);
+        g_assert_true(bridge_conn_is_active(f->c[0]));
+        expect_reply(f, 0, NAME(f, 0));
+}
+
+static void test_request_name(Fixture *f, gconstpointer data) {
+        const char *b, *c;
+
+        hello_listening(f, 0);
+        hello(f, 1);
+        hello(f, 2);
+        drain(f, 0);
+        drain(f, 1);
+        drain(f, 2);
+        b = NAME(f, 1);
+        c = NAME(f, 2);
+
+        /* B takes a.b: NameOwnerChanged, NameAcquired, then the reply (1) */
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "a.b", 0u), ==, 0);
+        expect_signal(f, 1, "NameAcquired", "a.b", true);
+        expect_reply(f, 1, "1");
+        assert_empty(f, 1);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("a.b  %s", b), false);
+        assert_empty(f, 0);
+
+        /* C queues (2), twice; REPLACE_EXISTING does not help while B forbids replacement */
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "a.b", 0u), ==, 0);
+        expect_reply(f, 2, "2");
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "a.b", 2u), ==, 0);
+        expect_reply(f, 2, "2");
+        assert_empty(f, 0);
+
+        /* B already owns it (4), now allowing replacement */
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "a.b", 1u), ==, 0);
+        expect_reply(f, 1, "4");
+
+        /* C replaces B: NameOwnerChanged, NameLost to B, NameAcquired to C, reply 1 */
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "a.b", 2u), ==, 0);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("a.b %s %s", b, c), false);
+        expect_signal(f, 1, "NameLost", "a.b", true);
+        expect_signal(f, 2, "NameAcquired", "a.b", true);
+        expect_reply(f, 2, "1");
+
+        /* C releases: B (queued again) gets it back */
+        g_assert_cmpint(call_driver(f, 2, "ReleaseName", "s", "a.b"), ==, 0);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("a.b %s %s", c, b), false);
+        expect_signal(f, 1, "NameAcquired", "a.b", true);
+        expect_signal(f, 2, "NameLost", "a.b", true);
+        expect_reply(f, 2, "1");
+
+        /* ReleaseName results: 2 nobody owns it, 3 not the owner */
+        g_assert_cmpint(call_driver(f, 2, "ReleaseName", "s", "x.y"), ==, 0);
+        expect_reply(f, 2, "2");
+        g_assert_cmpint(call_driver(f, 2, "ReleaseName", "s", "a.b"), ==, 0);
+        expect_reply(f, 2, "3");
+
+        /* DO_NOT_QUEUE while owned: 3 */
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "a.b", 4u), ==, 0);
+        expect_reply(f, 2, "3");
+
+        /* queries */
+        g_assert_cmpint(call_driver(f, 2, "GetNameOwner", "s", "a.b"), ==, 0);
+        expect_reply(f, 2, b);
+        g_assert_cmpint(call_driver(f, 2, "NameHasOwner", "s", "a.b"), ==, 0);
+        expect_reply(f, 2, "1");
+        g_assert_cmpint(call_driver(f, 2, "NameHasOwner", "s", "x.y"), ==, 0);
+        expect_reply(f, 2, "0");
+        g_assert_cmpint(call_driver(f, 2, "NameHasOwner", "s", "org.freedesktop.DBus"), ==, 0);
+        expect_reply(f, 2, "1");
+        g_assert_cmpint(call_driver(f, 2, "ListQueuedOwners", "s", "a.b"), ==, 0);
+        expect_reply(f, 2, "<a>");
+
+        /* B leaves: its names go, then its unique name, in NameOwnerChanged */
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "c.d", 0u), ==, 0);
+        drain(f, 0);
+        bridge_conn_disconnect(f->c[1]);
+        {
+                Got g;
+                unsigned n = 0;
+                bool saw_unique = false;
+
+                while (pop(f, 0, &g)) {
+                        g_assert_cmpstr(g.hdr.member, ==, "NameOwnerChanged");
+                        g_assert_false(saw_unique);     /* the unique name comes last */
+                        if (g_str_has_prefix(g.body, ":"))
+                                saw_unique = true;
+                        ++n;
+                }
+                g_assert_true(saw_unique);
+                g_assert_cmpuint(n, ==, 3);
+        }
+}
+
+static void test_name_errors(Fixture *f, gconstpointer data) {
+        hello(f, 0);
+        drain(f, 0);
+
+        g_assert_cmpint(call_driver(f, 0, "RequestName", "su", ":1.5", 0u), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Cannot acquire a service starting with ':' such as \":1.5\"");
+        g_assert_cmpint(call_driver(f, 0, "RequestName", "su", "org.freedesktop.DBus", 0u), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs", NULL);
+        g_assert_cmpint(call_driver(f, 0, "RequestName", "su", "a", 0u), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Requested bus name \"a\" is not valid");
+        g_assert_cmpint(call_driver(f, 0, "RequestName", "s", "a.b"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Call to RequestName has wrong args (s, expected su)\n");
+        g_assert_cmpint(call_driver(f, 0, "ReleaseName", "s", ":1.5"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Cannot release a service starting with ':' such as \":1.5\"");
+        g_assert_cmpint(call_driver(f, 0, "ReleaseName", "s", "org.freedesktop.DBus"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Cannot release the org.freedesktop.DBus service because it is owned by "
+                     "the bus");
+        g_assert_cmpint(call_driver(f, 0, "ReleaseName", "s", "a"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Given bus name \"a\" is not valid");
+        g_assert_cmpint(call_driver(f, 0, "GetNameOwner", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get owner of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "GetNameOwner", "s", ":1.99"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner", NULL);
+        g_assert_cmpint(call_driver(f, 0, "GetNameOwner", "s", ""), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner", NULL);
+        g_assert_cmpint(call_driver(f, 0, "GetNameOwner", "s", "org.freedesktop.DBus"), ==, 0);
+        expect_reply(f, 0, "org.freedesktop.DBus");
+        g_assert_cmpint(call_driver(f, 0, "ListQueuedOwners", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get owners of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "ListQueuedOwners", "s", "org.freedesktop.DBus"), ==, 0);
+        expect_reply(f, 0, "<a>");
+        g_assert_cmpint(call_driver(f, 0, "StartServiceByName", "su", "x.y", 0u), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown",
+                     "The name x.y was not provided by any .service files");
+        g_assert_cmpint(call_driver(f, 0, "StartServiceByName", "su", NAME(f, 0), 0u), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown", NULL);
+        g_assert_cmpint(call_driver(f, 0, "RequestName", "su", "a.b", 0u), ==, 0);
+        drain(f, 0);
+        g_assert_cmpint(call_driver(f, 0, "StartServiceByName", "su", "a.b", 0u), ==, 0);
+        expect_reply(f, 0, "2");
+        assert_empty(f, 0);
+}
+
+static void test_credentials(Fixture *f, gconstpointer data) {
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixUser", "s", NAME(f, 1)), ==, 0);
+        expect_reply(f, 0, "1001");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixProcessID", "s", NAME(f, 1)), ==, 0);
+        expect_reply(f, 0, "4001");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixUser", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get UID of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixProcessID", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get PID of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionCredentials", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get credentials of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionCredentials", "s", NAME(f, 1)), ==, 0);
+        expect_reply(f, 0, "<a>");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixUser", "s", "org.freedesktop.DBus"),
+                        ==, 0);
+        expect_reply(f, 0, fmt("%u", (unsigned)getuid()));
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionSELinuxSecurityContext", "s", NAME(f, 1)),
+                        ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.SELinuxSecurityContextUnknown",
+                     fmt("Could not determine security context for '%s'", NAME(f, 1)));
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionSELinuxSecurityContext", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get security context of name 'x.y': no such name");
+        g_assert_cmpint(call_driver(f, 0, "GetAdtAuditSessionData", "s", NAME(f, 1)), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.AdtAuditDataUnknown", NULL);
+        g_assert_cmpint(call_driver(f, 0, "GetAdtAuditSessionData", "s", "x.y"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Could not get audit session data of name 'x.y': no such name");
+        assert_empty(f, 0);
+}
+
+/* GetConnectionCredentials in full: groups, ProcessFD (a dup) only for an fd-capable caller,
+ * and the security label with its NUL */
+static void test_credentials_full(Fixture *f, gconstpointer data) {
+        BridgeCreds creds = { .uid = 7, .gid = 8, .pid = getpid(), .pidfd = -1 };
+        BridgeConn *subject = NULL;
+        BridgeMsg *m;
+        WireReader r;
+        const char *key;
+        unsigned n_keys = 0;
+        bool saw_fd = false, saw_label = false, saw_groups = false;
+        int pidfd;
+
+        creds.groups = malloc(2 * sizeof(gid_t));
+        creds.groups[0] = 8;
+        creds.groups[1] = 9;
+        creds.n_groups = 2;
+        creds.seclabel = strdup("unconfined");
+        pidfd = open("/dev/null", O_RDONLY | O_CLOEXEC);   /* stands in for a pidfd */
+        creds.pidfd = pidfd;
+        g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, &transport_ops, &f->kicked[2],
+                                        &subject), ==, 0);
+        f->c[2] = bridge_conn_unref(f->c[2]);
+        f->c[2] = subject;
+        hello(f, 0);
+        hello(f, 2);
+        drain(f, 0);
+
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionCredentials", "s", NAME(f, 2)), ==, 0);
+        m = bridge_conn_queue_peek(f->c[0]);
+        g_assert_nonnull(m);
+        g_assert_cmpint(m->hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpstr(m->hdr.signature, ==, "a{sv}");
+        g_assert_cmpuint(m->n_fds, ==, 1);
+        g_assert_cmpint(m->fds[0], !=, pidfd);
+        wire_reader_init(&r, m->data, &m->hdr);
+        g_assert_cmpint(wire_reader_enter(&r, 'a', "{sv}"), ==, 0);
+        while (wire_reader_peek(&r)) {
+                g_assert_cmpint(wire_reader_enter(&r, '{', NULL), ==, 0);
+                g_assert_cmpint(wire_reader_read_basic(&r, 's', &key), ==, 0);
+                if (strcmp(key, "ProcessFD") == 0) {
+                        uint32_t idx;
+
+                        g_assert_cmpint(wire_reader_enter(&r, 'v', "h"), ==, 0);
+                        g_assert_cmpint(wire_reader_read_basic(&r, 'h', &idx), ==, 0);
+                        g_assert_cmpuint(idx, ==, 0);
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        saw_fd = true;
+                } else if (strcmp(key, "LinuxSecurityLabel") == 0) {
+                        char label[32];
+                        size_t n = 0;
+
+                        g_assert_cmpint(wire_reader_enter(&r, 'v', "ay"), ==, 0);
+                        g_assert_cmpint(wire_reader_enter(&r, 'a', "y"), ==, 0);
+                        while (wire_reader_peek(&r)) {
+                                uint8_t y;
+
+                                g_assert_cmpint(wire_reader_read_basic(&r, 'y', &y), ==, 0);
+                                label[n++] = (char)y;
+                        }
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        g_assert_cmpuint(n, ==, strlen("unconfined") + 1);
+                        g_assert_cmpstr(label, ==, "unconfined");
+                        saw_label = true;
+                } else if (strcmp(key, "UnixGroupIDs") == 0) {
+                        uint32_t gid;
+
+                        g_assert_cmpint(wire_reader_enter(&r, 'v', "au"), ==, 0);
+                        g_assert_cmpint(wire_reader_enter(&r, 'a', "u"), ==, 0);
+                        g_assert_cmpint(wire_reader_read_basic(&r, 'u', &gid), ==, 0);
+                        g_assert_cmpuint(gid, ==, 8);
+                        g_assert_cmpint(wire_reader_read_basic(&r, 'u', &gid), ==, 0);
+                        g_assert_cmpuint(gid, ==, 9);
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        saw_groups = true;
+                } else {
+                        uint32_t u;
+
+                        g_assert_cmpint(wire_reader_enter(&r, 'v', "u"), ==, 0);
+                        g_assert_cmpint(wire_reader_read_basic(&r, 'u', &u), ==, 0);
+                        g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                        if (strcmp(key, "UnixUserID") == 0)
+                                g_assert_cmpuint(u, ==, 7);
+                        else
+                                g_assert_cmpstr(key, ==, "ProcessID");
+                }
+                g_assert_cmpint(wire_reader_exit(&r), ==, 0);
+                ++n_keys;
+        }
+        g_assert_true(saw_fd && saw_label && saw_groups);
+        g_assert_cmpuint(n_keys, ==, 5);
+        bridge_conn_queue_pop(f->c[0]);
+
+        /* a caller without fd support gets no ProcessFD */
+        g_assert_cmpint(call_driver(f, 2, "GetConnectionCredentials", "s", NAME(f, 2)), ==, 0);
+        m = bridge_conn_queue_peek(f->c[2]);
+        g_assert_nonnull(m);
+        g_assert_cmpuint(m->n_fds, ==, 0);
+}
+
+static void test_match(Fixture *f, gconstpointer data) {
+        g_autofree char *fill = g_strnfill(1100, 'x');
+        g_autofree char *rule = NULL;
+
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='x'"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.MatchRuleInvalid", NULL);
+        rule = g_strdup_printf("arg0='%s'", fill);
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", rule), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.LimitsExceeded", NULL);
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s", "type='signal'"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.MatchRuleNotFound",
+                     "The given match rule wasn't found and can't be removed");
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s", "type='x'"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.MatchRuleInvalid", NULL);
+
+        /* only NameOwnerChanged about x.y */
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s",
+                                    "type='signal',member='NameOwnerChanged',arg0='x.y'"), ==, 0);
+        expect_reply(f, 0, "");
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "a.b", 0u), ==, 0);
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "x.y", 0u), ==, 0);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("x.y  %s", NAME(f, 1)), false);
+        assert_empty(f, 0);
+
+        /* removed with a differently written but equal rule: nothing more arrives */
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s",
+                                    " type=signal,member=NameOwnerChanged,arg0=x.y"), ==, 0);
+        expect_reply(f, 0, "");
+        g_assert_cmpint(call_driver(f, 1, "ReleaseName", "s", "x.y"), ==, 0);
+        assert_empty(f, 0);
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s",
+                                    "type='signal',member='NameOwnerChanged',arg0='x.y'"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.MatchRuleNotFound", NULL);
+}
+
+static void test_dispatch(Fixture *f, gconstpointer data) {
+        Send s = { .destination = "org.freedesktop.DBus" };
+        Send sig = { .type = WIRE_MSG_SIGNAL, .destination = "org.freedesktop.DBus",
+                     .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
+                     .member = "GetId" };
+        char id[33];
+        Got g;
+
+        hello(f, 0);
+        drain(f, 0);
+
+        g_assert_cmpint(call_driver(f, 0, "Foo", NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownMethod",
+                     "org.freedesktop.DBus does not understand message Foo");
+        g_assert_cmpint(call_driver(f, 0, "GetId", "s", "x"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Call to GetId has wrong args (s, expected )\n");
+        g_assert_cmpint(call_driver(f, 0, "Ping", NULL), ==, 0);      /* wrong interface */
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownMethod", NULL);
+
+        /* the driver's interface on any path, and without interface */
+        s.path = "/";
+        s.interface = "org.freedesktop.DBus";
+        s.member = "GetId";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpuint(strlen(g.body), ==, 32);
+        memcpy(id, g.body, 33);
+        s.interface = NULL;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_reply(f, 0, id);
+        s.interface = "org.example.X";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownInterface",
+                     "org.freedesktop.DBus does not understand message GetId");
+
+        /* Peer */
+        s.path = "/x";
+        s.interface = "org.freedesktop.DBus.Peer";
+        s.member = "Ping";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_reply(f, 0, "");
+        s.interface = NULL;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_reply(f, 0, "");
+        s.interface = "org.freedesktop.DBus.Peer";
+        s.member = "GetMachineId";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        if (access("/etc/machine-id", R_OK) == 0) {
+                g_assert_true(pop(f, 0, &g));
+                g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+                g_assert_cmpuint(strlen(g.body), ==, 32);
+        } else {
+                drain(f, 0);
+        }
+        s.member = "Foo";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownMethod", NULL);
+
+        /* Introspectable */
+        s.interface = "org.freedesktop.DBus.Introspectable";
+        s.member = "Introspect";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_nonnull(strstr(g.body, "<interface name=\"org.freedesktop.DBus\">"));
+
+        /* NO_REPLY_EXPECTED calls to the driver are answered all the same (dbus-daemon) */
+        s.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        s.interface = "org.freedesktop.DBus";
+        s.member = "GetId";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_reply(f, 0, id);
+
+        /* signals to the driver: ignored */
+        g_assert_cmpint(send_msg(f, 0, &sig, NULL), ==, 0);
+        assert_empty(f, 0);
+
+        /* the rest of the interface answers */
+        g_assert_cmpint(call_driver(f, 0, "ListActivatableNames", NULL), ==, 0);
+        expect_reply(f, 0, "<a>");
+        g_assert_cmpint(call_driver(f, 0, "ListNames", NULL), ==, 0);
+        expect_reply(f, 0, "<a>");
+        g_assert_cmpint(call_driver(f, 0, "ReloadConfig", NULL), ==, 0);
+        expect_reply(f, 0, "");
+        assert_empty(f, 0);
+}
+
+static void test_properties(Fixture *f, gconstpointer data) {
+        Send s = { .destination = "org.freedesktop.DBus", .path = "/org/freedesktop/DBus",
+                   .interface = "org.freedesktop.DBus.Properties" };
+
+        hello(f, 0);
+        drain(f, 0);
+
+        s.member = "Get";
+        g_assert_cmpint(send_msg(f, 0, &s, "ss", "org.freedesktop.DBus", "Features"), ==, 0);
+        expect_reply(f, 0, "<v>");
+        g_assert_cmpint(send_msg(f, 0, &s, "ss", "org.freedesktop.DBus", "Interfaces"), ==, 0);
+        expect_reply(f, 0, "<v>");
+        g_assert_cmpint(send_msg(f, 0, &s, "ss", "org.freedesktop.DBus", "Foo"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownProperty",
+                     "Property \"org.freedesktop.DBus.Foo\" not found");
+        g_assert_cmpint(send_msg(f, 0, &s, "ss", "org.x", "Foo"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownInterface",
+                     "Interface \"org.x\" not found");
+        g_assert_cmpint(send_msg(f, 0, &s, "s", "org.freedesktop.DBus"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                     "Call to Get has wrong args (s, expected ss)\n");
+        s.member = "GetAll";
+        g_assert_cmpint(send_msg(f, 0, &s, "s", "org.freedesktop.DBus"), ==, 0);
+        expect_reply(f, 0, "<a>");
+        g_assert_cmpint(send_msg(f, 0, &s, "s", ""), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownInterface",
+                     "Interface \"\" not found");
+        /* Properties exists only on the driver's path */
+        s.path = "/x";
+        g_assert_cmpint(send_msg(f, 0, &s, "s", "org.freedesktop.DBus"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.UnknownInterface",
+                     "org.freedesktop.DBus does not understand message GetAll");
+        assert_empty(f, 0);
+}
+
+static void test_routing(Fixture *f, gconstpointer data) {
+        Send s = { .destination = "x.y", .path = "/", .interface = "a.b", .member = "Foo" };
+        Got g;
+
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+
+        /* no owner: ServiceUnknown, or NameHasNoOwner with NO_AUTO_START; also for
+         * NO_REPLY_EXPECTED calls and signals (dbus-daemon answers them all) */
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown",
+                     "The name x.y was not provided by any .service files");
+        s.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown", NULL);
+        s.flags = WIRE_FLAG_NO_AUTO_START;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Name \"x.y\" does not exist");
+        s.destination = ":1.999";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Name \":1.999\" does not exist");
+        s.flags = 0;
+        s.type = WIRE_MSG_SIGNAL;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown",
+                     "The name :1.999 was not provided by any .service files");
+
+        /* a call to B arrives stamped; B's reply arrives; a second reply is dropped */
+        s.type = WIRE_MSG_METHOD_CALL;
+        s.destination = NAME(f, 1);
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_true(pop(f, 1, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_CALL);
+        g_assert_cmpstr(g.hdr.sender, ==, NAME(f, 0));
+        g_assert_cmpuint(g.hdr.serial, ==, f->serial[0]);
+        {
+                Send reply = { .type = WIRE_MSG_METHOD_RETURN, .destination = NAME(f, 0),
+                               .reply_serial = f->serial[0] };
+
+                g_assert_cmpint(send_msg(f, 1, &reply, NULL), ==, 0);
+                g_assert_true(pop(f, 0, &g));
+                g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+                g_assert_cmpstr(g.hdr.sender, ==, NAME(f, 1));
+                g_assert_cmpint(send_msg(f, 1, &reply, NULL), ==, 0);
+                assert_empty(f, 0);
+                assert_empty(f, 1);     /* the unexpected reply: no error either */
+        }
+}
+
+static void test_fds_refused(Fixture *f, gconstpointer data) {
+        Send s = { .path = "/", .interface = "a.b", .member = "Foo" };
+
+        f->c[1] = bridge_conn_unref(f->c[1]);
+        f->c[1] = new_conn(f, 1, 0);    /* no NEGOTIATE_UNIX_FD */
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+
+        s.destination = NAME(f, 1);
+        g_assert_cmpint(send_msg(f, 0, &s, "h"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NotSupported", NULL);
+        assert_empty(f, 1);
+}
+
+static void test_no_reply(Fixture *f, gconstpointer data) {
+        Send s = { .path = "/", .interface = "a.b", .member = "Foo" };
+        uint64_t deadline;
+
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+        s.destination = NAME(f, 1);
+
+        /* timeout: NoReply from the bus */
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        drain(f, 1);
+        g_assert_true(bus_next_deadline(f->bus, &deadline));
+        f->bus->now_usec = deadline;
+        g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NoReply",
+                     "Message did not receive a reply (timeout by message bus)");
+
+        /* the callee leaves */
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        bridge_conn_disconnect(f->c[1]);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NoReply",
+                     "Message recipient disconnected from message bus without replying");
+}
+
+static void test_serials(Fixture *f, gconstpointer data) {
+        uint32_t last = 0;
+        unsigned n;
+        Got g;
+
+        hello(f, 0);
+        for (n = 0; n < 20; ++n)
+                g_assert_cmpint(call_driver(f, 0, "GetId", NULL), ==, 0);
+        n = 0;
+        while (pop(f, 0, &g)) {
+                g_assert_cmpuint(g.hdr.serial, >, last);
+                last = g.hdr.serial;
+                ++n;
+        }
+        g_assert_cmpuint(n, ==, 22);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+#define T(name, fn) g_test_add("/compat/driver/" name, Fixture, NULL, setup, fn, teardown)
+        T("hello", test_hello);
+        T("before-hello", test_before_hello);
+        T("request-name", test_request_name);
+        T("name-errors", test_name_errors);
+        T("credentials", test_credentials);
+        T("credentials-full", test_credentials_full);
+        T("match", test_match);
+        T("dispatch", test_dispatch);
+        T("properties", test_properties);
+        T("routing", test_routing);
+        T("fds-refused", test_fds_refused);
+        T("no-reply", test_no_reply);
+        T("serials", test_serials);
+        return g_test_run();
+}
