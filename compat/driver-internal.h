@@ -29,6 +29,8 @@ typedef struct DriverMethod {
         const char *member;
         const char *in;                 /* the exact body signature it takes */
         DriverMethodFn fn;
+        bool privileged;                /* only on the driver's path, only for the bus's uid
+                                         * or root (checked before the signature) */
 } DriverMethod;
 
 /* Replies and errors to @caller for @call; 0, -errno, BRIDGE_E_QUOTA. */

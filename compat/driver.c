@@ -17,6 +17,8 @@
  *     and flags (dbus-daemon does so even for signals and NO_REPLY_EXPECTED calls), except
  *     a reply nobody waits for: the core refuses it and we drop it silently, which is what
  *     its sender sees on dbus-daemon's session bus too (dbus-broker also drops it).
+ *   - UpdateActivationEnvironment is privileged: only on /org/freedesktop/DBus, only for
+ *     root or the bus's own uid (checked before its arguments, as dbus-daemon does).
  *   - Order: NameOwnerChanged, then NameLost / NameAcquired, then the method reply; for
  *     Hello the reply first, then NameAcquired of the unique name.
  *
@@ -417,7 +419,8 @@ static const DriverMethod driver_methods_dbus[] = {
         { "RequestName", "su", driver_method_request_name },
         { "ReleaseName", "s", driver_method_release_name },
         { "StartServiceByName", "su", driver_method_start_service_by_name },
-        { "UpdateActivationEnvironment", "a{ss}", driver_method_update_activation_environment },
+        { "UpdateActivationEnvironment", "a{ss}", driver_method_update_activation_environment,
+          true },
         { "NameHasOwner", "s", driver_method_name_has_owner },
         { "ListNames", "", driver_method_list_names },
         { "ListActivatableNames", "", driver_method_list_activatable_names },
@@ -493,6 +496,22 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
                                     interface_known || !h->interface ? COMPAT_E_UNKNOWN_METHOD :
                                                                        COMPAT_E_UNKNOWN_INTERFACE,
                                     h->member, NULL, NULL);
+
+        if (method->privileged) {
+                if (!on_driver_path)
+                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                            COMPAT_E_NOT_CANONICAL_PATH, h->member, NULL, NULL);
+                if (caller->creds.uid != 0 && caller->creds.uid != getuid()) {
+                        char who[96], uid[16];
+
+                        (void) snprintf(who, sizeof(who), "%s (uid=%u pid=%u)",
+                                        caller->unique_name, (unsigned)caller->creds.uid,
+                                        (unsigned)caller->creds.pid);
+                        (void) snprintf(uid, sizeof(uid), "%u", (unsigned)caller->creds.uid);
+                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                            COMPAT_E_NOT_PRIVILEGED, h->member, who, uid);
+                }
+        }
 
         if (strcmp(h->signature, method->in) != 0)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,

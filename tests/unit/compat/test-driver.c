@@ -775,6 +775,26 @@ static void test_dispatch(Fixture *f, gconstpointer data) {
         assert_empty(f, 0);
 }
 
+/* UpdateActivationEnvironment: privileged (bus uid or root), on the driver's path only */
+static void test_privileged(Fixture *f, gconstpointer data) {
+        Send s = { .destination = "org.freedesktop.DBus", .path = "/x",
+                   .interface = "org.freedesktop.DBus", .member = "UpdateActivationEnvironment" };
+        unsigned k = getuid() == 1001 ? 2 : 1;  /* a conn whose uid is not the bus's */
+
+        hello(f, k);
+        drain(f, k);
+        g_assert_cmpint(send_msg(f, k, &s, NULL), ==, 0);
+        expect_error(f, k, "org.freedesktop.DBus.Error.AccessDenied",
+                     "Method 'UpdateActivationEnvironment' is only available at the canonical "
+                     "object path '/org/freedesktop/DBus'");
+        g_assert_cmpint(call_driver(f, k, "UpdateActivationEnvironment", NULL), ==, 0);
+        expect_error(f, k, "org.freedesktop.DBus.Error.AccessDenied",
+                     fmt("rejected attempt to call UpdateActivationEnvironment by connection "
+                         "%s (uid=%u pid=%u) with uid %u", NAME(f, k), 1000 + k, 4000 + k,
+                         1000 + k));
+        assert_empty(f, k);
+}
+
 static void test_properties(Fixture *f, gconstpointer data) {
         Send s = { .destination = "org.freedesktop.DBus", .path = "/org/freedesktop/DBus",
                    .interface = "org.freedesktop.DBus.Properties" };
@@ -933,6 +953,7 @@ int main(int argc, char **argv) {
         T("credentials-full", test_credentials_full);
         T("match", test_match);
         T("dispatch", test_dispatch);
+        T("privileged", test_privileged);
         T("properties", test_properties);
         T("routing", test_routing);
         T("fds-refused", test_fds_refused);
