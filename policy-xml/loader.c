@@ -962,7 +962,8 @@ static int loader_load_path(Loader *l, const char *path, bool ignore_missing, un
         char *slash;
         int r;
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO must not hang the load; it is rejected below as not regular */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 if (errno == ENOMEM)
                         return error_origin(-ENOMEM);

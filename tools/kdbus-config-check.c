@@ -17,8 +17,13 @@
 
 static void print_diag(void *userdata, ConfigDiagLevel level, const char *file, unsigned line,
                        const char *message) {
-        fprintf(stderr, "%s:%u: %s%s\n", file, line,
-                level == CONFIG_DIAG_WARNING ? "warning: " : "", message);
+        const char *prefix = level == CONFIG_DIAG_WARNING ? "warning: " : "";
+
+        /* line 0: about the file as a whole (cannot open it, too large) */
+        if (line)
+                fprintf(stderr, "%s:%u: %s%s\n", file, line, prefix, message);
+        else
+                fprintf(stderr, "%s: %s%s\n", file, prefix, message);
 }
 
 static void usage(FILE *f) {

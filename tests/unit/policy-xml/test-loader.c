@@ -251,6 +251,12 @@ static const struct { const char *body; const char *diag; } invalid_cases[] = {
           "t.conf:2: On element <allow>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field." },
         { "<policy context=\"default\"><allow receive_member=\"a\"/></policy>",
           "t.conf:2: On element <allow>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field." },
+        { "<policy context=\"default\"><allow receive_error=\"a\" receive_interface=\"b\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: receive_error cannot be combined with receive_member or receive_interface" },
+        { "<policy context=\"default\"><allow eavesdrop=\"true\" own=\"a\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: own, own_prefix, user, group and the message-related attributes cannot be combined" },
+        { "<policy context=\"default\"><allow send_broadcast=\"true\" send_destination=\"org.freedesktop.DBus\"/></policy>",
+          "t.conf:2: Rule with send_broadcast=\"true\" and send_destination=\"org.freedesktop.DBus\" cannot match anything" },
         { "<policy context=\"default\"><allow send_destination=\"a\" send_broadcast=\"true\"/></policy>",
           "t.conf:2: Rule with send_broadcast=\"true\" and send_destination=\"a\" cannot match anything" },
         { "<policy context=\"default\"><allow eavesdrop=\"maybe\"/></policy>",
@@ -330,6 +336,8 @@ static const char *const valid_cases[] = {
         "<policy context=\"default\"><allow send_interface=\"*\" send_member=\"*\"/></policy>",
         "<policy context=\"default\"><allow send_member=\"a\" send_path=\"/\"/></policy>",
         "<policy user=\"nosuchuserxx\"/><policy group=\"nosuchgroupxx\"/><policy at_console=\"false\"/>",
+        "<policy context=\"default\"><allow send_broadcast=\"true\" send_destination=\"*\"/></policy>",
+        "<policy context=\"default\"><allow send_broadcast=\"true\" send_destination_prefix=\"a\"/></policy>",
         "<type>weird</type><type>session</type>",
         "<user>nosuchuserxx</user>",
         "<listen> </listen>",
@@ -434,7 +442,7 @@ static char *put(Fixture *f, const char *rel, const char *body) {
 
 static void test_include_relative(Fixture *f, gconstpointer ctx) {
         g_autoptr(GString) diag = g_string_new(NULL);
-        g_autofree char *top = NULL, *b = NULL, *want = NULL, *text = NULL;
+        g_autofree char *top = NULL, *b = NULL, *want = NULL;
         Config *c = NULL;
 
         top = put(f, "top.conf", "<listen>x:1</listen>\n<include>sub/b.conf</include>\n"
