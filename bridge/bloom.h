@@ -30,3 +30,10 @@ static inline bool bloom_contains(const uint64_t filter[BUS_BLOOM_WORDS],
 typedef struct BridgeMsg BridgeMsg;
 /* Compute @msg's filter from its dbus1 header and arguments (once; cached in the msg). */
 void bridge_msg_compute_bloom(BridgeMsg *msg);
+/* The same with @args (wire_message_get_args() of @msg) already at hand. */
+typedef struct WireArgs WireArgs;
+void bridge_msg_compute_bloom_args(BridgeMsg *msg, const WireArgs *args);
+
+/* The mask of a rule: the entries every message it matches has in its filter. */
+typedef struct BridgeMatchKeys BridgeMatchKeys;
+void bloom_mask_from_keys(uint64_t mask[BUS_BLOOM_WORDS], const BridgeMatchKeys *keys);

@@ -1,2 +1,230 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * The bus object: tables, notifications and time. Invariants:
+ *
+ *   - conns_by_id holds exactly the active connections; conns holds every connection that
+ *     was created on this bus and not yet freed (quota counting walks it).
+ *   - names, replies and match_conns only ever refer to active connections: disconnect
+ *     removes a connection from all of them before it reports conn_removed.
+ *   - Time is bus->now_usec, set by the caller; nothing here reads a clock.
+ *
+ * Notifications run synchronously, after the state they report has changed, so a handler
+ * (compat's driver) can query the bus and see the new state. A failing handler (-ENOMEM)
+ * cannot undo the change; the calls that can return an error pass it up, the void ones
+ * (disconnect) drop it.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include "bridge/bus-internal.h"
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/names.h"
+#include "bridge/reply.h"
+#include "util/error.h"
+#include "util/siphash24.h"
+
+/**
+ * bus_new() - a new, empty bus with a random id
+ * @limits:     copied; NULL for the session defaults
+ * @ret:        the bus
+ *
+ * Return: 0, -ENOMEM, or a negative errno from getrandom().
+ */
+int bus_new(const BusLimits *limits, Bus **ret) {
+        _cleanup_(bus_freep) Bus *bus = NULL;
+        size_t done = 0;
+        ssize_t n;
+
+        bus = calloc(1, sizeof(*bus));
+        if (!bus)
+                return error_origin(-ENOMEM);
+        list_init(&bus->conns);
+        list_init(&bus->match_conns);
+        list_init(&bus->reply_timeouts);
+        list_init(&bus->free_entries);
+        bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
+        if (limits)
+                bus->limits = *limits;
+        else
+                bus_limits_init_session(&bus->limits);
+
+        while (done < sizeof(bus->id)) {
+                n = getrandom(bus->id + done, sizeof(bus->id) - done, 0);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return error_origin(-errno);
+                }
+                done += (size_t)n;
+        }
+
+        *ret = steal_ptr(&bus);
+        return 0;
+}
+
+/**
+ * bus_free() - disconnect every connection and free the bus
+ * @bus:        the bus or NULL
+ *
+ * Connections still referenced elsewhere survive, detached (conn->bus == NULL).
+ *
+ * Return: NULL.
+ */
+Bus *bus_free(Bus *bus) {
+        List *pos, *tmp;
+
+        if (!bus)
+                return NULL;
+
+        list_for_each_safe(pos, tmp, &bus->conns)
+                bridge_conn_disconnect(container_of(pos, BridgeConn, bus_link));
+        list_for_each_safe(pos, tmp, &bus->conns) {
+                BridgeConn *conn = container_of(pos, BridgeConn, bus_link);
+
+                list_unlink(&conn->bus_link);
+                conn->bus = NULL;
+        }
+        bus_free_entries_flush(bus);
+        hash_table_deinit(&bus->conns_by_id);
+        hash_table_deinit(&bus->names);
+        hash_table_deinit(&bus->replies);
+        free(bus);
+        return NULL;
+}
+
+/**
+ * bus_set_notify() - install the notification handler (NULL: none)
+ * @bus:        the bus
+ * @ops:        the callbacks; any may be NULL
+ * @userdata:   passed to them
+ */
+void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata) {
+        bus->notify = ops;
+        bus->notify_userdata = userdata;
+}
+
+int bus_notify_conn_added(Bus *bus, BridgeConn *conn) {
+        if (!bus->notify || !bus->notify->conn_added)
+                return 0;
+        return error_trace(bus->notify->conn_added(bus->notify_userdata, conn));
+}
+
+int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
+        if (!bus->notify || !bus->notify->conn_removed)
+                return 0;
+        return error_trace(bus->notify->conn_removed(bus->notify_userdata, conn));
+}
+
+int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
+                            BridgeConn *new_owner) {
+        if (!bus->notify || !bus->notify->name_changed)
+                return 0;
+        return error_trace(bus->notify->name_changed(bus->notify_userdata, name, old_owner,
+                                                     new_owner));
+}
+
+int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool timed_out,
+                          const char *callee_name) {
+        if (!bus->notify || !bus->notify->reply_lost)
+                return 0;
+        return error_trace(bus->notify->reply_lost(bus->notify_userdata, caller, serial,
+                                                   timed_out, callee_name));
+}
+
+/**
+ * bus_find_conn() - the active connection with @id
+ * @bus:        the bus
+ * @id:         a connection id
+ *
+ * Return: the connection or NULL.
+ */
+BridgeConn *bus_find_conn(Bus *bus, uint64_t id) {
+        HashNode *n;
+
+        for (n = hash_table_lookup(&bus->conns_by_id, hash_u64(id)); n; n = hash_node_next_match(n)) {
+                BridgeConn *conn = container_of(n, BridgeConn, id_node);
+
+                if (conn->id == id)
+                        return conn;
+        }
+        return NULL;
+}
+
+/* ":1.<decimal id>" exactly as we print it (no sign, no leading zeros): the id, or 0. */
+static uint64_t bus_parse_unique_name(const char *name) {
+        uint64_t id = 0;
+        const char *p;
+
+        if (strncmp(name, ":1.", 3) != 0)
+                return 0;
+        p = name + 3;
+        if (*p < '1' || *p > '9')
+                return 0;
+        for (; *p; ++p) {
+                if (*p < '0' || *p > '9' || id > (UINT64_MAX - 9) / 10)
+                        return 0;
+                id = id * 10 + (uint64_t)(*p - '0');
+        }
+        return id;
+}
+
+/**
+ * bus_find_conn_by_name() - resolve a unique or well-known name
+ * @bus:        the bus
+ * @name:       ":1.<id>" or a well-known name
+ *
+ * Return: the active connection, or NULL when nobody has the name.
+ */
+BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name) {
+        BridgeName *n;
+        uint64_t id;
+
+        if (name[0] == ':') {
+                id = bus_parse_unique_name(name);
+                return id ? bus_find_conn(bus, id) : NULL;
+        }
+        n = bus_find_name(bus, name);
+        return n ? bridge_name_primary(n) : NULL;
+}
+
+/**
+ * bus_next_deadline() - when bus_dispatch_timeouts() has work next
+ * @bus:        the bus
+ * @ret_usec:   the earliest deadline (CLOCK_MONOTONIC, microseconds)
+ *
+ * Return: true and *ret_usec, or false if nothing is pending.
+ */
+bool bus_next_deadline(Bus *bus, uint64_t *ret_usec) {
+        BridgeReply *reply = list_first_entry(&bus->reply_timeouts, BridgeReply, timeout_link);
+
+        if (!reply)
+                return false;
+        *ret_usec = reply->deadline_usec;
+        return true;
+}
+
+/**
+ * bus_dispatch_timeouts() - fail every pending reply whose deadline is <= bus->now_usec
+ * @bus:        the bus
+ *
+ * Each expired entry is freed, then reported through reply_lost with @timed_out set.
+ *
+ * Return: 0, or the first negative errno a handler returned (the others still run).
+ */
+int bus_dispatch_timeouts(Bus *bus) {
+        BridgeReply *reply;
+        int r, ret = 0;
+
+        while ((reply = list_first_entry(&bus->reply_timeouts, BridgeReply, timeout_link)) &&
+               reply->deadline_usec <= bus->now_usec) {
+                BridgeConn *caller = reply->caller, *callee = reply->callee;
+                uint32_t serial = reply->serial;
+
+                bridge_reply_free(reply);
+                r = bus_notify_reply_lost(bus, caller, serial, true, callee->unique_name);
+                if (r < 0 && !ret)
+                        ret = r;
+        }
+        return ret;
+}

@@ -22,6 +22,7 @@ typedef struct BridgeMsg {
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
         bool has_bloom;
+        bool data_separate;             /* @data is its own allocation (bridge_msg_new_take) */
         uint64_t bloom[BUS_BLOOM_WORDS];
 } BridgeMsg;
 
@@ -33,12 +34,15 @@ typedef struct BridgeMsg {
  * @sender_id:  the sender's connection id (0: bus)
  * @ret:        the new message (one reference)
  *
- * One allocation holds the struct and the bytes. Return: 0 or -ENOMEM.
+ * One allocation holds the struct and the bytes. The header is re-read from the new bytes
+ * (so @hdr points into them); the body is not checked again.
+ * Return: 0, -ENOMEM, or WIRE_E_TOO_LARGE if stamping pushed the message over the size limit.
  */
 int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const char *sender,
                            uint64_t sender_id, BridgeMsg **ret);
 
-/* Wrap a message the bus built (wire_message_build()); takes @data (malloc()ed). */
+/* Wrap a message the bus built (wire_message_build()); takes @data (malloc()ed) on success
+ * only. Return: 0, -ENOMEM, or -EINVAL if @data does not parse (a bug of the builder). */
 int bridge_msg_new_take(uint8_t *data, size_t size, uint64_t sender_id, BridgeMsg **ret);
 
 /* Attach @fds (taken: closed when the message dies, also on failure). */

@@ -1,2 +1,138 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* placeholder: being written */
+/*
+ * Pending-reply tracking (see reply.h). Entries are keyed by (caller id, serial) in one
+ * table of the bus; two calls with the same serial to different callees are legal (the
+ * serial is the caller's), so lookups walk the chain and compare the callee too.
+ *
+ * Every reply gets the bus's one reply timeout, so appending to Bus.reply_timeouts keeps
+ * it sorted by deadline and expiry only ever looks at its head. max_replies_per_connection
+ * counts the calls a caller waits for, as dbus-daemon does.
+ */
+#include <stdlib.h>
+#include "bridge/bus-internal.h"
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/reply.h"
+#include "util/error.h"
+#include "util/siphash24.h"
+
+static uint64_t reply_hash(uint64_t caller_id, uint32_t serial) {
+        return hash_u64(caller_id * UINT64_C(0x9e3779b97f4a7c15) ^ serial);
+}
+
+/**
+ * bridge_reply_new() - start waiting for the reply to a call
+ * @caller:     the active connection that sent the call
+ * @callee:     the active connection it goes to
+ * @serial:     the call's serial
+ * @ret:        the entry (owned by the bus; freed by a reply, a timeout or a disconnect)
+ *
+ * Return: 0, -ENOMEM, BRIDGE_E_REPLIES_QUOTA.
+ */
+int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
+                     BridgeReply **ret) {
+        Bus *bus = caller->bus;
+        BridgeReply *reply;
+        int r;
+
+        if (caller->n_replies_out >= bus->limits.max_replies_per_connection)
+                return BRIDGE_E_REPLIES_QUOTA;
+
+        reply = calloc(1, sizeof(*reply));
+        if (!reply)
+                return error_origin(-ENOMEM);
+        list_init(&reply->timeout_link);
+        list_init(&reply->caller_link);
+        list_init(&reply->callee_link);
+        reply->caller = caller;
+        reply->callee = callee;
+        reply->serial = serial;
+
+        r = hash_table_insert(&bus->replies, &reply->node, reply_hash(caller->id, serial));
+        if (r < 0) {
+                free(reply);
+                return error_trace(r);
+        }
+        if (bus->limits.reply_timeout_usec) {
+                reply->deadline_usec = bus->now_usec + bus->limits.reply_timeout_usec;
+                list_append(&bus->reply_timeouts, &reply->timeout_link);
+        }
+        list_append(&caller->replies_out, &reply->caller_link);
+        list_append(&callee->replies_in, &reply->callee_link);
+        ++caller->n_replies_out;
+
+        *ret = reply;
+        return 0;
+}
+
+/**
+ * bridge_reply_free() - forget a pending reply
+ * @reply:      the entry or NULL
+ *
+ * Return: NULL.
+ */
+BridgeReply *bridge_reply_free(BridgeReply *reply) {
+        if (!reply)
+                return NULL;
+        hash_table_remove(&reply->caller->bus->replies, &reply->node);
+        list_unlink(&reply->timeout_link);
+        list_unlink(&reply->caller_link);
+        list_unlink(&reply->callee_link);
+        --reply->caller->n_replies_out;
+        free(reply);
+        return NULL;
+}
+
+/**
+ * bus_find_reply() - the pending call a reply would answer
+ * @bus:        the bus
+ * @caller:     who sent the call (the reply's destination)
+ * @callee:     who sends the reply
+ * @serial:     the reply's REPLY_SERIAL
+ *
+ * Return: the entry or NULL.
+ */
+BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn *callee,
+                            uint32_t serial) {
+        HashNode *n;
+
+        for (n = hash_table_lookup(&bus->replies, reply_hash(caller->id, serial)); n;
+             n = hash_node_next_match(n)) {
+                BridgeReply *reply = container_of(n, BridgeReply, node);
+
+                if (reply->caller == caller && reply->callee == callee && reply->serial == serial)
+                        return reply;
+        }
+        return NULL;
+}
+
+/**
+ * bridge_conn_fail_replies() - @callee will never answer: tell every caller waiting on it
+ * @callee:     the connection that is going away
+ *
+ * Each entry is freed before its reply_lost notification, so the handler sees the state
+ * without it.
+ */
+void bridge_conn_fail_replies(BridgeConn *callee) {
+        BridgeReply *reply;
+
+        while ((reply = list_first_entry(&callee->replies_in, BridgeReply, callee_link))) {
+                BridgeConn *caller = reply->caller;
+                uint32_t serial = reply->serial;
+
+                bridge_reply_free(reply);
+                (void) bus_notify_reply_lost(callee->bus, caller, serial, false,
+                                             callee->unique_name);
+        }
+}
+
+/**
+ * bridge_conn_drop_replies() - forget every call @caller waits for
+ * @caller:     the connection that is going away
+ */
+void bridge_conn_drop_replies(BridgeConn *caller) {
+        BridgeReply *reply;
+
+        while ((reply = list_first_entry(&caller->replies_out, BridgeReply, caller_link)))
+                bridge_reply_free(reply);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Pending replies. A method call that expects a reply leaves a BridgeReply (caller, serial,
+ * callee, deadline); a METHOD_RETURN or ERROR passes only if it consumes one, so nobody
+ * receives a reply it did not ask for. A BridgeReply lives only while both ends are active:
+ * the callee's disconnect fails it at once (reply_lost), the caller's drops it silently,
+ * and bus_dispatch_timeouts() fails it when its deadline passes. It holds no references.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "util/hash-table.h"
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+
+typedef struct BridgeReply {
+        HashNode node;                  /* Bus.replies, hashed by (caller id, serial) */
+        List timeout_link;              /* Bus.reply_timeouts, when it has a deadline */
+        List caller_link;               /* caller->replies_out */
+        List callee_link;               /* callee->replies_in */
+        BridgeConn *caller;             /* who waits */
+        BridgeConn *callee;             /* who owes the reply */
+        uint32_t serial;                /* the call's serial (the reply's REPLY_SERIAL) */
+        uint64_t deadline_usec;         /* 0: never */
+} BridgeReply;
+
+/* Track a call of @caller to @callee. Return: 0, -ENOMEM, BRIDGE_E_REPLIES_QUOTA. */
+int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
+                     BridgeReply **ret);
+/* Unlink from everything and free; no notification. */
+BridgeReply *bridge_reply_free(BridgeReply *reply);
+DEFINE_CLEANUP(BridgeReply *, bridge_reply_free);
+
+/* The pending call of @caller with @serial that @callee owes, or NULL. */
+BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn *callee,
+                            uint32_t serial);
+
+/* @callee leaves: reply_lost(timed_out=false) to each caller it owes, oldest first. */
+void bridge_conn_fail_replies(BridgeConn *callee);
+/* @caller leaves: forget the calls it waits for. */
+void bridge_conn_drop_replies(BridgeConn *caller);

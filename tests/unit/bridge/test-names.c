@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Name registry: RequestName/ReleaseName outcomes and queue order. The expected queues and
+ * codes were taken from dbus-daemon 1.14.10 (dbus-python RequestName/ListQueuedOwners on
+ * `dbus-daemon --session`), e.g. [A(allow) primary, C queued] + B(replace) -> B, A, C.
+ */
+#include "tests/unit/bridge/fixture.h"
+
+#define A 0
+#define B 1
+#define C 2
+#define D 3
+
+/* The owners of @name as "1,2,3" (conn ids, primary first), "" if none. */
+static char *queue_of(Fixture *f, const char *name) {
+        static char buf[128];
+        BridgeName *n = bus_find_name(f->bus, name);
+        List *pos;
+
+        buf[0] = 0;
+        if (!n)
+                return buf;
+        list_for_each(pos, &n->owners) {
+                BridgeNameOwner *o = container_of(pos, BridgeNameOwner, name_link);
+                size_t l = strlen(buf);
+
+                g_snprintf(buf + l, sizeof(buf) - l, "%s%llu", l ? "," : "",
+                           (unsigned long long)o->conn->id);
+        }
+        return buf;
+}
+
+static void setup4(Fixture *f, gconstpointer ctx) {
+        unsigned i;
+
+        fixture_setup(f, ctx);
+        for (i = 0; i < 4; ++i)
+                fixture_conn(f, i);
+        fixture_log_reset(f);
+}
+
+static void test_basic(Fixture *f, gconstpointer ctx) {
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.one", 0), ==, 0);
+        assert_log(f, "name t.one ->:1.1;");
+        g_assert_true(bus_find_conn_by_name(f->bus, "t.one") == f->c[A]);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.one", 0), ==, NAME_E_ALREADY_OWNER);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.one", BRIDGE_NAME_DO_NOT_QUEUE), ==,
+                        NAME_E_EXISTS);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.one", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.one"), ==, "1,2");
+        g_assert_cmpuint(f->c[B]->n_names, ==, 1);
+        assert_log(f, "");
+        g_assert_cmpint(bridge_name_release(f->c[A], "t.one"), ==, 0);
+        assert_log(f, "name t.one :1.1>:1.2;");
+        g_assert_cmpint(bridge_name_release(f->c[A], "t.one"), ==, NAME_E_NOT_OWNER);
+        g_assert_cmpint(bridge_name_release(f->c[A], "t.nope"), ==, NAME_E_NON_EXISTENT);
+        g_assert_cmpint(bridge_name_release(f->c[B], "t.one"), ==, 0);
+        assert_log(f, "name t.one :1.2>-;");
+        g_assert_null(bus_find_name(f->bus, "t.one"));
+        g_assert_null(bus_find_conn_by_name(f->bus, "t.one"));
+        g_assert_cmpuint(f->c[A]->n_names, ==, 0);
+        g_assert_cmpuint(f->c[B]->n_names, ==, 0);
+}
+
+static void test_replace(Fixture *f, gconstpointer ctx) {
+        /* dbus-daemon case 1: B, A, C */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.one", BRIDGE_NAME_ALLOW_REPLACEMENT), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.one", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.one", BRIDGE_NAME_REPLACE_EXISTING), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.one"), ==, "2,1,3");
+        assert_log(f, "name t.one ->:1.1;name t.one :1.1>:1.2;");
+
+        /* case 2: B already queued behind C moves to the front: B, A, C */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.two", BRIDGE_NAME_ALLOW_REPLACEMENT), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.two", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.two", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.two", BRIDGE_NAME_REPLACE_EXISTING), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.two"), ==, "2,1,3");
+
+        /* case 3: the old primary had DO_NOT_QUEUE: it loses the name */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.three", BRIDGE_NAME_ALLOW_REPLACEMENT |
+                                                                BRIDGE_NAME_DO_NOT_QUEUE), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.three", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.three", BRIDGE_NAME_REPLACE_EXISTING), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.three"), ==, "2,3");
+        g_assert_cmpuint(f->c[A]->n_names, ==, 2);
+
+        /* case 8: DO_NOT_QUEUE|REPLACE_EXISTING replaces an allowing owner, which queues */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.eight", BRIDGE_NAME_ALLOW_REPLACEMENT), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.eight", BRIDGE_NAME_REPLACE_EXISTING |
+                                                                BRIDGE_NAME_DO_NOT_QUEUE), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.eight"), ==, "2,1");
+}
+
+static void test_no_replace(Fixture *f, gconstpointer ctx) {
+        /* case 6: REPLACE_EXISTING without ALLOW_REPLACEMENT queues; with DO_NOT_QUEUE: EXISTS */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.six", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.six", BRIDGE_NAME_REPLACE_EXISTING), ==,
+                        NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[D], "t.six", BRIDGE_NAME_REPLACE_EXISTING |
+                                                              BRIDGE_NAME_DO_NOT_QUEUE), ==,
+                        NAME_E_EXISTS);
+        g_assert_cmpstr(queue_of(f, "t.six"), ==, "1,2");
+
+        /* case 4: a queued owner asking DO_NOT_QUEUE gets EXISTS and leaves the queue */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.four", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.four", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.four", BRIDGE_NAME_DO_NOT_QUEUE), ==,
+                        NAME_E_EXISTS);
+        g_assert_cmpstr(queue_of(f, "t.four"), ==, "1");
+        g_assert_cmpuint(f->c[C]->n_names, ==, 0);
+
+        /* case 5: re-requesting updates the flags: now replaceable */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.five", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.five", BRIDGE_NAME_ALLOW_REPLACEMENT), ==,
+                        NAME_E_ALREADY_OWNER);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.five", BRIDGE_NAME_REPLACE_EXISTING), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.five"), ==, "2,1");
+
+        /* a queued owner re-requesting stays where it is */
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.five", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.five", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.five"), ==, "2,1,3");
+}
+
+static void test_release_queue(Fixture *f, gconstpointer ctx) {
+        /* case 7: release by a queued owner just leaves the queue */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.seven", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.seven", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.seven", 0), ==, NAME_E_IN_QUEUE);
+        fixture_log_reset(f);
+        g_assert_cmpint(bridge_name_release(f->c[B], "t.seven"), ==, 0);
+        g_assert_cmpstr(queue_of(f, "t.seven"), ==, "1,3");
+        assert_log(f, "");
+        g_assert_cmpint(bridge_name_release(f->c[D], "t.seven"), ==, NAME_E_NOT_OWNER);
+        g_assert_cmpint(bridge_name_release(f->c[A], "t.seven"), ==, 0);
+        assert_log(f, "name t.seven :1.1>:1.3;");
+}
+
+static void test_disconnect_promotes(Fixture *f, gconstpointer ctx) {
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.a", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.b", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.a", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.a", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.c", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.c", 0), ==, NAME_E_IN_QUEUE);
+        fixture_log_reset(f);
+        bridge_conn_disconnect(f->c[A]);
+        assert_log(f, "name t.a :1.1>:1.2;name t.b :1.1>-;removed :1.1;");
+        g_assert_cmpstr(queue_of(f, "t.a"), ==, "2,3");
+        g_assert_cmpstr(queue_of(f, "t.c"), ==, "2");
+        g_assert_null(bus_find_name(f->bus, "t.b"));
+        /* idempotent */
+        bridge_conn_disconnect(f->c[A]);
+        assert_log(f, "");
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.z", 0), ==, BRIDGE_E_NOT_ACTIVE);
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.1"));
+        g_assert_true(bus_find_conn_by_name(f->bus, ":1.2") == f->c[B]);
+}
+
+static void test_quota(Fixture *f, gconstpointer ctx) {
+        /* dbus-daemon with max_names_per_connection=3: two names, the unique name counts */
+        f->bus->limits.max_names_per_connection = 3;
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "a.a", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "a.b", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "a.c", 0), ==, NAME_E_QUOTA);
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "a.a", 0), ==, NAME_E_QUOTA);
+        /* queued names count too */
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "a.a", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "a.b", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "b.b", 0), ==, NAME_E_QUOTA);
+        g_assert_cmpint(bridge_name_release(f->c[B], "a.b"), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "b.b", 0), ==, 0);
+}
+
+static void test_unique_names(Fixture *f, gconstpointer ctx) {
+        g_assert_cmpstr(f->c[A]->unique_name, ==, ":1.1");
+        g_assert_cmpstr(f->c[D]->unique_name, ==, ":1.4");
+        g_assert_true(bus_find_conn_by_name(f->bus, ":1.4") == f->c[D]);
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.04"));
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.5"));
+        g_assert_null(bus_find_conn_by_name(f->bus, ":2.1"));
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1."));
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.99999999999999999999999"));
+        g_assert_true(bus_find_conn(f->bus, 2) == f->c[B]);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/bridge/names/basic", Fixture, NULL, setup4, test_basic, fixture_teardown);
+        g_test_add("/bridge/names/replace", Fixture, NULL, setup4, test_replace, fixture_teardown);
+        g_test_add("/bridge/names/no-replace", Fixture, NULL, setup4, test_no_replace,
+                   fixture_teardown);
+        g_test_add("/bridge/names/release-queue", Fixture, NULL, setup4, test_release_queue,
+                   fixture_teardown);
+        g_test_add("/bridge/names/disconnect-promotes", Fixture, NULL, setup4,
+                   test_disconnect_promotes, fixture_teardown);
+        g_test_add("/bridge/names/quota", Fixture, NULL, setup4, test_quota, fixture_teardown);
+        g_test_add("/bridge/names/unique-names", Fixture, NULL, setup4, test_unique_names,
+                   fixture_teardown);
+        return g_test_run();
+}
