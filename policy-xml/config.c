@@ -12,7 +12,9 @@
  * <x></x>) dump identically; tests/data/equiv-config relies on that.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/types.h>
 #include <string.h>
 #include "policy-xml/config.h"
 #include "util/error.h"
@@ -629,6 +631,52 @@ int config_dump_to_file(const Config *config, unsigned flags, FILE *f) {
         return 0;
 }
 
+/*
+ * config_dump() writes through fopencookie() into its own buffer rather than open_memstream():
+ * glibc's memstream loses (and leaks) the whole buffer when the final shrinking realloc() at
+ * fclose() fails, and still reports success.
+ */
+typedef struct DumpBuf {
+        char *buf;
+        size_t n;
+        size_t cap;
+        bool oom;
+} DumpBuf;
+
+static int dump_buf_reserve(DumpBuf *b, size_t more) {
+        size_t cap = b->cap ? b->cap : 4096;
+        char *p;
+
+        if (b->n + more < b->n)
+                return -ENOMEM;
+        while (cap < b->n + more) {
+                if (cap > SIZE_MAX / 2)
+                        return -ENOMEM;
+                cap *= 2;
+        }
+        if (cap == b->cap)
+                return 0;
+        p = realloc(b->buf, cap);
+        if (!p)
+                return -ENOMEM;
+        b->buf = p;
+        b->cap = cap;
+        return 0;
+}
+
+static ssize_t dump_buf_write(void *cookie, const char *data, size_t size) {
+        DumpBuf *b = cookie;
+
+        if (dump_buf_reserve(b, size + 1) < 0) {
+                b->oom = true;
+                return -1;
+        }
+        memcpy(b->buf + b->n, data, size);
+        b->n += size;
+        b->buf[b->n] = 0;
+        return (ssize_t)size;
+}
+
 /**
  * config_dump() - print @config canonically into a new string
  * @config:     the configuration
@@ -638,21 +686,28 @@ int config_dump_to_file(const Config *config, unsigned flags, FILE *f) {
  * Return: 0, -ENOMEM or -EIO.
  */
 int config_dump(const Config *config, unsigned flags, char **ret_text) {
-        char *buf = NULL;
-        size_t size = 0;
+        static const cookie_io_functions_t io = { .write = dump_buf_write };
+        DumpBuf b = {};
         FILE *f;
         int r;
 
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return error_origin(-errno);
+        if (dump_buf_reserve(&b, 1) < 0)
+                return error_origin(-ENOMEM);
+        b.buf[0] = 0;
+        f = fopencookie(&b, "w", io);
+        if (!f) {
+                free(b.buf);
+                return error_origin(-ENOMEM);
+        }
         r = config_dump_to_file(config, flags, f);
         if (fclose(f) != 0 && r == 0)
-                r = error_origin(-ENOMEM);
+                r = -EIO;
+        if (b.oom)
+                r = -ENOMEM;
         if (r < 0) {
-                free(buf);
-                return error_trace(r);
+                free(b.buf);
+                return error_origin(r);
         }
-        *ret_text = buf;
+        *ret_text = b.buf;
         return 0;
 }

@@ -582,8 +582,11 @@ static int file_includedir(LoaderFile *f, const Frame *fr) {
         if (r < 0)
                 return error_trace(r);
         d = opendir(dir);
-        if (!d)
+        if (!d) {
+                if (errno == ENOMEM)
+                        return error_origin(-ENOMEM);
                 return 0;               /* a missing or unreadable directory is no error */
+        }
         while ((de = readdir(d))) {
                 size_t len = strlen(de->d_name);
 
