@@ -391,12 +391,29 @@ static void test_root(void) {
                 { "\n\n<busconfig>", "t.conf:3: no element found\n" },
         };
 
+        /* dbus-daemon ignores the DOCTYPE: none, or a wrong one, is fine */
+        static const char *const ok[] = {
+                "<busconfig/>",
+                "<!DOCTYPE foo>\n<busconfig/>",
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE busconfig PUBLIC "
+                "\"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\" "
+                "\"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n<busconfig/>",
+        };
+
         for (size_t i = 0; i < G_N_ELEMENTS(cases); ++i) {
                 g_autoptr(GString) diag = g_string_new(NULL);
                 Config *c = NULL;
 
                 g_assert_cmpint(load_str(cases[i].xml, diag, &c), ==, CONFIG_E_INVALID);
                 g_assert_cmpstr(diag->str, ==, cases[i].diag);
+        }
+        for (size_t i = 0; i < G_N_ELEMENTS(ok); ++i) {
+                g_autoptr(GString) diag = g_string_new(NULL);
+                Config *c = NULL;
+
+                g_assert_cmpint(load_str(ok[i], diag, &c), ==, 0);
+                g_assert_cmpstr(diag->str, ==, "");
+                config_free(c);
         }
 }
 
