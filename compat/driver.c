@@ -19,8 +19,9 @@
  *     its sender sees on dbus-daemon's session bus too (dbus-broker also drops it).
  *   - UpdateActivationEnvironment is privileged: only on /org/freedesktop/DBus, only for
  *     root or the bus's own uid (checked before its arguments, as dbus-daemon does).
- *   - Order: NameOwnerChanged, then NameLost / NameAcquired, then the method reply; for
- *     Hello the reply first, then NameAcquired of the unique name.
+ *   - Order, as each connection sees it: NameLost to the old owner, NameOwnerChanged, then
+ *     NameAcquired to the new owner, then the method reply; for Hello the reply first, then
+ *     NameAcquired of the unique name.
  *
  * Every message the bus emits takes the next value of one counter as its serial (never 0).
  */
@@ -241,15 +242,16 @@ static int driver_notify_name_changed(void *userdata, const char *name, BridgeCo
         Driver *driver = userdata;
         int r;
 
-        r = driver_name_owner_changed(driver, name, old_owner ? old_owner->unique_name : "",
-                                      new_owner ? new_owner->unique_name : "");
-        if (r)
-                return error_trace(r);
+        /* dbus-daemon's order: NameLost, NameOwnerChanged, NameAcquired */
         if (old_owner) {
                 r = driver_signal(driver, old_owner, "NameLost", name, NULL, NULL);
                 if (r)
                         return error_trace(r);
         }
+        r = driver_name_owner_changed(driver, name, old_owner ? old_owner->unique_name : "",
+                                      new_owner ? new_owner->unique_name : "");
+        if (r)
+                return error_trace(r);
         if (new_owner) {
                 r = driver_signal(driver, new_owner, "NameAcquired", name, NULL, NULL);
                 if (r)

@@ -75,6 +75,7 @@ static void setup(Fixture *f, gconstpointer data) {
 
         memset(f, 0, sizeof(*f));
         bus_limits_init_session(&limits);
+        limits.reply_timeout_usec = 25 * 1000 * 1000;   /* the session default is "never" */
         g_assert_cmpint(bus_new(&limits, &f->bus), ==, 0);
         g_assert_cmpint(driver_new(f->bus, &f->driver), ==, 0);
         for (i = 0; i < N_CONNS; ++i)
@@ -454,6 +455,46 @@ static void test_request_name(Fixture *f, gconstpointer data) {
                 g_assert_true(saw_unique);
                 g_assert_cmpuint(n, ==, 3);
         }
+}
+
+/* B and C both listen; the order each sees is dbus-daemon's (recorded with libdbus) */
+static void test_signal_order(Fixture *f, gconstpointer data) {
+        const char *b, *c;
+
+        hello_listening(f, 1);
+        hello_listening(f, 2);
+        drain(f, 1);
+        b = NAME(f, 1);
+        c = NAME(f, 2);
+
+        /* a new owner: NameOwnerChanged, NameAcquired, reply */
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "a.b", 1u), ==, 0);
+        expect_signal(f, 1, "NameOwnerChanged", fmt("a.b  %s", b), false);
+        expect_signal(f, 1, "NameAcquired", "a.b", true);
+        expect_reply(f, 1, "1");
+        expect_signal(f, 2, "NameOwnerChanged", fmt("a.b  %s", b), false);
+        assert_empty(f, 1);
+        assert_empty(f, 2);
+
+        /* replacement: the old owner sees NameLost before NameOwnerChanged */
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "a.b", 2u), ==, 0);
+        expect_signal(f, 1, "NameLost", "a.b", true);
+        expect_signal(f, 1, "NameOwnerChanged", fmt("a.b %s %s", b, c), false);
+        expect_signal(f, 2, "NameOwnerChanged", fmt("a.b %s %s", b, c), false);
+        expect_signal(f, 2, "NameAcquired", "a.b", true);
+        expect_reply(f, 2, "1");
+        assert_empty(f, 1);
+        assert_empty(f, 2);
+
+        /* release: the releaser sees NameLost, NameOwnerChanged, reply */
+        g_assert_cmpint(call_driver(f, 2, "ReleaseName", "s", "a.b"), ==, 0);
+        expect_signal(f, 1, "NameOwnerChanged", fmt("a.b %s %s", c, b), false);
+        expect_signal(f, 1, "NameAcquired", "a.b", true);
+        expect_signal(f, 2, "NameLost", "a.b", true);
+        expect_signal(f, 2, "NameOwnerChanged", fmt("a.b %s %s", c, b), false);
+        expect_reply(f, 2, "1");
+        assert_empty(f, 1);
+        assert_empty(f, 2);
 }
 
 static void test_name_errors(Fixture *f, gconstpointer data) {
@@ -948,6 +989,7 @@ int main(int argc, char **argv) {
         T("hello", test_hello);
         T("before-hello", test_before_hello);
         T("request-name", test_request_name);
+        T("signal-order", test_signal_order);
         T("name-errors", test_name_errors);
         T("credentials", test_credentials);
         T("credentials-full", test_credentials_full);
