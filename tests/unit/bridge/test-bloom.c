@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bloom prefilter: for random rule/message pairs drawn from a small vocabulary (so that
+ * exact matches are frequent), an exact match always implies mask ⊆ filter (no false
+ * negative), and the prefilter still rejects a good share of the non-matching pairs
+ * (it is not a no-op). Plus the fixed hash: a recorded vector, so that filters stay what
+ * native peers compute.
+ */
+#include "tests/unit/bridge/fixture.h"
+
+#define BLOOM_VECTOR "00000080000000040000040000000000000000000001000000000000000001000000000000000000000000000000000000000011000000000000000000000001"
+
+static const char *pick(const char *const *v, size_t n) {
+        return v[g_test_rand_int_range(0, (gint32)n)];
+}
+#define PICK(v) pick((v), ELEMENTSOF(v))
+#define MAYBE(p) (g_test_rand_int_range(0, 100) < (p))
+
+static const char *const paths[] = { "/", "/a", "/a/b", "/ab", "/a/b/c", "/x" };
+static const char *const namespaces[] = { "/", "/a", "/a/b", "/ab", "/x/y" };
+static const char *const ifaces[] = { "t.I", "t.J" };
+static const char *const members[] = { "M", "N" };
+static const char *const argv_[] = { "x", "x.y", "x.y.z", "x.yz", "/", "/aa/", "/aa/b", "/aa",
+                                     "o:/aa/b", "o:/aa", "u:" };
+static const char *const rule_args[] = { "x", "x.y", "/", "/aa/", "/aa/b", "/aa" };
+static const char *const senders[] = { ":1.1", ":1.2", "t.svc", "org.freedesktop.DBus" };
+static const char *const dests[] = { ":1.2", "t.dst", ":1.3" };
+
+static void random_msg(TestMsg *t) {
+        unsigned i, n = (unsigned)g_test_rand_int_range(0, 4);
+
+        memset(t, 0, sizeof(*t));
+        t->type = MAYBE(80) ? WIRE_MSG_SIGNAL : WIRE_MSG_METHOD_CALL;
+        t->flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        t->path = PICK(paths);
+        t->interface = MAYBE(90) ? PICK(ifaces) : NULL;
+        if (t->type == WIRE_MSG_SIGNAL && !t->interface)
+                t->interface = "t.I";
+        t->member = PICK(members);
+        t->destination = MAYBE(30) ? PICK(dests) : NULL;
+        for (i = 0; i < n; ++i)
+                t->args[i] = PICK(argv_);
+}
+
+static void random_rule(BridgeMatchKeys *k) {
+        unsigned i;
+
+        memset(k, 0, sizeof(*k));
+        if (MAYBE(30))
+                k->type = MAYBE(70) ? WIRE_MSG_SIGNAL : WIRE_MSG_METHOD_CALL;
+        if (MAYBE(25))
+                k->sender = PICK(senders);
+        if (MAYBE(30))
+                k->interface = PICK(ifaces);
+        if (MAYBE(30))
+                k->member = PICK(members);
+        if (MAYBE(15))
+                k->path = PICK(paths);
+        if (MAYBE(20))
+                k->path_namespace = PICK(namespaces);
+        if (MAYBE(10))
+                k->destination = PICK(dests);
+        if (MAYBE(15))
+                k->arg0namespace = MAYBE(50) ? "x" : "x.y";
+        for (i = 0; i < 3; ++i) {
+                if (!MAYBE(15))
+                        continue;
+                k->arg_kind[i] = MAYBE(50) ? BRIDGE_MATCH_ARG_STRING : BRIDGE_MATCH_ARG_PATH;
+                k->arg[i] = PICK(rule_args);
+        }
+}
+
+static void setup3(Fixture *f, gconstpointer ctx) {
+        unsigned i;
+
+        fixture_setup(f, ctx);
+        for (i = 0; i < 3; ++i)
+                fixture_conn(f, i);
+        g_assert_cmpint(bridge_name_acquire(f->c[0], "t.svc", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[1], "t.dst", 0), ==, 0);
+}
+
+static void test_no_false_negative(Fixture *f, gconstpointer ctx) {
+        unsigned i, n_match = 0, n_miss = 0, n_filtered = 0, n = g_test_slow() ? 200000 : 20000;
+
+        for (i = 0; i < n; ++i) {
+                BridgeConn *senders_c[] = { f->c[0], f->c[1], NULL };
+                BridgeConn *sender = senders_c[g_test_rand_int_range(0, 3)];
+                BridgeMatchRule *rule = NULL;
+                BridgeMatchKeys k;
+                BridgeMsg *m;
+                WireArgs args;
+                TestMsg t;
+                bool exact, pre;
+
+                random_msg(&t);
+                random_rule(&k);
+                m = test_msg_new(sender, &t);
+                g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+                rule->owner = f->c[2];
+                g_assert_cmpint(wire_message_get_args(m->data, &m->hdr, &args), ==, 0);
+                bridge_msg_compute_bloom(m);
+                exact = bridge_match_rule_matches(rule, m, sender, &args);
+                pre = bloom_contains(m->bloom, rule->mask);
+                if (exact && !pre)
+                        g_error("false negative: msg path=%s iface=%s member=%s dest=%s "
+                                "arg0=%s arg1=%s arg2=%s from %s; rule type=%u sender=%s "
+                                "iface=%s member=%s path=%s ns=%s dest=%s arg0ns=%s "
+                                "arg0=%u:%s arg1=%u:%s arg2=%u:%s",
+                                t.path, t.interface, t.member, t.destination, t.args[0],
+                                t.args[1], t.args[2], sender ? sender->unique_name : "bus",
+                                k.type, k.sender, k.interface, k.member, k.path,
+                                k.path_namespace, k.destination, k.arg0namespace,
+                                k.arg_kind[0], k.arg[0], k.arg_kind[1], k.arg[1],
+                                k.arg_kind[2], k.arg[2]);
+                if (exact) {
+                        ++n_match;
+                } else {
+                        ++n_miss;
+                        if (!pre)
+                                ++n_filtered;
+                }
+                rule->owner = NULL;
+                bridge_match_rule_free(rule);
+                bridge_msg_unref(m);
+        }
+        g_test_message("%u pairs: %u exact matches, %u misses of which %u rejected by bloom",
+                       n, n_match, n_miss, n_filtered);
+        /* the vocabulary makes matches common, and the filter must do real work */
+        g_assert_cmpuint(n_match, >, n / 20);
+        g_assert_cmpuint(n_filtered, >, n_miss / 3);
+}
+
+static void test_prefixes(Fixture *f, gconstpointer ctx) {
+        uint64_t filter[BUS_BLOOM_WORDS] = { 0 }, mask[BUS_BLOOM_WORDS];
+        const char *in[] = { "/a/b/c", "/a/b", "/a" };
+        const char *out[] = { "/a/", "/a/b/c/d", "/b", "/a/c" };
+        unsigned i, n_out = 0;
+
+        bloom_add_prefixes(filter, "p", "/a/b/c", '/');
+        for (i = 0; i < ELEMENTSOF(in); ++i) {
+                memset(mask, 0, sizeof(mask));
+                bloom_add(mask, "p", in[i]);
+                g_assert_true(bloom_contains(filter, mask));
+        }
+        for (i = 0; i < ELEMENTSOF(out); ++i) {
+                memset(mask, 0, sizeof(mask));
+                bloom_add(mask, "p", out[i]);
+                n_out += !bloom_contains(filter, mask);
+        }
+        g_assert_cmpuint(n_out, >=, 3);        /* false positives are possible, not common */
+}
+
+static void test_vector(Fixture *f, gconstpointer ctx) {
+        uint64_t bloom[BUS_BLOOM_WORDS] = { 0 };
+        unsigned i, n_bits = 0;
+        GString *s = g_string_new(NULL);
+
+        bloom_add(bloom, "member", "NameOwnerChanged");
+        for (i = 0; i < BUS_BLOOM_WORDS; ++i) {
+                n_bits += (unsigned)__builtin_popcountll(bloom[i]);
+                g_string_append_printf(s, "%016llx", (unsigned long long)bloom[i]);
+        }
+        g_assert_cmpuint(n_bits, >=, BUS_BLOOM_N_HASH - 1);
+        g_assert_cmpuint(n_bits, <=, BUS_BLOOM_N_HASH);
+        g_assert_cmpstr(s->str, ==, BLOOM_VECTOR);
+        g_string_free(s, TRUE);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/bridge/bloom/no-false-negative", Fixture, NULL, setup3,
+                   test_no_false_negative, fixture_teardown);
+        g_test_add("/bridge/bloom/prefixes", Fixture, NULL, fixture_setup, test_prefixes,
+                   fixture_teardown);
+        g_test_add("/bridge/bloom/vector", Fixture, NULL, fixture_setup, test_vector,
+                   fixture_teardown);
+        return g_test_run();
+}

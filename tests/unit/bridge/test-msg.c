@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * BridgeMsg: stamping in one allocation, the header re-read from the new bytes, plain
+ * copies, wrapping built messages, references and fds.
+ */
+#include "tests/unit/bridge/fixture.h"
+
+static void test_stamped(Fixture *f, gconstpointer ctx) {
+        WireMsgSpec spec = { .type = WIRE_MSG_SIGNAL, .serial = 3, .path = "/p", .interface = "t.I",
+                             .member = "M", .sender = ":9.forged" };
+        uint8_t *data = NULL;
+        size_t size;
+        WireHeader hdr, again;
+        BridgeMsg *m = NULL, *copy = NULL;
+        WireWriter w;
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', "arg"), ==, 0);
+        g_assert_cmpint(wire_message_build(&spec, &w, &data, &size), ==, 0);
+        wire_writer_deinit(&w);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &hdr), ==, 0);
+
+        g_assert_cmpint(bridge_msg_new_stamped(data, &hdr, ":1.42", 42, &m), ==, 0);
+        g_assert_false(m->data_separate);
+        g_assert_true(m->data >= (uint8_t *)(m + 1));   /* one allocation: bytes follow */
+        g_assert_cmpuint(m->sender_id, ==, 42);
+        g_assert_cmpstr(m->hdr.sender, ==, ":1.42");
+        g_assert_true((const uint8_t *)m->hdr.sender > m->data &&
+                      (const uint8_t *)m->hdr.sender < m->data + m->size);
+        g_assert_true((const uint8_t *)m->hdr.member > m->data &&
+                      (const uint8_t *)m->hdr.member < m->data + m->size);
+        g_assert_cmpuint(m->hdr.total_size, ==, m->size);
+        g_assert_cmpuint(m->hdr.serial, ==, 3);
+        /* the whole stamped message is valid, body included */
+        g_assert_cmpint(wire_message_parse(m->data, m->size, 0, 0, &again), ==, 0);
+        g_assert_cmpstr(again.signature, ==, "s");
+
+        g_assert_cmpint(bridge_msg_new_stamped(data, &hdr, NULL, 0, &copy), ==, 0);
+        g_assert_cmpuint(copy->size, ==, size);
+        g_assert_cmpmem(copy->data, size, data, size);
+        g_assert_cmpstr(copy->hdr.sender, ==, ":9.forged");
+
+        g_assert_true(bridge_msg_ref(m) == m);
+        g_assert_cmpuint(m->n_refs, ==, 2);
+        g_assert_null(bridge_msg_unref(m));
+        g_assert_null(bridge_msg_unref(m));
+        bridge_msg_unref(copy);
+        g_assert_null(bridge_msg_ref(NULL));
+        g_assert_null(bridge_msg_unref(NULL));
+
+        /* wrapping takes the bytes */
+        g_assert_cmpint(bridge_msg_new_take(data, size, 0, &m), ==, 0);
+        g_assert_true(m->data == data);
+        g_assert_true(m->data_separate);
+        g_assert_cmpstr(m->hdr.member, ==, "M");
+        bridge_msg_unref(m);
+
+        data = g_malloc0(32);
+        g_assert_cmpint(bridge_msg_new_take(data, 32, 0, &m), ==, -EINVAL);
+        g_free(data);
+}
+
+static void test_fds(Fixture *f, gconstpointer ctx) {
+        BridgeMsg *m;
+        int *fds = g_new(int, 2), a = dup(0), b = dup(0);
+
+        fixture_conn(f, 0);
+        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL });
+        fds[0] = a;
+        fds[1] = b;
+        bridge_msg_take_fds(m, fds, 2);
+        g_assert_cmpuint(m->n_fds, ==, 2);
+        bridge_msg_ref(m);
+        bridge_msg_unref(m);
+        g_assert_cmpint(fcntl(a, F_GETFD), >=, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpint(fcntl(a, F_GETFD), <, 0);
+        g_assert_cmpint(fcntl(b, F_GETFD), <, 0);
+}
+
+static void test_limits(Fixture *f, gconstpointer ctx) {
+        BusLimits s, y;
+
+        bus_limits_init_session(&s);
+        bus_limits_init_system(&y);
+        /* /usr/share/dbus-1/session.conf and dbus-daemon's built-in values */
+        g_assert_cmpuint(s.max_incoming_bytes, ==, 1000000000);
+        g_assert_cmpuint(s.max_names_per_connection, ==, 50000);
+        g_assert_cmpuint(s.max_match_rules_per_connection, ==, 50000);
+        g_assert_cmpuint(s.max_replies_per_connection, ==, 50000);
+        g_assert_cmpuint(s.max_connections_per_user, ==, 100000);
+        g_assert_cmpuint(s.auth_timeout_usec, ==, 240000000);
+        g_assert_cmpuint(s.max_message_unix_fds, ==, 16);
+        g_assert_cmpuint(y.max_incoming_bytes, ==, 133169152);
+        g_assert_cmpuint(y.max_message_size, ==, 33554432);
+        g_assert_cmpuint(y.max_outgoing_unix_fds, ==, 64);
+        g_assert_cmpuint(y.max_names_per_connection, ==, 512);
+        g_assert_cmpuint(y.max_replies_per_connection, ==, 128);
+        g_assert_cmpuint(y.max_connections_per_user, ==, 256);
+        g_assert_cmpuint(y.auth_timeout_usec, ==, 5000000);
+        g_assert_cmpuint(y.reply_timeout_usec, ==, 0);
+        g_assert_cmpuint(s.reply_timeout_usec, ==, 0);
+        /* the default of bus_new() is the session's */
+        g_assert_cmpmem(&f->bus->limits, sizeof(s), &s, sizeof(s));
+        /* a random id */
+        g_assert_false(f->bus->id[0] == 0 && f->bus->id[1] == 0 && f->bus->id[2] == 0 &&
+                       f->bus->id[3] == 0 && f->bus->id[4] == 0);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/bridge/msg/stamped", Fixture, NULL, fixture_setup, test_stamped,
+                   fixture_teardown);
+        g_test_add("/bridge/msg/fds", Fixture, NULL, fixture_setup, test_fds, fixture_teardown);
+        g_test_add("/bridge/msg/limits", Fixture, NULL, fixture_setup, test_limits,
+                   fixture_teardown);
+        return g_test_run();
+}
