@@ -1,0 +1,810 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A classic D-Bus client: bytes in -> SASL -> framed, validated, stamped messages into the
+ * driver; the core's queue for this peer -> sendmsg().
+ *
+ * Invariants:
+ *   - Nothing here is freed from inside a core callback (queue_nonempty, kick) or while a
+ *     message of this client is being dispatched: a client that must go is flagged
+ *     (close_pending) and put on the server's dirty list; the post source frees it.
+ *   - in[in_start, in_end) is unprocessed input; the buffer is CLIENT_IN_DEFAULT bytes
+ *     unless one message is larger, then exactly that message's size until it is consumed.
+ *   - in_fds[0, n_in_fds) are received fds not yet claimed by a message, in arrival order.
+ *   - out_ring holds references to messages taken off the core queue, in order; the head
+ *     has out_offset bytes written. A message with fds starts a sendmsg() of its own
+ *     (when out_offset == 0), so the fds travel with its first byte.
+ *   - The io source waits for EPOLLIN only while there is buffer room, no EOF and no close
+ *     pending, and for EPOLLOUT only after EAGAIN; with nothing to wait for it is off, so a
+ *     hung-up socket cannot spin the loop.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "compat/driver.h"
+#include "proxy/client.h"
+#include "proxy/server.h"
+#include "util/error.h"
+#include "wire/message.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+#define CLIENT_IOV_MAX 256u
+
+static void client_log(ProxyClient *c, int level, const char *fmt, ...) _printf_(3, 4);
+static void client_log(ProxyClient *c, int level, const char *fmt, ...) {
+        ProxyLogPeer peer = {
+                .unique_name = c->conn ? c->conn->unique_name : NULL,
+                .pid = c->pid,
+                .uid = c->uid,
+        };
+        char text[1024];
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(text, sizeof(text), fmt, ap);
+        va_end(ap);
+        proxy_log_peer(level, &c->log_limit, loop_now(c->server->loop), &peer, "%s", text);
+}
+
+static void client_mark_dirty(ProxyClient *c) {
+        if (!list_is_linked(&c->dirty_link))
+                list_append(&c->server->dirty, &c->dirty_link);
+}
+
+static void client_close_later(ProxyClient *c) {
+        if (c->state == CLIENT_STATE_AUTH && c->server->n_authenticating)
+                --c->server->n_authenticating;
+        c->state = CLIENT_STATE_CLOSING;
+        c->close_pending = true;
+        list_unlink(&c->ready_link);
+        client_mark_dirty(c);
+}
+
+static void client_update_events(ProxyClient *c) {
+        uint32_t events = 0;
+
+        if (!c->io)
+                return;
+        if (!c->close_pending && !c->eof && c->in_end < c->in_cap)
+                events |= EPOLLIN;
+        if (c->write_blocked && !c->close_pending)
+                events |= EPOLLOUT;
+        if (events == c->io_events)
+                return;
+        if (events)
+                (void) loop_io_set_events(c->io, events);
+        (void) loop_source_set_enabled(c->io, events != 0);
+        c->io_events = events;
+}
+
+static void client_on_queue_nonempty(BridgeConn *conn, void *userdata) {
+        ProxyClient *c = userdata;
+
+        /* no I/O here: we may be inside another client's dispatch */
+        if (!c || c->close_pending || c->write_blocked)
+                return;
+        client_mark_dirty(c);
+}
+
+static void client_on_kick(BridgeConn *conn, void *userdata) {
+        ProxyClient *c = userdata;
+
+        if (!c || c->close_pending)
+                return;
+        client_log(c, LOG_WARNING, "Disconnecting: the bus dropped this peer (it does not read "
+                   "its messages fast enough?)");
+        client_close_later(c);
+}
+
+static const BridgeConnOps client_conn_ops = {
+        .queue_nonempty = client_on_queue_nonempty,
+        .kick = client_on_kick,
+};
+
+/* Ensure room to read into; a buffer drained after a large message shrinks back. */
+static int client_in_prepare(ProxyClient *c) {
+        if (c->in_start == c->in_end) {
+                c->in_start = c->in_end = 0;
+                if (c->in_cap > CLIENT_IN_DEFAULT) {
+                        uint8_t *p = realloc(c->in, CLIENT_IN_DEFAULT);
+
+                        if (p) {
+                                c->in = p;
+                                c->in_cap = CLIENT_IN_DEFAULT;
+                        }
+                }
+        } else if (c->in_start > 0 && c->in_cap - c->in_end < c->in_cap / 2) {
+                memmove(c->in, c->in + c->in_start, c->in_end - c->in_start);
+                c->in_end -= c->in_start;
+                c->in_start = 0;
+        }
+        return 0;
+}
+
+/* Make the buffer hold at least @size bytes from in_start (one large message). */
+static int client_in_grow(ProxyClient *c, size_t size) {
+        size_t have = c->in_end - c->in_start;
+        uint8_t *p;
+
+        if (size <= c->in_cap - c->in_start)
+                return 0;
+        if (size <= c->in_cap) {
+                memmove(c->in, c->in + c->in_start, have);
+                c->in_start = 0;
+                c->in_end = have;
+                return 0;
+        }
+        p = malloc(size);
+        if (!p)
+                return error_origin(-ENOMEM);
+        memcpy(p, c->in + c->in_start, have);
+        free(c->in);
+        c->in = p;
+        c->in_cap = size;
+        c->in_start = 0;
+        c->in_end = have;
+        return 0;
+}
+
+static int client_fds_push(ProxyClient *c, const int *fds, unsigned n) {
+        unsigned i;
+
+        if (c->n_in_fds + n > CLIENT_MAX_FDS_QUEUED)
+                return -EMFILE;
+        if (c->n_in_fds + n > c->in_fds_cap) {
+                unsigned cap = MAX(c->in_fds_cap * 2, MAX(16u, c->n_in_fds + n));
+                int *p = realloc(c->in_fds, cap * sizeof(int));
+
+                if (!p)
+                        return error_origin(-ENOMEM);
+                c->in_fds = p;
+                c->in_fds_cap = cap;
+        }
+        for (i = 0; i < n; ++i)
+                c->in_fds[c->n_in_fds++] = fds[i];
+        return 0;
+}
+
+/* Return: 0 (read something, or nothing to read), 1 on EOF, negative errno (drop peer). */
+static int client_read(ProxyClient *c) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 253)];
+        } control;
+        struct iovec iov;
+        struct msghdr mh = { 0 };
+        struct cmsghdr *cmsg;
+        ssize_t n;
+        int r = 0;
+
+        client_in_prepare(c);
+        if (c->in_end >= c->in_cap)
+                return 0;
+        iov.iov_base = c->in + c->in_end;
+        iov.iov_len = c->in_cap - c->in_end;
+        mh.msg_iov = &iov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = &control;
+        mh.msg_controllen = sizeof(control);
+
+        n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                return -errno;
+        }
+
+        for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+                if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
+                        unsigned k = (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                        int fds[253];
+                        unsigned i;
+
+                        memcpy(fds, CMSG_DATA(cmsg), k * sizeof(int));
+                        if (!r)
+                                r = client_fds_push(c, fds, k);
+                        if (r)
+                                for (i = 0; i < k; ++i)
+                                        (void) close(fds[i]);
+                }
+        }
+        if (r == -EMFILE) {
+                client_log(c, LOG_WARNING, "Disconnecting: more than %u file descriptors sent "
+                           "without messages that claim them", CLIENT_MAX_FDS_QUEUED);
+                return -EPROTO;
+        }
+        if (r < 0)
+                return r;
+        if (mh.msg_flags & MSG_CTRUNC) {
+                client_log(c, LOG_WARNING, "Disconnecting: file descriptors were lost in "
+                           "transit (MSG_CTRUNC; is our fd limit too low?)");
+                return -EPROTO;
+        }
+        if (n == 0)
+                return 1;
+        c->in_end += (size_t)n;
+        return 0;
+}
+
+static void client_protocol_error(ProxyClient *c, const char *what, int code,
+                                  const char *(*strerr)(int)) {
+        client_log(c, LOG_WARNING, "Disconnecting: %s: %s; the client sent invalid data "
+                   "(fix the client or its D-Bus library)", what, strerr(code));
+        client_close_later(c);
+}
+
+static void client_auth_done(ProxyClient *c) {
+        if (c->server->n_authenticating)
+                --c->server->n_authenticating;
+        c->state = CLIENT_STATE_RUNNING;
+        c->auth_timer = loop_source_free(c->auth_timer);
+        if (c->sasl.unix_fds_agreed)
+                c->conn->flags |= BRIDGE_CONN_ACCEPT_FDS;
+}
+
+/* Return: true if progress was made. */
+static bool client_process_auth(ProxyClient *c) {
+        size_t consumed, out_len;
+        int r;
+
+        if (c->sasl_out_start == c->sasl_out_end)
+                c->sasl_out_start = c->sasl_out_end = 0;
+        r = sasl_server_feed(&c->sasl, c->in + c->in_start, c->in_end - c->in_start,
+                             c->sasl_out + c->sasl_out_end, sizeof(c->sasl_out) - c->sasl_out_end,
+                             &consumed, &out_len);
+        c->in_start += consumed;
+        c->sasl_out_end += out_len;
+        if (out_len)
+                client_mark_dirty(c);
+        if (r) {
+                client_log(c, LOG_NOTICE, "Disconnecting during authentication: %s",
+                           sasl_strerror(r));
+                client_close_later(c);
+                return false;
+        }
+        if (sasl_server_is_done(&c->sasl)) {
+                client_auth_done(c);
+                return true;
+        }
+        /* no whole line left, or no room for a reply until client_flush() made some */
+        return false;
+}
+
+static int client_take_fds(ProxyClient *c, unsigned n, int **ret) {
+        int *fds;
+
+        fds = malloc(n * sizeof(int));
+        if (!fds)
+                return error_origin(-ENOMEM);
+        memcpy(fds, c->in_fds, n * sizeof(int));
+        c->n_in_fds -= n;
+        memmove(c->in_fds, c->in_fds + n, c->n_in_fds * sizeof(int));
+        *ret = fds;
+        return 0;
+}
+
+/* One message, if complete. Return: 1 dispatched, 0 need more input, -1 client closing. */
+static int client_process_one(ProxyClient *c) {
+        Server *s = c->server;
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        const uint8_t *data = c->in + c->in_start;
+        size_t avail = c->in_end - c->in_start, size;
+        WireHeader hdr;
+        int r;
+
+        r = wire_message_frame(data, avail, &size);
+        if (r == WIRE_E_AGAIN)
+                return 0;
+        if (r) {
+                client_protocol_error(c, "malformed message", r, wire_strerror);
+                return -1;
+        }
+        if (size > s->bus->limits.max_message_size) {
+                client_log(c, LOG_WARNING, "Disconnecting: message of %zu bytes exceeds the "
+                           "limit of %u bytes (max_message_size)", size,
+                           (unsigned)s->bus->limits.max_message_size);
+                client_close_later(c);
+                return -1;
+        }
+        if (avail < size) {
+                r = client_in_grow(c, size);
+                if (r < 0) {
+                        client_log(c, LOG_ERR, "Disconnecting: out of memory for a message of "
+                                   "%zu bytes", size);
+                        client_close_later(c);
+                        return -1;
+                }
+                return 0;
+        }
+
+        r = wire_message_parse(data, size, c->n_in_fds, 0, &hdr);
+        if (r) {
+                client_protocol_error(c, "invalid message", r, wire_strerror);
+                return -1;
+        }
+        if (hdr.n_fds && !(c->conn->flags & BRIDGE_CONN_ACCEPT_FDS)) {
+                client_log(c, LOG_WARNING, "Disconnecting: message carries file descriptors, "
+                           "but fd passing was not negotiated (NEGOTIATE_UNIX_FD)");
+                client_close_later(c);
+                return -1;
+        }
+        if (hdr.n_fds > s->bus->limits.max_message_unix_fds) {
+                client_log(c, LOG_WARNING, "Disconnecting: message carries %u file descriptors, "
+                           "the limit is %u (max_message_unix_fds)", hdr.n_fds,
+                           (unsigned)s->bus->limits.max_message_unix_fds);
+                client_close_later(c);
+                return -1;
+        }
+
+        r = bridge_msg_new_stamped(data, &hdr, c->conn->active ? c->conn->unique_name : NULL,
+                                   c->conn->id, &m);
+        if (r == 0 && hdr.n_fds) {
+                int *fds;
+
+                r = client_take_fds(c, hdr.n_fds, &fds);
+                if (r >= 0)
+                        bridge_msg_take_fds(m, fds, hdr.n_fds);
+        }
+        c->in_start += size;
+        if (r > 0) {
+                client_protocol_error(c, "message too large once the bus adds the sender", r,
+                                      wire_strerror);
+                return -1;
+        }
+        if (r < 0) {
+                client_log(c, LOG_ERR, "Disconnecting: cannot take a message: %s", strerror(-r));
+                client_close_later(c);
+                return -1;
+        }
+
+        r = driver_handle_message(s->driver, c->conn, m);
+        if (r == DRIVER_E_DISCONNECT) {
+                if (c->conn->active)
+                        client_log(c, LOG_NOTICE, "Disconnecting: its queue of unread bus "
+                                   "replies is full");
+                else
+                        client_log(c, LOG_NOTICE, "Disconnecting: the first message must be "
+                                   "a Hello() call to org.freedesktop.DBus, but it was type %u "
+                                   "member \"%s\" interface \"%s\" destination \"%s\"",
+                                   hdr.type, hdr.member ? hdr.member : "",
+                                   hdr.interface ? hdr.interface : "",
+                                   hdr.destination ? hdr.destination : "");
+                client_close_later(c);
+                return -1;
+        }
+        if (r) {
+                client_log(c, LOG_ERR, "Disconnecting: the bus failed to handle a message: %s",
+                           strerror(r < 0 ? -r : EPROTO));
+                client_close_later(c);
+                return -1;
+        }
+        return 1;
+}
+
+/**
+ * client_process() - handle buffered input with a fresh budget
+ * @c:          the client
+ *
+ * Authentication lines, then up to SERVER_CLIENT_BUDGET messages. With input left over
+ * the client goes on the server's ready list; at EOF with nothing complete left it is
+ * closed (later).
+ */
+void client_process(ProxyClient *c) {
+        unsigned budget = SERVER_CLIENT_BUDGET;
+        bool more = false;
+
+        while (!c->close_pending) {
+                if (c->state == CLIENT_STATE_AUTH) {
+                        if (!client_process_auth(c))
+                                break;
+                        continue;
+                }
+                if (!budget) {
+                        more = true;
+                        break;
+                }
+                if (client_process_one(c) <= 0)
+                        break;
+                --budget;
+        }
+
+        if (c->close_pending)
+                return;
+        if (more)
+                server_mark_ready(c->server, c);
+        else if (c->eof)
+                client_close_later(c);
+        client_update_events(c);
+}
+
+static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        ProxyClient *c = userdata;
+        int r;
+
+        server_update_time(c->server);
+        if (revents & EPOLLOUT) {
+                c->write_blocked = false;
+                client_flush(c);
+        }
+        if (!c->close_pending && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+                r = client_read(c);
+                if (r < 0) {
+                        if (r != -EPROTO && r != -ECONNRESET)
+                                client_log(c, LOG_INFO, "Disconnecting: read failed: %s",
+                                           strerror(-r));
+                        client_close_later(c);
+                } else {
+                        if (r > 0)
+                                c->eof = true;
+                        /* already on the ready list: it keeps its turn there */
+                        if (!list_is_linked(&c->ready_link))
+                                client_process(c);
+                }
+        }
+        client_update_events(c);
+        server_rearm_timer(c->server);
+        return 0;
+}
+
+static int client_on_auth_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
+        ProxyClient *c = userdata;
+
+        if (c->state == CLIENT_STATE_AUTH) {
+                client_log(c, LOG_NOTICE, "Disconnecting: not authenticated within the auth "
+                           "timeout (auth_timeout)");
+                client_close_later(c);
+        }
+        return 0;
+}
+
+static void client_out_pop(ProxyClient *c) {
+        BridgeMsg *m = c->out_ring[c->out_head];
+
+        c->out_ring_bytes -= m->size;
+        c->out_ring[c->out_head] = NULL;
+        c->out_head = (c->out_head + 1) % CLIENT_OUT_RING;
+        --c->out_n;
+        c->out_offset = 0;
+        bridge_msg_unref(m);
+}
+
+static void client_out_refill(ProxyClient *c) {
+        BridgeMsg *m;
+
+        if (!c->conn)
+                return;
+        while (c->out_n < CLIENT_OUT_RING &&
+               (c->out_n == 0 || c->out_ring_bytes < CLIENT_OUT_RING_BYTES) &&
+               (m = bridge_conn_queue_peek(c->conn))) {
+                c->out_ring[(c->out_head + c->out_n) % CLIENT_OUT_RING] = bridge_msg_ref(m);
+                ++c->out_n;
+                c->out_ring_bytes += m->size;
+                bridge_conn_queue_pop(c->conn);
+        }
+}
+
+/**
+ * client_flush() - write out pending authentication replies and queued messages
+ * @c:          the client
+ *
+ * Each sendmsg() carries as many messages as the iovec array holds, up to the next message
+ * with fds. Stops at EAGAIN (then waits for EPOLLOUT) or when nothing is left.
+ */
+void client_flush(ProxyClient *c) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 253)];
+        } control;
+        struct iovec iov[CLIENT_IOV_MAX];
+
+        while (!c->close_pending && !c->write_blocked) {
+                struct msghdr mh = { 0 };
+                BridgeMsg *fds_msg = NULL;
+                size_t total = 0, left;
+                unsigned n_iov = 0, i;
+                ssize_t n;
+
+                client_out_refill(c);
+                if (c->sasl_out_end > c->sasl_out_start) {
+                        iov[n_iov].iov_base = c->sasl_out + c->sasl_out_start;
+                        iov[n_iov].iov_len = c->sasl_out_end - c->sasl_out_start;
+                        total += iov[n_iov++].iov_len;
+                }
+                for (i = 0; i < c->out_n && n_iov < CLIENT_IOV_MAX; ++i) {
+                        BridgeMsg *m = c->out_ring[(c->out_head + i) % CLIENT_OUT_RING];
+                        size_t off = i == 0 ? c->out_offset : 0;
+
+                        if (m->n_fds && off == 0) {
+                                if (n_iov > 0)
+                                        break;
+                                if (m->n_fds > 253) {
+                                        client_log(c, LOG_ERR, "Disconnecting: cannot pass "
+                                                   "%u fds in one message", m->n_fds);
+                                        client_close_later(c);
+                                        return;
+                                }
+                                fds_msg = m;
+                        }
+                        iov[n_iov].iov_base = m->data + off;
+                        iov[n_iov].iov_len = m->size - off;
+                        total += iov[n_iov++].iov_len;
+                }
+                if (n_iov == 0)
+                        break;
+
+                mh.msg_iov = iov;
+                mh.msg_iovlen = n_iov;
+                if (fds_msg) {
+                        struct cmsghdr *cmsg;
+
+                        mh.msg_control = &control;
+                        mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds_msg->n_fds);
+                        cmsg = CMSG_FIRSTHDR(&mh);
+                        cmsg->cmsg_level = SOL_SOCKET;
+                        cmsg->cmsg_type = SCM_RIGHTS;
+                        cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds_msg->n_fds);
+                        memcpy(CMSG_DATA(cmsg), fds_msg->fds, sizeof(int) * fds_msg->n_fds);
+                }
+                n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        if (errno == EAGAIN) {
+                                c->write_blocked = true;
+                                break;
+                        }
+                        if (errno != EPIPE && errno != ECONNRESET)
+                                client_log(c, LOG_INFO, "Disconnecting: write failed: %s",
+                                           strerror(errno));
+                        client_close_later(c);
+                        return;
+                }
+
+                left = (size_t)n;
+                if (c->sasl_out_end > c->sasl_out_start) {
+                        size_t k = MIN(left, c->sasl_out_end - c->sasl_out_start);
+
+                        c->sasl_out_start += k;
+                        left -= k;
+                }
+                while (left > 0 && c->out_n > 0) {
+                        BridgeMsg *m = c->out_ring[c->out_head];
+                        size_t rest = m->size - c->out_offset;
+
+                        if (left < rest) {
+                                c->out_offset += left;
+                                break;
+                        }
+                        left -= rest;
+                        client_out_pop(c);
+                }
+                if ((size_t)n < total) {
+                        /* the socket buffer is full: EPOLLOUT tells when to go on */
+                        c->write_blocked = true;
+                        break;
+                }
+        }
+        /* authentication replies may have made room for more lines */
+        if (!c->close_pending && c->state == CLIENT_STATE_AUTH && c->in_end > c->in_start)
+                server_mark_ready(c->server, c);
+        client_update_events(c);
+}
+
+static void client_creds_deinit(BridgeCreds *creds) {
+        creds->pidfd = fd_close(creds->pidfd);
+        free(creds->groups);
+        creds->groups = NULL;
+        free(creds->seclabel);
+        creds->seclabel = NULL;
+}
+
+static int client_get_creds(int fd, BridgeCreds *ret) {
+        BridgeCreds creds = { .uid = (uid_t)-1, .gid = (gid_t)-1, .pidfd = -1 };
+        struct ucred uc;
+        socklen_t len = sizeof(uc);
+        gid_t gbuf[64];
+        char label[1024];
+        int pidfd;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+                return error_origin(-errno);
+        creds.uid = uc.uid;
+        creds.gid = uc.gid;
+        creds.pid = uc.pid;
+
+        len = sizeof(gbuf);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, gbuf, &len) == 0) {
+                creds.n_groups = len / sizeof(gid_t);
+                if (creds.n_groups) {
+                        creds.groups = malloc(len);
+                        if (!creds.groups)
+                                return error_origin(-ENOMEM);
+                        memcpy(creds.groups, gbuf, len);
+                }
+        } else if (errno == ERANGE && len > 0) {
+                creds.groups = malloc(len);
+                if (!creds.groups)
+                        return error_origin(-ENOMEM);
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, creds.groups, &len) == 0) {
+                        creds.n_groups = len / sizeof(gid_t);
+                } else {
+                        free(creds.groups);
+                        creds.groups = NULL;
+                }
+        }
+
+        len = sizeof(pidfd);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
+                creds.pidfd = pidfd;
+        } else if (creds.pid > 0) {
+                /* racy (the pid may be reused), but the best a pre-6.5 kernel offers */
+                long r = syscall(SYS_pidfd_open, creds.pid, 0);
+
+                if (r >= 0)
+                        creds.pidfd = (int)r;
+        }
+
+        len = sizeof(label) - 1;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
+                label[len] = '\0';
+                creds.seclabel = strdup(label);
+                if (!creds.seclabel) {
+                        client_creds_deinit(&creds);
+                        return error_origin(-ENOMEM);
+                }
+        }
+
+        *ret = creds;
+        return 0;
+}
+
+/**
+ * client_new() - set up a freshly accepted connection
+ * @server:     the server
+ * @fd:         the socket (taken; closed on failure or refusal)
+ * @is_unix:    whether fds can pass
+ * @ret:        the client, or NULL when the peer was refused (limits)
+ *
+ * Return: 0 or a negative errno.
+ */
+int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
+        ProxyClient *c = NULL;
+        BridgeCreds creds;
+        int r;
+
+        *ret = NULL;
+        if (server->n_authenticating >= server->bus->limits.max_incomplete_connections) {
+                proxy_log(LOG_WARNING, "Refusing a connection: %u connections are still "
+                          "authenticating (max_incomplete_connections)", server->n_authenticating);
+                (void) close(fd);
+                return 0;
+        }
+        r = client_get_creds(fd, &creds);
+        if (r < 0) {
+                (void) close(fd);
+                return r;
+        }
+
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                client_creds_deinit(&creds);
+                (void) close(fd);
+                return error_origin(-ENOMEM);
+        }
+        c->server = server;
+        c->fd = fd;
+        c->is_unix = is_unix;
+        c->state = CLIENT_STATE_AUTH;
+        c->pid = creds.pid;
+        c->uid = creds.uid;
+        list_init(&c->link);
+        list_init(&c->dirty_link);
+        list_init(&c->ready_link);
+        list_append(&server->clients, &c->link);
+        ++server->n_clients;
+        ++server->n_authenticating;
+
+        r = bridge_conn_new(server->bus, &creds, 0, &client_conn_ops, c, &c->conn);
+        if (r) {
+                client_creds_deinit(&creds);
+                if (r == BRIDGE_E_CONN_QUOTA) {
+                        client_log(c, LOG_WARNING, "Refusing the connection: user %u has too "
+                                   "many connections (max_connections_per_user)",
+                                   (unsigned)c->uid);
+                        client_free(c);
+                        return 0;
+                }
+                client_free(c);
+                return r < 0 ? r : error_fold(r);
+        }
+
+        sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);
+
+        c->in = malloc(CLIENT_IN_DEFAULT);
+        if (!c->in) {
+                client_free(c);
+                return error_origin(-ENOMEM);
+        }
+        c->in_cap = CLIENT_IN_DEFAULT;
+
+        r = sd_event_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
+        if (r < 0) {
+                client_free(c);
+                return error_origin(r);
+        }
+        c->io_events = EPOLLIN;
+        r = sd_event_add_time_relative(server->loop, &c->auth_timer, CLOCK_MONOTONIC,
+                                       server->bus->limits.auth_timeout_usec, 1000000,
+                                       client_on_auth_timeout, c);
+        if (r < 0) {
+                client_free(c);
+                return error_origin(r);
+        }
+
+        *ret = c;
+        return 0;
+}
+
+/**
+ * client_free() - disconnect a client from the bus and free it
+ * @c:          the client, or NULL
+ *
+ * Return: NULL.
+ */
+ProxyClient *client_free(ProxyClient *c) {
+        unsigned i;
+
+        if (!c)
+                return NULL;
+        if (c->state == CLIENT_STATE_AUTH && c->server->n_authenticating)
+                --c->server->n_authenticating;
+        c->state = CLIENT_STATE_CLOSING;
+        c->close_pending = true;
+        if (c->conn) {
+                bridge_conn_disconnect(c->conn);
+                c->conn->userdata = NULL;
+                c->conn = bridge_conn_unref(c->conn);
+        }
+        while (c->out_n)
+                client_out_pop(c);
+        for (i = 0; i < c->n_in_fds; ++i)
+                (void) close(c->in_fds[i]);
+        free(c->in_fds);
+        free(c->in);
+        c->io = loop_source_free(c->io);
+        c->auth_timer = loop_source_free(c->auth_timer);
+        c->fd = fd_close(c->fd);
+        list_unlink(&c->link);
+        list_unlink(&c->dirty_link);
+        list_unlink(&c->ready_link);
+        --c->server->n_clients;
+        free(c);
+        return NULL;
+}
+
+/**
+ * client_reap() - free the client if a close is pending
+ * @c:          the client
+ *
+ * Return: true if it was freed.
+ */
+bool client_reap(ProxyClient *c) {
+        if (!c->close_pending)
+                return false;
+        client_free(c);
+        return true;
+}

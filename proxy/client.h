@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * One classic D-Bus client socket: authentication, framing and validation of what it
+ * sends, and writing out what the core queued for it.
+ *
+ * Input: one bounded buffer (grown only for a message larger than it, up to the bus's
+ * max_message_size) filled by large recvmsg() calls; fds that arrive (SCM_RIGHTS) go to an
+ * fd queue, and each message takes from its front as many as its UNIX_FDS says.
+ * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
+ * allocation) and written with one sendmsg() carrying as many as fit; a message with fds
+ * always starts a sendmsg, so its fds arrive with its first byte.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "bridge/conn.h"
+#include "proxy/loop.h"
+#include "proxy/log.h"
+#include "proxy/sasl.h"
+#include "util/list.h"
+
+typedef struct BridgeMsg BridgeMsg;
+typedef struct Server Server;
+typedef struct ProxyClient ProxyClient;
+
+typedef enum ClientState {
+        CLIENT_STATE_AUTH,
+        CLIENT_STATE_RUNNING,           /* after BEGIN (Hello is the driver's business) */
+        CLIENT_STATE_CLOSING,
+        _CLIENT_STATE_N,
+} ClientState;
+
+#define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
+#define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
+#define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
+#define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
+#define CLIENT_SASL_OUT 4096u
+
+struct ProxyClient {
+        Server *server;
+        int fd;
+        ClientState state;
+        bool is_unix;
+        bool eof;                       /* the peer closed its end (we still process input) */
+        bool write_blocked;             /* EAGAIN: waiting for EPOLLOUT */
+        bool close_pending;             /* close at the next post-iteration */
+        uint32_t io_events;             /* what the io source currently waits for */
+        LoopSource *io;
+        LoopSource *auth_timer;
+        BridgeConn *conn;
+        SaslServer sasl;
+        List link;                      /* Server.clients */
+        List dirty_link;                /* Server.dirty */
+        List ready_link;                /* Server.ready */
+        ProxyLogLimit log_limit;
+        pid_t pid;
+        uid_t uid;
+
+        uint8_t *in;
+        size_t in_cap, in_start, in_end;
+        int *in_fds;
+        unsigned n_in_fds, in_fds_cap;
+
+        char sasl_out[CLIENT_SASL_OUT];
+        size_t sasl_out_start, sasl_out_end;
+
+        BridgeMsg *out_ring[CLIENT_OUT_RING];
+        unsigned out_head, out_n;       /* ring of messages taken off the core queue */
+        size_t out_ring_bytes;
+        size_t out_offset;              /* bytes of the head message already written */
+};
+
+/* Takes @fd (closes it on failure). Return: 0, negative errno; the peer may be refused
+ * (quota), then 0 with *ret NULL. */
+int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret);
+ProxyClient *client_free(ProxyClient *c);
+
+/* Process buffered input with a fresh budget (from the server's ready list). */
+void client_process(ProxyClient *c);
+/* Write out what is queued (from the server's post source). */
+void client_flush(ProxyClient *c);
+/* Close now if a close is pending (from the post source). Returns true if freed. */
+bool client_reap(ProxyClient *c);

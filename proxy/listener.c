@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Listening sockets. Every socket is SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK; accepted
+ * sockets are too (accept4). The address a listener prints is the one a client needs:
+ * unix:dir= and unix:tmpdir= become unix:path=<the socket we made>, as dbus-daemon 1.14
+ * prints them. A path socket we created is unlinked when the listener is freed; an
+ * existing path is never removed before bind (EADDRINUSE, like dbus-daemon), so two buses
+ * cannot silently steal each other's socket.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+#include "proxy/address.h"
+#include "proxy/client.h"
+#include "proxy/listener.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+        ProxyListener *l = userdata;
+        unsigned i;
+
+        /* bounded, so a connection storm cannot starve the clients already connected */
+        for (i = 0; i < 32; ++i) {
+                ProxyClient *c = NULL;
+                int cfd, r;
+
+                cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (cfd < 0) {
+                        if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+                                return 0;
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                            errno == ENOMEM) {
+                                proxy_log(LOG_WARNING, "Cannot accept a connection on %s: %s; "
+                                          "raise the fd limit (ulimit -n), ignoring",
+                                          l->address, strerror(errno));
+                                return 0;
+                        }
+                        proxy_log(LOG_ERR, "accept() on %s failed: %s, ignoring", l->address,
+                                  strerror(errno));
+                        return 0;
+                }
+                r = client_new(l->server, cfd, true, &c);
+                if (r < 0)
+                        proxy_log(LOG_ERR, "Cannot set up a new connection on %s: %s, ignoring",
+                                  l->address, strerror(-r));
+        }
+        return 0;
+}
+
+static int listener_add(Server *server, int fd, const char *unlink_path, const char *address) {
+        ProxyListener *l;
+        int r;
+
+        l = calloc(1, sizeof(*l));
+        if (!l) {
+                (void) close(fd);
+                return error_origin(-ENOMEM);
+        }
+        l->server = server;
+        l->fd = fd;
+        list_init(&l->link);
+        list_append(&server->listeners, &l->link);
+        snprintf(l->address, sizeof(l->address), "%s", address);
+        if (unlink_path) {
+                struct stat st;
+
+                if (stat(unlink_path, &st) == 0) {
+                        l->unlink_dev = st.st_dev;
+                        l->unlink_ino = st.st_ino;
+                }
+                l->unlink_path = strdup(unlink_path);
+                if (!l->unlink_path) {
+                        (void) unlink(unlink_path);
+                        listener_free(l);
+                        return error_origin(-ENOMEM);
+                }
+        }
+        r = sd_event_add_io(server->loop, &l->io, fd, EPOLLIN, listener_on_io, l);
+        if (r < 0) {
+                listener_free(l);
+                return error_origin(r);
+        }
+        return 0;
+}
+
+/**
+ * listener_free() - close a listener and unlink its path socket
+ * @l:          the listener, or NULL
+ *
+ * Return: NULL.
+ */
+ProxyListener *listener_free(ProxyListener *l) {
+        if (!l)
+                return NULL;
+        l->io = loop_source_free(l->io);
+        l->fd = fd_close(l->fd);
+        if (l->unlink_path) {
+                struct stat st;
+
+                /* another bus may have replaced a path we gave up on: leave that alone */
+                if (stat(l->unlink_path, &st) == 0 && st.st_dev == l->unlink_dev &&
+                    st.st_ino == l->unlink_ino)
+                        (void) unlink(l->unlink_path);
+        }
+        free(l->unlink_path);
+        list_unlink(&l->link);
+        free(l);
+        return NULL;
+}
+
+static int listener_bind_unix(Server *server, const char *path, bool abstract, bool keep_path,
+                              char *err, size_t err_size) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char address[4200];
+        size_t n = strlen(path);
+        socklen_t salen;
+        int fd, r;
+
+        if (n == 0 || n >= sizeof(sa.sun_path) - (abstract ? 1 : 0)) {
+                snprintf(err, err_size, "Socket name \"%s\" is empty or too long", path);
+                return LISTENER_E_BAD_ADDRESS;
+        }
+        if (abstract) {
+                memcpy(sa.sun_path + 1, path, n);
+                salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+        } else {
+                memcpy(sa.sun_path, path, n);
+                salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + 1);
+        }
+
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return error_origin(-errno);
+        if (bind(fd, (struct sockaddr *)&sa, salen) < 0 || listen(fd, SOMAXCONN) < 0) {
+                r = -errno;
+                snprintf(err, err_size, "Failed to bind socket \"%s%s\": %s", abstract ? "@" : "",
+                         path, strerror(-r));
+                (void) close(fd);
+                return error_origin(r);
+        }
+        if (!abstract)
+                (void) chmod(path, 0777);       /* access is the bus's decision, not the fs's */
+
+        snprintf(address, sizeof(address), "unix:%s=", abstract ? "abstract" : "path");
+        if (address_escape_append(address, sizeof(address), path) < 0) {
+                snprintf(err, err_size, "Socket name \"%s\" is too long", path);
+                if (!abstract)
+                        (void) unlink(path);
+                (void) close(fd);
+                return LISTENER_E_BAD_ADDRESS;
+        }
+        r = listener_add(server, fd, abstract || keep_path ? NULL : path, address);
+        if (r < 0)
+                snprintf(err, err_size, "Cannot listen: %s", strerror(-r));
+        return r;
+}
+
+/* unix:dir= and unix:tmpdir=: a fresh random name, retried on collision. */
+static int listener_bind_dir(Server *server, const char *dir, char *err, size_t err_size) {
+        static const char letters[] =
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        unsigned attempt;
+        int r = -EADDRINUSE;
+
+        for (attempt = 0; attempt < 16; ++attempt) {
+                char path[108];
+                uint8_t rnd[10];
+                unsigned i;
+                int ufd;
+
+                ufd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+                if (ufd < 0 || read(ufd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+                        ufd = fd_close(ufd);
+                        return error_origin(-EIO);
+                }
+                ufd = fd_close(ufd);
+                if ((size_t)snprintf(path, sizeof(path), "%s/dbus-", dir) >= sizeof(path) - 11) {
+                        snprintf(err, err_size, "Directory name \"%s\" is too long", dir);
+                        return LISTENER_E_BAD_ADDRESS;
+                }
+                for (i = 0; i < sizeof(rnd); ++i) {
+                        char s[2] = { letters[rnd[i] % (sizeof(letters) - 1)], '\0' };
+
+                        strcat(path, s);
+                }
+                r = listener_bind_unix(server, path, false, false, err, err_size);
+                if (r != -EADDRINUSE)
+                        return r;
+        }
+        return r;
+}
+
+/**
+ * listener_new_from_address() - listen on one address entry
+ * @server:     the server
+ * @e:          the parsed entry
+ * @err:        receives a message for the user on failure
+ * @err_size:   its size
+ *
+ * Return: 0, a negative errno, or LISTENER_E_UNSUPPORTED, LISTENER_E_BAD_ADDRESS,
+ * LISTENER_E_NO_RUNTIME_DIR.
+ */
+int listener_new_from_address(Server *server, const AddressEntry *e, char *err, size_t err_size) {
+        const char *path, *abstract, *dir, *tmpdir, *runtime;
+        unsigned n_keys = 0;
+        size_t i;
+
+        if (strcmp(e->transport, "systemd") == 0) {
+                int r = listener_new_from_systemd(server, err, err_size);
+
+                if (r == 0) {
+                        snprintf(err, err_size, "The \"systemd:\" address needs sockets passed "
+                                 "by systemd (LISTEN_FDS), but there are none");
+                        return LISTENER_E_BAD_ADDRESS;
+                }
+                return r < 0 ? r : 0;
+        }
+        if (strcmp(e->transport, "unix") != 0) {
+                snprintf(err, err_size, "Unsupported address transport \"%s\" (only unix: and "
+                         "systemd: are served)", e->transport);
+                return LISTENER_E_UNSUPPORTED;
+        }
+        for (i = 0; i < e->n_pairs; ++i) {
+                const char *k = e->pairs[i].key;
+
+                if (strcmp(k, "guid") == 0)
+                        continue;
+                if (strcmp(k, "path") && strcmp(k, "abstract") && strcmp(k, "dir") &&
+                    strcmp(k, "tmpdir") && strcmp(k, "runtime")) {
+                        snprintf(err, err_size, "Unsupported key \"%s\" in a unix: address", k);
+                        return LISTENER_E_UNSUPPORTED;
+                }
+                ++n_keys;
+        }
+        if (n_keys != 1) {
+                snprintf(err, err_size, "A unix: address needs exactly one of path=, abstract=, "
+                         "dir=, tmpdir=, runtime=yes");
+                return LISTENER_E_BAD_ADDRESS;
+        }
+        path = address_entry_get(e, "path");
+        abstract = address_entry_get(e, "abstract");
+        dir = address_entry_get(e, "dir");
+        tmpdir = address_entry_get(e, "tmpdir");
+        runtime = address_entry_get(e, "runtime");
+
+        if (path)
+                return listener_bind_unix(server, path, false, false, err, err_size);
+        if (abstract)
+                return listener_bind_unix(server, abstract, true, false, err, err_size);
+        if (dir || tmpdir)
+                return listener_bind_dir(server, dir ? dir : tmpdir, err, err_size);
+        if (strcmp(runtime, "yes") != 0) {
+                snprintf(err, err_size, "unix:runtime= only takes \"yes\"");
+                return LISTENER_E_BAD_ADDRESS;
+        } else {
+                const char *xdg = getenv("XDG_RUNTIME_DIR");
+                char p[4200];
+
+                if (!xdg || xdg[0] != '/') {
+                        snprintf(err, err_size, "\"XDG_RUNTIME_DIR\" is not set");
+                        return LISTENER_E_NO_RUNTIME_DIR;
+                }
+                snprintf(p, sizeof(p), "%s/bus", xdg);
+                return listener_bind_unix(server, p, false, false, err, err_size);
+        }
+}
+
+/**
+ * listener_new_from_systemd() - adopt the sockets systemd passed (LISTEN_FDS)
+ * @server:     the server
+ * @err:        receives a message on failure
+ * @err_size:   its size
+ *
+ * Return: the number of listeners added (0 when nothing was passed), or a negative errno.
+ */
+int listener_new_from_systemd(Server *server, char *err, size_t err_size) {
+        int n, i, r;
+
+        n = sd_listen_fds(1);
+        if (n < 0) {
+                snprintf(err, err_size, "Cannot take the sockets systemd passed: %s",
+                         strerror(-n));
+                return error_origin(n);
+        }
+        for (i = 0; i < n; ++i) {
+                int fd = SD_LISTEN_FDS_START + i;
+                struct sockaddr_un sa = { 0 };
+                socklen_t salen = sizeof(sa);
+                char address[4200] = "";
+                int flags;
+
+                if (sd_is_socket(fd, AF_UNIX, SOCK_STREAM, 1) <= 0) {
+                        snprintf(err, err_size, "Passed fd %d is not a listening unix stream "
+                                 "socket", fd);
+                        return error_origin(-EINVAL);
+                }
+                flags = fcntl(fd, F_GETFL);
+                if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+                    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+                        return error_origin(-errno);
+                if (getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 &&
+                    salen > offsetof(struct sockaddr_un, sun_path) + 1) {
+                        if (sa.sun_path[0]) {
+                                strcpy(address, "unix:path=");
+                                (void) address_escape_append(address, sizeof(address), sa.sun_path);
+                        } else {
+                                char name[sizeof(sa.sun_path)] = "";
+
+                                memcpy(name, sa.sun_path + 1,
+                                       salen - offsetof(struct sockaddr_un, sun_path) - 1);
+                                strcpy(address, "unix:abstract=");
+                                (void) address_escape_append(address, sizeof(address), name);
+                        }
+                }
+                r = listener_add(server, fd, NULL, address);
+                if (r < 0)
+                        return r;
+        }
+        return n;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The loop's fixed sources: a post source that, once per iteration, frees clients that
+ * must go and flushes every dirty client (one batch of writes each); a defer source that
+ * gives clients with leftover input another budget; the reply-timeout timer armed from
+ * bus_next_deadline(); SIGTERM/SIGINT (clean exit) and SIGHUP.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "compat/driver.h"
+#include "proxy/client.h"
+#include "proxy/listener.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+/**
+ * server_update_time() - hand the loop's cached time to the core
+ * @s:          the server
+ */
+void server_update_time(Server *s) {
+        s->bus->now_usec = loop_now(s->loop);
+}
+
+/**
+ * server_rearm_timer() - arm the reply-timeout timer for the core's next deadline
+ * @s:          the server
+ */
+void server_rearm_timer(Server *s) {
+        uint64_t usec;
+
+        if (bus_next_deadline(s->bus, &usec))
+                (void) loop_timer_set(s->timer, usec ? usec : 1);
+        else
+                (void) loop_timer_set(s->timer, UINT64_MAX);
+}
+
+/**
+ * server_mark_ready() - give @c another turn at its buffered input next iteration
+ * @s:          the server
+ * @c:          the client
+ */
+void server_mark_ready(Server *s, ProxyClient *c) {
+        if (list_is_linked(&c->ready_link))
+                return;
+        list_append(&s->ready, &c->ready_link);
+        (void) loop_source_set_enabled(s->ready_source, true);
+}
+
+static int server_on_post(sd_event_source *source, void *userdata) {
+        Server *s = userdata;
+        List *l;
+
+        server_update_time(s);
+        while ((l = list_first(&s->dirty))) {
+                ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
+
+                list_unlink(l);
+                if (client_reap(c))
+                        continue;
+                client_flush(c);
+                if (c->close_pending && !list_is_linked(&c->dirty_link))
+                        client_reap(c);
+        }
+        server_rearm_timer(s);
+        return 0;
+}
+
+static int server_on_ready(sd_event_source *source, void *userdata) {
+        Server *s = userdata;
+        List batch = LIST_INIT(batch), *l;
+
+        server_update_time(s);
+        /* this round's clients only: those that run out of budget again go to the back */
+        if (!list_is_empty(&s->ready)) {
+                batch.next = s->ready.next;
+                batch.prev = s->ready.prev;
+                batch.next->prev = &batch;
+                batch.prev->next = &batch;
+                list_init(&s->ready);
+        }
+        while ((l = list_first(&batch))) {
+                ProxyClient *c = list_entry(l, ProxyClient, ready_link);
+
+                list_unlink(l);
+                client_process(c);
+        }
+        if (list_is_empty(&s->ready))
+                (void) loop_source_set_enabled(s->ready_source, false);
+        return 0;
+}
+
+static int server_on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+        int r;
+
+        server_update_time(s);
+        r = bus_dispatch_timeouts(s->bus);
+        if (r < 0)
+                proxy_log(LOG_ERR, "Expiring pending replies failed: %s, ignoring",
+                          strerror(-r));
+        server_rearm_timer(s);
+        return 0;
+}
+
+static int server_on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
+                            void *userdata) {
+        Server *s = userdata;
+
+        if (si->ssi_signo == SIGHUP) {
+                proxy_log(LOG_NOTICE, "SIGHUP: reloading the configuration is not supported "
+                          "yet, ignoring");
+                return 0;
+        }
+        proxy_log(LOG_INFO, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        return sd_event_exit(s->loop, 0);
+}
+
+/**
+ * server_new() - the loop, the bus core with its driver, and the fixed sources
+ * @limits:     the bus limits
+ * @ret:        the server
+ *
+ * Blocks SIGTERM, SIGINT, SIGHUP (they arrive through the loop) and ignores SIGPIPE.
+ * Return: 0 or a negative errno.
+ */
+int server_new(const BusLimits *limits, Server **ret) {
+        _cleanup_(server_freep) Server *s = NULL;
+        static const char hex[] = "0123456789abcdef";
+        sigset_t mask;
+        unsigned i;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return error_origin(-ENOMEM);
+        list_init(&s->listeners);
+        list_init(&s->clients);
+        list_init(&s->dirty);
+        list_init(&s->ready);
+
+        r = loop_new(&s->loop);
+        if (r < 0)
+                return error_origin(r);
+        r = bus_new(limits, &s->bus);
+        if (r < 0)
+                return error_trace(r);
+        s->bus->log = proxy_log_sink;
+        r = driver_new(s->bus, &s->driver);
+        if (r < 0)
+                return error_trace(r);
+        for (i = 0; i < 16; ++i) {
+                s->guid[2 * i] = hex[s->bus->id[i] >> 4];
+                s->guid[2 * i + 1] = hex[s->bus->id[i] & 15];
+        }
+        s->guid[32] = '\0';
+
+        r = sd_event_add_post(s->loop, &s->post, server_on_post, s);
+        if (r < 0)
+                return error_origin(r);
+        r = sd_event_add_defer(s->loop, &s->ready_source, server_on_ready, s);
+        if (r < 0)
+                return error_origin(r);
+        (void) loop_source_set_enabled(s->ready_source, false);
+        r = sd_event_add_time(s->loop, &s->timer, CLOCK_MONOTONIC, UINT64_MAX, 1000,
+                              server_on_timer, s);
+        if (r < 0)
+                return error_origin(r);
+        (void) loop_source_set_enabled(s->timer, false);
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return error_origin(-errno);
+        (void) signal(SIGPIPE, SIG_IGN);
+        r = sd_event_add_signal(s->loop, &s->sigterm, SIGTERM, server_on_signal, s);
+        if (r >= 0)
+                r = sd_event_add_signal(s->loop, &s->sigint, SIGINT, server_on_signal, s);
+        if (r >= 0)
+                r = sd_event_add_signal(s->loop, &s->sighup, SIGHUP, server_on_signal, s);
+        if (r < 0)
+                return error_origin(r);
+
+        *ret = steal_ptr(&s);
+        return 0;
+}
+
+/**
+ * server_run() - run the loop until a signal asks to exit
+ * @s:          the server
+ *
+ * Return: the exit code given to sd_event_exit() (0), or a negative errno.
+ */
+int server_run(Server *s) {
+        int r;
+
+        r = sd_event_loop(s->loop);
+        if (r < 0)
+                return error_origin(r);
+        return r;
+}
+
+/**
+ * server_free() - disconnect every client, close every listener, free the core
+ * @s:          the server, or NULL
+ *
+ * Return: NULL.
+ */
+Server *server_free(Server *s) {
+        List *l;
+
+        if (!s)
+                return NULL;
+        while ((l = list_first(&s->clients)))
+                client_free(list_entry(l, ProxyClient, link));
+        while ((l = list_first(&s->listeners)))
+                listener_free(list_entry(l, ProxyListener, link));
+        s->driver = driver_free(s->driver);
+        s->bus = bus_free(s->bus);
+        s->post = loop_source_free(s->post);
+        s->ready_source = loop_source_free(s->ready_source);
+        s->timer = loop_source_free(s->timer);
+        s->sigterm = loop_source_free(s->sigterm);
+        s->sigint = loop_source_free(s->sigint);
+        s->sighup = loop_source_free(s->sighup);
+        s->loop = loop_unref(s->loop);
+        free(s);
+        return NULL;
+}

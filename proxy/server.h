@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The process-wide state of kdbusd: the loop, the bus core and its driver, the listening
+ * sockets and every client. Clients that have output to flush are on @dirty, clients with
+ * complete but unprocessed input (their per-iteration budget ran out) on @ready, and
+ * clients that must be closed (kicked by the core, or a protocol error during another
+ * client's dispatch) are flagged and freed by the post source, never inside a callback.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include "proxy/loop.h"
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct Driver Driver;
+typedef struct ProxyClient ProxyClient;
+
+/* Messages one client may push into the bus per loop iteration (fairness). */
+#define SERVER_CLIENT_BUDGET 64u
+
+typedef struct Server {
+        Loop *loop;
+        Bus *bus;
+        Driver *driver;
+        char guid[33];                  /* the bus id as 32 hex digits */
+        bool allow_anonymous;
+
+        List listeners;                 /* ProxyListener */
+        List clients;                   /* ProxyClient, all */
+        List dirty;                     /* ProxyClient with output pending or to be closed */
+        List ready;                     /* ProxyClient with buffered input left over */
+        unsigned n_clients;
+        unsigned n_authenticating;
+
+        LoopSource *post;               /* flush dirty clients once per iteration */
+        LoopSource *ready_source;       /* defer: process @ready */
+        LoopSource *timer;              /* bus_next_deadline() */
+        LoopSource *sigterm, *sigint, *sighup;
+        int exit_code;
+} Server;
+
+typedef struct BusLimits BusLimits;
+int server_new(const BusLimits *limits, Server **ret);
+int server_run(Server *s);
+Server *server_free(Server *s);
+DEFINE_CLEANUP(Server *, server_free);
+
+/* Before calling into the core: the loop's cached time goes into bus->now_usec. */
+void server_update_time(Server *s);
+/* After calling into the core: re-arm the reply-timeout timer. */
+void server_rearm_timer(Server *s);
+void server_mark_ready(Server *s, ProxyClient *c);
