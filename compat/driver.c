@@ -7,8 +7,8 @@
  *     anything else with AccessDenied and keeps the connection, but an inactive BridgeConn
  *     cannot be queued to, so we drop the peer (DRIVER_E_DISCONNECT), as dbus-broker does.
  *   - The driver answers every method call addressed to it, NO_REPLY_EXPECTED or not
- *     (dbus-daemon does); signals, replies and errors sent to it are ignored. Its replies
- *     carry NO_REPLY_EXPECTED and DESTINATION, like dbus-daemon's.
+ *     (dbus-daemon does); signals, replies and errors sent to it are ignored. Everything it
+ *     sends carries NO_REPLY_EXPECTED, unicasts also DESTINATION, like dbus-daemon's.
  *   - The org.freedesktop.DBus, .Peer and .Introspectable interfaces answer on every
  *     object path; .Properties only on /org/freedesktop/DBus. A call without interface is
  *     looked up by member in all of them. An unknown member of a known interface is
@@ -193,6 +193,7 @@ static int driver_signal(Driver *driver, BridgeConn *dst, const char *member, co
                          const char *s2, const char *s3) {
         WireMsgSpec spec = {
                 .type = WIRE_MSG_SIGNAL,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,   /* as on dbus-daemon's signals */
                 .path = WIRE_DRIVER_PATH,
                 .interface = WIRE_DRIVER_INTERFACE,
                 .member = member,

@@ -302,6 +302,7 @@ static void expect_signal(Fixture *f, unsigned i, const char *member, const char
                 g_error("conn %u: expected %s(%s), got type %u %s \"%s\"", i, member, body,
                         g.hdr.type, g.hdr.error_name ?: g.hdr.member, g.body);
         expect_from_bus(&g);
+        g_assert_true(g.hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED);
         g_assert_cmpstr(g.hdr.path, ==, "/org/freedesktop/DBus");
         g_assert_cmpstr(g.hdr.interface, ==, "org.freedesktop.DBus");
         if (unicast)
