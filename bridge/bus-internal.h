@@ -7,6 +7,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "util/list.h"
@@ -19,8 +20,17 @@ typedef struct BridgeQueueEntry {
         BridgeMsg *msg;                 /* one reference */
 } BridgeQueueEntry;
 
+/* Per-uid accounting (Bus.users): what all connections of one uid hold. */
+typedef struct BridgeUser {
+        HashNode node;
+        uid_t uid;
+        unsigned n_conns;               /* active or not: max_connections_per_user */
+} BridgeUser;
+
 /* Frees the recycled entries (bus_free). */
 void bus_free_entries_flush(Bus *bus);
+/* Frees every per-uid account (bus_free, after detaching the connections). */
+void bus_users_flush(Bus *bus);
 
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn);
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn);

@@ -84,8 +84,11 @@ Bus *bus_free(Bus *bus) {
 
                 list_unlink(&conn->bus_link);
                 conn->bus = NULL;
+                conn->user = NULL;
         }
         bus_free_entries_flush(bus);
+        bus_users_flush(bus);
+        hash_table_deinit(&bus->users);
         hash_table_deinit(&bus->conns_by_id);
         hash_table_deinit(&bus->names);
         hash_table_deinit(&bus->replies);

@@ -59,6 +59,8 @@ struct Bus {
                                          * because every reply gets the same timeout */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */
         size_t n_free_entries;
+        HashTable users;                /* BridgeUser, by uid: per-user accounting */
+        unsigned n_eavesdrop_rules;     /* rules with eavesdrop=true, over all connections */
 
         /* statistics (Debug.Stats) */
         uint64_t n_messages_routed;

@@ -50,6 +50,24 @@ static void creds_clear(BridgeCreds *c) {
         c->seclabel = NULL;
 }
 
+/* Free @user's account once nothing is charged to it. */
+static void bus_user_put(Bus *bus, BridgeUser *user) {
+        if (!user || user->n_conns)
+                return;
+        hash_table_remove(&bus->users, &user->node);
+        free(user);
+}
+
+void bus_users_flush(Bus *bus) {
+        HashNode *n, *tmp;
+        size_t i;
+
+        hash_table_for_each(n, tmp, &bus->users, i) {
+                hash_table_remove(&bus->users, n);
+                free(container_of(n, BridgeUser, node));
+        }
+}
+
 /**
  * bridge_conn_new() - a new, inactive connection
  * @bus:        the bus
@@ -66,20 +84,40 @@ static void creds_clear(BridgeCreds *c) {
  */
 int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeConnOps *ops,
                     void *userdata, BridgeConn **ret) {
+        BridgeUser *user = NULL;
         BridgeConn *conn;
-        uint32_t n = 0;
-        List *pos;
+        HashNode *n;
+        int r;
 
-        list_for_each(pos, &bus->conns)
-                if (container_of(pos, BridgeConn, bus_link)->creds.uid == creds->uid)
-                        ++n;
-        if (n >= bus->limits.max_connections_per_user)
+        for (n = hash_table_lookup(&bus->users, hash_u64(creds->uid)); n; n = hash_node_next_match(n))
+                if (container_of(n, BridgeUser, node)->uid == creds->uid) {
+                        user = container_of(n, BridgeUser, node);
+                        break;
+                }
+        if (user && user->n_conns >= bus->limits.max_connections_per_user)
                 return BRIDGE_E_CONN_QUOTA;
+        if (!user && bus->limits.max_connections_per_user == 0)
+                return BRIDGE_E_CONN_QUOTA;
+        if (!user) {
+                user = calloc(1, sizeof(*user));
+                if (!user)
+                        return error_origin(-ENOMEM);
+                user->uid = creds->uid;
+                r = hash_table_insert(&bus->users, &user->node, hash_u64(creds->uid));
+                if (r < 0) {
+                        free(user);
+                        return error_trace(r);
+                }
+        }
 
         conn = calloc(1, sizeof(*conn));
-        if (!conn)
+        if (!conn) {
+                bus_user_put(bus, user);
                 return error_origin(-ENOMEM);
+        }
         conn->n_refs = 1;
+        conn->user = user;
+        ++user->n_conns;
         conn->flags = flags;
         conn->bus = bus;
         conn->creds = *creds;
@@ -128,6 +166,10 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
                 conn->n_refs = 0;
         }
         list_unlink(&conn->bus_link);
+        if (conn->bus && conn->user) {
+                --conn->user->n_conns;
+                bus_user_put(conn->bus, conn->user);
+        }
         creds_clear(&conn->creds);
         free(conn);
         return NULL;
@@ -316,24 +358,30 @@ static void conn_kick(BridgeConn *conn) {
                 conn->ops->kick(conn, conn->userdata);
 }
 
-/* Deliver @msg (from @sender, NULL: the bus) to every active connection with a matching
- * rule, once each. Return: 0 or -ENOMEM. */
-static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
+/*
+ * Deliver @msg (from @sender, NULL: the bus) to every active connection with a matching
+ * rule, once each. For a unicast (@addressed: its destination, which has it already) only
+ * eavesdropping rules of the other connections count, as in dbus-daemon.
+ * Return: 0 or -ENOMEM.
+ */
+static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
+                             const BridgeConn *addressed) {
         WireArgs args;
         List *pos, *tmp;
         int r;
 
+        if (list_is_empty(&bus->match_conns))
+                return 0;
         (void) wire_message_get_args(msg->data, &msg->hdr, &args);
         if (!msg->has_bloom)
                 bridge_msg_compute_bloom_args(msg, &args);
-        ++bus->n_broadcasts;
 
         list_for_each_safe(pos, tmp, &bus->match_conns) {
                 BridgeConn *conn = container_of(pos, BridgeConn, match_link);
                 bool match = false;
                 List *rpos;
 
-                if (!conn->active)
+                if (!conn->active || conn == addressed)
                         continue;
                 /* like dbus-daemon: a receiver that cannot take fds does not get it */
                 if (msg->n_fds && !(conn->flags & BRIDGE_CONN_ACCEPT_FDS))
@@ -341,6 +389,8 @@ static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
                 list_for_each(rpos, &conn->matches) {
                         BridgeMatchRule *rule = container_of(rpos, BridgeMatchRule, conn_link);
 
+                        if (addressed && !rule->keys.eavesdrop)
+                                continue;
                         if (bloom_contains(msg->bloom, rule->mask) &&
                             bridge_match_rule_matches(rule, msg, sender, &args)) {
                                 match = true;
@@ -358,6 +408,11 @@ static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
                         return error_trace(r);
         }
         return 0;
+}
+
+static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
+        ++bus->n_broadcasts;
+        return error_trace(bus_route_matches(bus, sender, msg, NULL));
 }
 
 /**
@@ -407,6 +462,8 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                 return error_trace(r);
         }
         bridge_reply_free(answered);
+        if (sender->bus->n_eavesdrop_rules)
+                return error_trace(bus_route_matches(sender->bus, sender, msg, dst));
         return 0;
 }
 

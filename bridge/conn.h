@@ -68,6 +68,7 @@ struct BridgeConn {
         char unique_name[24];           /* ":1.<id>", "" until hello */
         Bus *bus;
         BridgeCreds creds;
+        struct BridgeUser *user;        /* the per-uid account of creds.uid */
         const BridgeConnOps *ops;
         void *userdata;                 /* the transport's */
 

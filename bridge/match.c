@@ -118,6 +118,8 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
         owner = rule->owner;
         list_unlink(&rule->conn_link);
         if (owner) {
+                if (rule->keys.eavesdrop && owner->bus)
+                        --owner->bus->n_eavesdrop_rules;
                 --owner->n_matches;
                 if (!owner->n_matches)
                         list_unlink(&owner->match_link);
@@ -284,6 +286,8 @@ int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
         }
         rule->owner = conn;
         list_append(&conn->matches, &rule->conn_link);
+        if (rule->keys.eavesdrop)
+                ++conn->bus->n_eavesdrop_rules;
         if (conn->n_matches++ == 0)
                 list_append(&conn->bus->match_conns, &conn->match_link);
         return 0;

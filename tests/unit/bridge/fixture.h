@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bridge/bloom.h"
+#include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/match.h"

@@ -155,6 +155,37 @@ static void test_unicast_ignores_matches(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[2]->queued_msgs, ==, 0);
 }
 
+static void test_eavesdrop(Fixture *f, gconstpointer ctx) {
+        BridgeMatchKeys eav = { .interface = "t.T", .member = "Eav", .eavesdrop = true };
+        BridgeMatchKeys plain = { .interface = "t.T", .member = "NoEav" };
+
+        /* dbus-daemon 1.14.10: C (eavesdrop rule for Eav, plain rule for NoEav) sees the Eav
+         * signal A sends to B, not the NoEav one */
+        g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&eav)), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&plain)), ==, 0);
+        g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 1);
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
+                                                       .member = "Eav", .destination = ":1.2" }),
+                        ==, 0);
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
+                                                       .member = "NoEav", .destination = ":1.2" }),
+                        ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 2);
+        g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "Eav");
+        /* the addressed receiver gets it once even with its own eavesdrop rule */
+        g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&eav)), ==, 0);
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
+                                                       .member = "Eav", .destination = ":1.2" }),
+                        ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 3);
+        g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);
+        bridge_conn_disconnect(f->c[2]);
+        g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 1);
+        g_assert_cmpint(bridge_conn_remove_match(f->c[1], &eav), ==, 0);
+        g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 0);
+}
+
 static void test_match_quota(Fixture *f, gconstpointer ctx) {
         BridgeMatchKeys k = { .member = "X" };
 
@@ -314,7 +345,15 @@ static void test_conn_quota(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, NULL, NULL, &c), ==, BRIDGE_E_CONN_QUOTA);
         g_assert_null(c);
         fixture_conn_uid(f, 2, 1001, 0, true);
+        g_assert_cmpuint(f->c[0]->user->n_conns, ==, 2);
+        g_assert_cmpuint(f->bus->users.n_entries, ==, 2);
         f->c[1] = bridge_conn_unref(f->c[1]);
+        g_assert_cmpuint(f->c[0]->user->n_conns, ==, 1);
+        f->c[2] = bridge_conn_unref(f->c[2]);
+        g_assert_cmpuint(f->bus->users.n_entries, ==, 1);
+        f->bus->limits.max_connections_per_user = 0;
+        g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, NULL, NULL, &c), ==, BRIDGE_E_CONN_QUOTA);
+        f->bus->limits.max_connections_per_user = 2;
         creds.groups = g_new(gid_t, 2);
         creds.n_groups = 2;
         creds.seclabel = g_strdup("unconfined");
@@ -351,6 +390,8 @@ int main(int argc, char **argv) {
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast-ignores-matches", Fixture, NULL, setup3,
                    test_unicast_ignores_matches, fixture_teardown);
+        g_test_add("/bridge/routing/eavesdrop", Fixture, NULL, setup3, test_eavesdrop,
+                   fixture_teardown);
         g_test_add("/bridge/routing/match-quota", Fixture, NULL, setup3, test_match_quota,
                    fixture_teardown);
         g_test_add("/bridge/routing/queue-quota", Fixture, NULL, setup3, test_queue_quota,
