@@ -23,7 +23,8 @@ enum {
         _DRIVER_E_N,
 };
 
-/* Installs itself as @bus's notification handler. Return: 0 or -ENOMEM. */
+/* Installs itself as @bus's notification handler. Return: 0 or -ENOMEM.
+ * Free the driver before the bus (driver_free() uninstalls the handler). */
 int driver_new(Bus *bus, Driver **ret);
 Driver *driver_free(Driver *driver);
 DEFINE_CLEANUP(Driver *, driver_free);
@@ -31,7 +32,11 @@ DEFINE_CLEANUP(Driver *, driver_free);
 /**
  * driver_handle_message() - a validated, stamped message from @sender enters the bus
  *
+ * @msg is borrowed: the core takes its own references. Before Hello, @msg must be stamped
+ * without SENDER (the connection has no name yet).
+ *
  * Return: 0 (handled: routed, answered, or answered with an error), DRIVER_E_DISCONNECT
- * (e.g. anything but Hello before Hello), or a negative errno (fatal).
+ * (anything but a Hello method call to the driver before Hello; or @sender's own queue is
+ * full of driver replies it does not read), or a negative errno (fatal).
  */
 int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
