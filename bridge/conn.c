@@ -360,12 +360,13 @@ static void conn_kick(BridgeConn *conn) {
 
 /*
  * Deliver @msg (from @sender, NULL: the bus) to every active connection with a matching
- * rule, once each. For a unicast (@addressed: its destination, which has it already) only
- * eavesdropping rules of the other connections count, as in dbus-daemon.
+ * rule, once each, except @addressed (a unicast's destination, which has it already).
+ * With @eavesdrop_only (unicasts, and messages for the driver) only eavesdrop='true' rules
+ * count, as in dbus-daemon.
  * Return: 0 or -ENOMEM.
  */
 static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
-                             const BridgeConn *addressed) {
+                             const BridgeConn *addressed, bool eavesdrop_only) {
         WireArgs args;
         List *pos, *tmp;
         int r;
@@ -389,7 +390,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                 list_for_each(rpos, &conn->matches) {
                         BridgeMatchRule *rule = container_of(rpos, BridgeMatchRule, conn_link);
 
-                        if (addressed && !rule->keys.eavesdrop)
+                        if (eavesdrop_only && !rule->keys.eavesdrop)
                                 continue;
                         if (bloom_contains(msg->bloom, rule->mask) &&
                             bridge_match_rule_matches(rule, msg, sender, &args)) {
@@ -412,7 +413,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
 
 static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
         ++bus->n_broadcasts;
-        return error_trace(bus_route_matches(bus, sender, msg, NULL));
+        return error_trace(bus_route_matches(bus, sender, msg, NULL, false));
 }
 
 /**
@@ -463,7 +464,7 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         }
         bridge_reply_free(answered);
         if (sender->bus->n_eavesdrop_rules)
-                return error_trace(bus_route_matches(sender->bus, sender, msg, dst));
+                return error_trace(bus_route_matches(sender->bus, sender, msg, dst, true));
         return 0;
 }
 
@@ -474,9 +475,11 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
  *
  * Unicast (a destination set): to the destination's queue, tracking a pending reply for
  * a method call without NO_REPLY_EXPECTED; a method return or error passes only if it
- * answers a pending call of the destination to @sender (and consumes it). Anything
+ * answers a pending call of the destination to @sender (and consumes it). A signal
  * without a destination is broadcast through the match rules and never fails for the
- * sender. The checks come in this order: destination, expected reply, fds, pending-reply
+ * sender. Any other message without a destination is for the driver in dbus-daemon (it
+ * answers a method call with UnknownMethod; the caller should not pass it here): only
+ * eavesdroppers get a copy. The checks come in this order: destination, expected reply, fds, pending-reply
  * quota, queue quota; nothing changes when one fails.
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
@@ -489,8 +492,12 @@ int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
                 return BRIDGE_E_NOT_ACTIVE;
         if (msg->hdr.destination)
                 r = conn_send_unicast(sender, msg);
-        else
+        else if (msg->hdr.type == WIRE_MSG_SIGNAL)
                 r = bus_route_broadcast(sender->bus, sender, msg);
+        else if (sender->bus->n_eavesdrop_rules)
+                r = bus_route_matches(sender->bus, sender, msg, NULL, true);
+        else
+                r = 0;
         if (r == 0) {
                 ++sender->n_sent;
                 ++sender->bus->n_messages_routed;

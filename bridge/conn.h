@@ -123,7 +123,9 @@ void bridge_conn_disconnect(BridgeConn *conn);
  * pending call of the destination to @sender. Broadcast (signal without destination): to
  * every active connection with a matching rule (bloom prefilter, then the exact rule),
  * once each; a broadcast never fails for the sender.
- * Messages to the driver ("org.freedesktop.DBus") must not come here.
+ * Messages to the driver ("org.freedesktop.DBus") must not come here; nor should other
+ * messages without destination (dbus-daemon's driver answers a method call without
+ * destination with UnknownMethod): here they reach only eavesdroppers.
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
  * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE.

@@ -144,6 +144,24 @@ static void test_broadcast(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->bus->n_broadcasts, ==, 4);
 }
 
+static void test_no_destination_call(Fixture *f, gconstpointer ctx) {
+        BridgeMatchKeys k = { .type = WIRE_MSG_METHOD_CALL, .interface = "t.T" };
+        BridgeMatchKeys eav = { .interface = "t.T", .eavesdrop = true };
+
+        /* dbus-daemon 1.14.10: a type='method_call' rule does not see a method call without
+         * destination (the driver gets it); an eavesdropper does */
+        g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&k)), ==, 0);
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
+                                                       .interface = "t.T" }), ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 0);
+        g_assert_cmpuint(f->c[0]->n_replies_out, ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&eav)), ==, 0);
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
+                                                       .interface = "t.T" }), ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 0);
+        g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);
+}
+
 static void test_unicast_ignores_matches(Fixture *f, gconstpointer ctx) {
         BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL, .interface = "t.I", .member = "Sig" };
 
@@ -390,6 +408,8 @@ int main(int argc, char **argv) {
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast-ignores-matches", Fixture, NULL, setup3,
                    test_unicast_ignores_matches, fixture_teardown);
+        g_test_add("/bridge/routing/no-destination-call", Fixture, NULL, setup3,
+                   test_no_destination_call, fixture_teardown);
         g_test_add("/bridge/routing/eavesdrop", Fixture, NULL, setup3, test_eavesdrop,
                    fixture_teardown);
         g_test_add("/bridge/routing/match-quota", Fixture, NULL, setup3, test_match_quota,
