@@ -272,7 +272,8 @@ int sasl_server_feed(SaslServer *s, const void *in, size_t in_size, char *out, s
                 const char *line = p + pos;
                 bool found = false;
 
-                for (i = 0; i + 1 < scan; ++i) {
+                /* a caller that passes less than before gets a full rescan */
+                for (i = s->scan_pos < scan ? s->scan_pos : 0; i + 1 < scan; ++i) {
                         if (line[i] == '\r' && line[i + 1] == '\n') {
                                 found = true;
                                 break;
@@ -281,8 +282,11 @@ int sasl_server_feed(SaslServer *s, const void *in, size_t in_size, char *out, s
                 if (!found) {
                         if (avail >= SASL_LINE_MAX)
                                 r = SASL_E_LINE_TOO_LONG;
+                        else if (scan > 0)
+                                s->scan_pos = scan - 1;
                         break;
                 }
+                s->scan_pos = 0;
                 pos += i + 2;
                 r = sasl_handle_line(s, &o, line, i);
                 if (r)

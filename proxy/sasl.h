@@ -45,6 +45,7 @@ typedef struct SaslServer {
         bool unix_fds_agreed;           /* NEGOTIATE_UNIX_FD answered with AGREE_UNIX_FD */
         bool anonymous;                 /* authenticated with ANONYMOUS */
         unsigned n_rejects;
+        size_t scan_pos;                /* bytes of the pending line known to hold no "\r\n" */
         char guid[33];                  /* 32 hex digits of the bus id */
 } SaslServer;
 
@@ -54,7 +55,8 @@ void sasl_server_init(SaslServer *s, uid_t peer_uid, bool unix_fds_possible, boo
                       const char *guid);
 
 /**
- * Consume input. @out/@out_size is the room for replies; *ret_consumed and *ret_out_len
+ * Consume input. @in starts at the first byte not consumed so far (bytes passed before and
+ * not consumed are passed again), so a line that trickles in is scanned only once. @out/@out_size is the room for replies; *ret_consumed and *ret_out_len
  * (bytes appended at @out) are always written. Stops after BEGIN (state DONE).
  * Return: 0 or SASL_E_* (drop the peer).
  */
