@@ -382,6 +382,21 @@ static void test_last_wins(void) {
         config_free(c);
 }
 
+/* SELinux is not supported: if_selinux_enabled includes are skipped silently, root-relative
+ * ones with a warning; neither is opened. */
+static void test_selinux_include(void) {
+        g_autoptr(GString) diag = g_string_new(NULL);
+        g_autofree char *xml = wrap("<include if_selinux_enabled=\"yes\" selinux_root_relative=\"yes\">a</include>\n"
+                                    "<include selinux_root_relative=\"yes\">contexts/x</include>\n"
+                                    "<include if_selinux_enabled=\"no\" ignore_missing=\"yes\">b.conf</include>");
+        Config *c = NULL;
+
+        g_assert_cmpint(load_str(xml, diag, &c), ==, 0);
+        g_assert_cmpstr(diag->str, ==,
+                        "t.conf:3: warning: <include selinux_root_relative=\"yes\"> not supported (no SELinux), ignoring\n");
+        config_free(c);
+}
+
 static void test_root(void) {
         static const struct { const char *xml; const char *diag; } cases[] = {
                 { "", "t.conf:1: no element found\n" },
@@ -760,6 +775,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/policy-xml/loader/valid-odd", test_valid_odd);
         g_test_add_func("/policy-xml/loader/last-wins", test_last_wins);
         g_test_add_func("/policy-xml/loader/root", test_root);
+        g_test_add_func("/policy-xml/loader/selinux-include", test_selinux_include);
         g_test_add_func("/policy-xml/loader/limit-names", test_limit_names);
         g_test_add("/policy-xml/loader/include-relative", Fixture, NULL, fixture_setup,
                    test_include_relative, fixture_teardown);
