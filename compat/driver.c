@@ -13,6 +13,8 @@
  *     object path; .Properties only on /org/freedesktop/DBus. A call without interface is
  *     looked up by member in all of them. An unknown member of a known interface is
  *     UnknownMethod, an unknown interface UnknownInterface.
+ *   - A method call without destination is answered as libdbus inside dbus-daemon answers
+ *     it (driver_answer_no_destination()); eavesdroppers see it first.
  *   - Routing failures are answered with an error to the sender whatever the message type
  *     and flags (dbus-daemon does so even for signals and NO_REPLY_EXPECTED calls), except
  *     a reply nobody waits for: the core refuses it and we drop it silently, which is what
@@ -69,8 +71,8 @@ static void driver_kick(BridgeConn *conn) {
  * @fd (or -1) is attached as the message's only fd and taken, also on failure.
  * Return: 0, -errno, or BRIDGE_E_QUOTA / BRIDGE_E_NOT_ACTIVE from a unicast.
  */
-static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
-                       const WireWriter *body, int fd) {
+static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
+                            const WireWriter *body, int fd, bool anonymous) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
         _cleanup_(fd_closep) int fd_owned = fd;
         uint8_t *data = NULL;
@@ -78,7 +80,7 @@ static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
         int r;
 
         spec->serial = driver_next_serial(driver);
-        spec->sender = WIRE_DRIVER_NAME;
+        spec->sender = anonymous ? NULL : WIRE_DRIVER_NAME;
         if (fd_owned >= 0)
                 spec->n_fds = 1;
 
@@ -106,6 +108,11 @@ static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
         if (r < 0)
                 return error_trace(r);
         return r;
+}
+
+static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
+                       const WireWriter *body, int fd) {
+        return driver_emit_full(driver, dst, spec, body, fd, false);
 }
 
 /* A signal to someone other than the caller: a full queue drops that peer, not the call. */
@@ -524,6 +531,46 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
         return method->fn(driver, caller, call, &args);
 }
 
+/*
+ * A method call without destination. In dbus-daemon it ends up on the daemon's own
+ * libdbus connection object for the caller, whose built-in handlers answer it: Peer's Ping
+ * and GetMachineId work (any signature), everything else is UnknownMethod. Those answers
+ * carry neither SENDER nor DESTINATION, so neither do ours.
+ */
+static int driver_answer_no_destination(Driver *driver, BridgeConn *caller, BridgeMsg *call) {
+        const WireHeader *h = &call->hdr;
+        WireMsgSpec spec = {
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .reply_serial = h->serial,
+        };
+        char text[DRIVER_ERROR_TEXT_MAX];
+        WireWriter w;
+        int r, code = 0;
+
+        wire_writer_init(&w);
+        if (streq0(h->interface, "org.freedesktop.DBus.Peer") && streq0(h->member, "Ping")) {
+                spec.type = WIRE_MSG_METHOD_RETURN;
+        } else if (streq0(h->interface, "org.freedesktop.DBus.Peer") &&
+                   streq0(h->member, "GetMachineId") && driver->machine_id[0]) {
+                spec.type = WIRE_MSG_METHOD_RETURN;
+                (void) wire_writer_append_basic(&w, 's', driver->machine_id);
+        } else {
+                if (streq0(h->interface, "org.freedesktop.DBus.Peer"))
+                        code = streq0(h->member, "GetMachineId") ? COMPAT_E_NO_MACHINE_ID :
+                                                                   COMPAT_E_PEER_UNKNOWN_METHOD;
+                else
+                        code = COMPAT_E_NO_DESTINATION;
+                spec.type = WIRE_MSG_ERROR;
+                spec.error_name = compat_error_format(COMPAT_DOMAIN_COMPAT, code, h->member,
+                                                      h->signature, h->interface ?: "(null)",
+                                                      text, sizeof(text));
+                (void) wire_writer_append_basic(&w, 's', text);
+        }
+        r = driver_emit_full(driver, caller, &spec, &w, -1, true);
+        wire_writer_deinit(&w);
+        return r;
+}
+
 /* What dbus-daemon says about a message it refuses, in its words' order. */
 static void driver_describe(const BridgeConn *sender, const BridgeMsg *msg, char *buf,
                             size_t size) {
@@ -607,6 +654,9 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                 r = driver_method_hello(driver, sender, msg, NULL);
         } else if (!to_driver) {
                 r = driver_route(driver, sender, msg);
+                /* eavesdroppers have seen it; now the answer dbus-daemon gives */
+                if (r == 0 && !h->destination && h->type == WIRE_MSG_METHOD_CALL)
+                        r = driver_answer_no_destination(driver, sender, msg);
         } else if (h->type == WIRE_MSG_METHOD_CALL) {
                 r = driver_dispatch_call(driver, sender, msg);
         } else {

@@ -79,6 +79,11 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
                 "'/org/freedesktop/DBus'" },
         [COMPAT_E_NOT_PRIVILEGED] = { E("AccessDenied"),
                 "rejected attempt to call %s by connection %s with uid %s" },
+        /* the next two are libdbus's answers inside dbus-daemon (see driver.c) */
+        [COMPAT_E_PEER_UNKNOWN_METHOD] = { E("UnknownMethod"),
+                "Unknown method invoked on org.freedesktop.DBus.Peer interface" },
+        [COMPAT_E_NO_DESTINATION] = { E("UnknownMethod"),
+                "Method \"%s\" with signature \"%s\" on interface \"%s\" doesn't exist\n" },
 };
 
 /*

@@ -56,6 +56,9 @@ enum {
         COMPAT_E_NO_MACHINE_ID,         /* Peer.GetMachineId without a readable machine id */
         COMPAT_E_NOT_CANONICAL_PATH,    /* a privileged method off /org/freedesktop/DBus; @a */
         COMPAT_E_NOT_PRIVILEGED,        /* @a: method, @b: "<unique> (uid=… pid=…)", @c: uid */
+        COMPAT_E_PEER_UNKNOWN_METHOD,   /* a call without destination: Peer, unknown member */
+        COMPAT_E_NO_DESTINATION,        /* a call without destination; @a member, @b signature,
+                                         * @c interface ("(null)" if none) */
         _COMPAT_E_N,
 };
 

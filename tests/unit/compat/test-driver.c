@@ -925,6 +925,49 @@ static void test_routing(Fixture *f, gconstpointer data) {
         }
 }
 
+/* no destination: the answers of libdbus inside dbus-daemon, without SENDER/DESTINATION */
+static void test_no_destination(Fixture *f, gconstpointer data) {
+        Send s = { .path = "/x", .interface = "a.b", .member = "Foo" };
+        Got g;
+
+        hello(f, 0);
+        drain(f, 0);
+
+        g_assert_cmpint(send_msg(f, 0, &s, "su", "x", 1u), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_ERROR);
+        g_assert_cmpstr(g.hdr.error_name, ==, "org.freedesktop.DBus.Error.UnknownMethod");
+        g_assert_cmpstr(g.body, ==,
+                        "Method \"Foo\" with signature \"su\" on interface \"a.b\" doesn't exist\n");
+        g_assert_null(g.hdr.sender);
+        g_assert_null(g.hdr.destination);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[0]);
+
+        s.interface = NULL;
+        s.member = "Ping";      /* Ping needs the Peer interface here */
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpstr(g.body, ==,
+                        "Method \"Ping\" with signature \"\" on interface \"(null)\" doesn't exist\n");
+
+        s.interface = "org.freedesktop.DBus.Peer";
+        g_assert_cmpint(send_msg(f, 0, &s, "s", "any signature"), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[0]);
+        g_assert_null(g.hdr.sender);
+
+        s.member = "Foo";
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpstr(g.body, ==, "Unknown method invoked on org.freedesktop.DBus.Peer interface");
+
+        /* signals without destination are broadcasts: no answer */
+        s.type = WIRE_MSG_SIGNAL;
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        assert_empty(f, 0);
+}
+
 static void test_fds_refused(Fixture *f, gconstpointer data) {
         Send s = { .path = "/", .interface = "a.b", .member = "Foo" };
 
@@ -1139,6 +1182,7 @@ int main(int argc, char **argv) {
         T("privileged", test_privileged);
         T("properties", test_properties);
         T("routing", test_routing);
+        T("no-destination", test_no_destination);
         T("fds-refused", test_fds_refused);
         T("no-reply", test_no_reply);
         T("serials", test_serials);
