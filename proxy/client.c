@@ -79,7 +79,8 @@ static void client_update_events(ProxyClient *c) {
 
         if (!c->io)
                 return;
-        if (!c->close_pending && !c->eof && c->in_end < c->in_cap)
+        /* room after compaction (client_in_prepare() runs before each read) */
+        if (!c->close_pending && !c->eof && c->in_end - c->in_start < c->in_cap)
                 events |= EPOLLIN;
         if (c->write_blocked && !c->close_pending)
                 events |= EPOLLOUT;
