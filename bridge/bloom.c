@@ -123,19 +123,21 @@ void bloom_add_prefixes(uint64_t bloom[BUS_BLOOM_WORDS], const char *prefix, con
                         bloom_add_n(bloom, prefix, value, (size_t)(p - value));
 }
 
-static const char *bloom_type_name(uint8_t type) {
+static void bloom_add_type(uint64_t bloom[BUS_BLOOM_WORDS], uint8_t type) {
         static const char *const names[] = {
                 [WIRE_MSG_METHOD_CALL] = "method_call",
                 [WIRE_MSG_METHOD_RETURN] = "method_return",
                 [WIRE_MSG_ERROR] = "error",
                 [WIRE_MSG_SIGNAL] = "signal",
         };
-        static char buf[4];
+        char buf[4];
 
-        if (type < ELEMENTSOF(names) && names[type])
-                return names[type];
+        if (type < ELEMENTSOF(names) && names[type]) {
+                bloom_add(bloom, "message-type", names[type]);
+                return;
+        }
         (void) snprintf(buf, sizeof(buf), "%u", (unsigned)type);
-        return buf;
+        bloom_add(bloom, "message-type", buf);
 }
 
 static void bloom_arg_name(char buf[16], unsigned i, const char *suffix) {
@@ -155,7 +157,7 @@ void bridge_msg_compute_bloom_args(BridgeMsg *msg, const WireArgs *args) {
         if (msg->has_bloom)
                 return;
         memset(msg->bloom, 0, sizeof(msg->bloom));
-        bloom_add(msg->bloom, "message-type", bloom_type_name(h->type));
+        bloom_add_type(msg->bloom, h->type);
         if (h->interface)
                 bloom_add(msg->bloom, "interface", h->interface);
         if (h->member)
@@ -209,7 +211,7 @@ void bloom_mask_from_keys(uint64_t mask[BUS_BLOOM_WORDS], const BridgeMatchKeys 
 
         memset(mask, 0, BUS_BLOOM_SIZE);
         if (keys->type)
-                bloom_add(mask, "message-type", bloom_type_name(keys->type));
+                bloom_add_type(mask, keys->type);
         if (keys->interface)
                 bloom_add(mask, "interface", keys->interface);
         if (keys->member)

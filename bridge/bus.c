@@ -107,6 +107,15 @@ void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata) {
         bus->notify_userdata = userdata;
 }
 
+/**
+ * bus_notify_conn_added() - report a hello (and likewise the other bus_notify_*())
+ * @bus:        the bus
+ * @conn:       the connection
+ *
+ * Each helper calls the installed handler if there is one.
+ *
+ * Return: 0, or the handler's result.
+ */
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn) {
         if (!bus->notify || !bus->notify->conn_added)
                 return 0;
@@ -212,6 +221,9 @@ bool bus_next_deadline(Bus *bus, uint64_t *ret_usec) {
  * @bus:        the bus
  *
  * Each expired entry is freed, then reported through reply_lost with @timed_out set.
+ * The list is in deadline order because every entry gets the same timeout; if a reload
+ * changes reply_timeout, entries made after it may wait behind older ones, at most until
+ * those expire.
  *
  * Return: 0, or the first negative errno a handler returned (the others still run).
  */

@@ -26,9 +26,9 @@
  * sender when the sender has a matching rule. A message without destination goes through
  * the match rules whatever its type, as in dbus-daemon's dispatch code.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include "bridge/bloom.h"
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
@@ -58,6 +58,10 @@ static void bus_user_put(Bus *bus, BridgeUser *user) {
         free(user);
 }
 
+/**
+ * bus_users_flush() - free every per-uid account
+ * @bus:        the bus, whose connections are detached already
+ */
 void bus_users_flush(Bus *bus) {
         HashNode *n, *tmp;
         size_t i;
@@ -228,6 +232,10 @@ static void bus_entry_put(Bus *bus, BridgeQueueEntry *e) {
         }
 }
 
+/**
+ * bus_free_entries_flush() - free the recycled queue entries
+ * @bus:        the bus
+ */
 void bus_free_entries_flush(Bus *bus) {
         BridgeQueueEntry *e;
 
