@@ -61,7 +61,7 @@ bool bridge_match_keys_equal(const BridgeMatchKeys *a, const BridgeMatchKeys *b)
 bool bridge_match_rule_matches(const BridgeMatchRule *rule, const BridgeMsg *msg,
                                const BridgeConn *sender, const WireArgs *args);
 
-/* Take @rule (also on failure). Return: 0, BRIDGE_E_MATCH_QUOTA. */
+/* Take @rule (also on failure). Return: 0, BRIDGE_E_MATCH_QUOTA, BRIDGE_E_NOT_ACTIVE. */
 int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule);
 /* Remove one rule equal to @keys. Return: 0 or BRIDGE_E_MATCH_NOT_FOUND. */
 int bridge_conn_remove_match(BridgeConn *conn, const BridgeMatchKeys *keys);
