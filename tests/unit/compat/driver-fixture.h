@@ -71,13 +71,17 @@ static inline BridgeConn *new_conn(Fixture *f, unsigned i, unsigned flags) {
         return conn;
 }
 
+/* @data: NULL, or a void (*)(BusLimits *) that changes the session limits */
 static inline void setup(Fixture *f, gconstpointer data) {
+        void (*adjust)(BusLimits *l) = (void (*)(BusLimits *))(uintptr_t)data;
         BusLimits limits;
         unsigned i;
 
         memset(f, 0, sizeof(*f));
         bus_limits_init_session(&limits);
         limits.reply_timeout_usec = 25 * 1000 * 1000;   /* the session default is "never" */
+        if (adjust)
+                adjust(&limits);
         g_assert_cmpint(bus_new(&limits, &f->bus), ==, 0);
         g_assert_cmpint(driver_new(f->bus, &f->driver), ==, 0);
         for (i = 0; i < N_CONNS; ++i)

@@ -713,6 +713,82 @@ static void test_serials(Fixture *f, gconstpointer data) {
         g_assert_cmpuint(n, ==, 22);
 }
 
+static void small_limits(BusLimits *l) {
+        l->max_match_rules_per_connection = 2;
+        l->max_names_per_connection = 2;
+        l->max_replies_per_connection = 1;
+        l->max_outgoing_bytes = 10000;
+}
+
+/* every LimitsExceeded, worded as dbus-daemon words it (recorded with the same limits) */
+static void test_limits(Fixture *f, gconstpointer data) {
+        Send s = { .path = "/x", .interface = "a.b", .member = "Foo" };
+        g_autofree char *big = g_strnfill(3000, 'x');
+        unsigned n;
+        int r;
+
+        hello(f, 0);
+        hello(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==, 0);
+        expect_reply(f, 0, "");
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==, 0);
+        expect_reply(f, 0, "");
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.LimitsExceeded",
+                     fmt("Connection \"%s\" is not allowed to add more match rules (increase "
+                         "limits in configuration file if required; "
+                         "max_match_rules_per_connection=2)", NAME(f, 0)));
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s", "type='signal'"), ==, 0);
+        g_assert_cmpint(call_driver(f, 0, "RemoveMatch", "s", "type='signal'"), ==, 0);
+        drain(f, 0);
+
+        for (n = 0; n < 3; ++n)
+                g_assert_cmpint(call_driver(f, 0, "RequestName", "su", fmt("n.n%u", n), 0u), ==, 0);
+        {
+                Got g;
+                bool limited = false;
+
+                while (pop(f, 0, &g))
+                        if (g.hdr.type == WIRE_MSG_ERROR) {
+                                g_assert_cmpstr(g.hdr.error_name, ==,
+                                                "org.freedesktop.DBus.Error.LimitsExceeded");
+                                g_assert_cmpstr(g.body, ==,
+                                                fmt("Connection \"%s\" is not allowed to own more "
+                                                    "services (increase limits in configuration "
+                                                    "file if required; max_names_per_connection=2)",
+                                                    NAME(f, 0)));
+                                limited = true;
+                        }
+                g_assert_true(limited);
+        }
+
+        /* one pending reply allowed */
+        s.destination = NAME(f, 1);
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.LimitsExceeded",
+                     "The maximum number of pending replies per connection has been reached");
+        assert_empty(f, 0);
+
+        /* conn 1 does not read: its queue fills up */
+        s.type = WIRE_MSG_SIGNAL;
+        for (n = 0; n < 100; ++n) {
+                r = send_msg(f, 0, &s, "s", big);
+                g_assert_cmpint(r, ==, 0);
+                if (bridge_conn_queue_peek(f->c[0]))
+                        break;
+        }
+        g_assert_cmpuint(n, <, 100);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.LimitsExceeded",
+                     fmt("Rejected: destination has a full message queue, 0 matched rules; "
+                         "type=\"signal\", sender=\"%s\" (uid=1000 pid=4000) interface=\"a.b\" "
+                         "member=\"Foo\" error name=\"(unset)\" requested_reply=\"0\" "
+                         "destination=\"%s\" (uid=1001 pid=4001)", NAME(f, 0), NAME(f, 1)));
+}
+
 /*
  * Random RequestName/ReleaseName/disconnect sequences (reproducible with the GLib test
  * seed). The core decides who owns what; this checks that what the driver tells agrees
@@ -873,5 +949,7 @@ int main(int argc, char **argv) {
         T("no-reply", test_no_reply);
         T("serials", test_serials);
         T("random", test_random);
+        g_test_add("/compat/driver/limits", Fixture, (gconstpointer)(uintptr_t)small_limits, setup,
+                   test_limits, teardown);
         return g_test_run();
 }
