@@ -86,6 +86,16 @@ const char driver_introspection_xml[] =
         " </interface>\n"
         "</node>\n";
 
+/**
+ * driver_method_introspect() - Introspectable.Introspect() -> s XML
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_introspect(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                              WireReader *args) {
         return driver_reply_basic(driver, caller, call, 's', driver_introspection_xml);
@@ -129,6 +139,16 @@ static int driver_read_property(Driver *driver, BridgeConn *caller, BridgeMsg *c
         return 0;
 }
 
+/**
+ * driver_method_properties_get() - Properties.Get(s interface, s property) -> v
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_properties_get(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args) {
         const char *const *value;
@@ -149,6 +169,16 @@ int driver_method_properties_get(Driver *driver, BridgeConn *caller, BridgeMsg *
         return r;
 }
 
+/**
+ * driver_method_properties_set() - Properties.Set(s interface, s property, v value): every property is read-only
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_properties_set(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args) {
         const char *const *value;
@@ -161,6 +191,16 @@ int driver_method_properties_set(Driver *driver, BridgeConn *caller, BridgeMsg *
         return error_fold(1);   /* every known property is read-only: answered above */
 }
 
+/**
+ * driver_method_properties_get_all() - Properties.GetAll(s interface) -> a{sv}
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_properties_get_all(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                      WireReader *args) {
         static const char *const props[] = { "Features", "Interfaces" };

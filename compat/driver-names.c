@@ -45,6 +45,16 @@ static int driver_read_name(WireReader *args, const char **ret) {
         return r ? error_fold(r) : 0;
 }
 
+/**
+ * driver_method_request_name() - RequestName(s name, u flags) -> u result
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_request_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                WireReader *args) {
         const char *name;
@@ -96,6 +106,16 @@ int driver_method_request_name(Driver *driver, BridgeConn *caller, BridgeMsg *ca
         return driver_reply_basic(driver, caller, call, 'u', &result);
 }
 
+/**
+ * driver_method_release_name() - ReleaseName(s name) -> u result
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_release_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                WireReader *args) {
         const char *name;
@@ -133,6 +153,16 @@ int driver_method_release_name(Driver *driver, BridgeConn *caller, BridgeMsg *ca
         return driver_reply_basic(driver, caller, call, 'u', &result);
 }
 
+/**
+ * driver_method_list_queued_owners() - ListQueuedOwners(s name) -> as unique names, primary owner first
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_list_queued_owners(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                      WireReader *args) {
         const char *name;
@@ -173,6 +203,16 @@ int driver_method_list_queued_owners(Driver *driver, BridgeConn *caller, BridgeM
         return r;
 }
 
+/**
+ * driver_method_list_names() - ListNames() -> as: the driver, the well-known names, the unique names
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                              WireReader *args) {
         Bus *bus = driver->bus;
@@ -203,6 +243,16 @@ int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call
         return r;
 }
 
+/**
+ * driver_method_list_activatable_names() - ListActivatableNames() -> as: only the driver (no activation yet)
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                          WireReader *args) {
         static const char *const names[] = { WIRE_DRIVER_NAME, NULL };
@@ -216,6 +266,16 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
         return r;
 }
 
+/**
+ * driver_method_name_has_owner() - NameHasOwner(s name) -> b
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_name_has_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args) {
         const char *name;
@@ -229,6 +289,16 @@ int driver_method_name_has_owner(Driver *driver, BridgeConn *caller, BridgeMsg *
         return driver_reply_basic(driver, caller, call, 'b', &has);
 }
 
+/**
+ * driver_method_get_name_owner() - GetNameOwner(s name) -> s unique name
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args) {
         const char *name;
@@ -247,6 +317,16 @@ int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *
         return driver_reply_basic(driver, caller, call, 's', conn->unique_name);
 }
 
+/**
+ * driver_method_start_service_by_name() - StartServiceByName(s name, u flags) -> u (2 if owned, else ServiceUnknown)
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                         WireReader *args) {
         const char *name;
@@ -294,6 +374,16 @@ static int driver_resolve_subject(Driver *driver, BridgeConn *caller, BridgeMsg 
         return 0;
 }
 
+/**
+ * driver_method_get_unix_user() - GetConnectionUnixUser(s name) -> u uid
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                 WireReader *args) {
         const char *name;
@@ -310,6 +400,16 @@ int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *c
         return driver_reply_basic(driver, caller, call, 'u', &uid);
 }
 
+/**
+ * driver_method_get_unix_pid() - GetConnectionUnixProcessID(s name) -> u pid
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                WireReader *args) {
         const char *name;
@@ -338,6 +438,16 @@ static void driver_append_entry_u(WireWriter *w, const char *key, uint32_t value
         (void) wire_writer_close(w);
 }
 
+/**
+ * driver_method_get_credentials() - GetConnectionCredentials(s name) -> a{sv}
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                   WireReader *args) {
         _cleanup_(fd_closep) int pidfd = -1;
@@ -419,6 +529,16 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
 }
 
 /* No SELinux support: dbus-daemon answers the same when SELinux is off. */
+/**
+ * driver_method_get_selinux_context() - GetConnectionSELinuxSecurityContext(s name): always the error
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_selinux_context(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                       WireReader *args) {
         const char *name;
@@ -435,6 +555,16 @@ int driver_method_get_selinux_context(Driver *driver, BridgeConn *caller, Bridge
 }
 
 /* Solaris audit data does not exist on Linux: dbus-daemon always answers this error. */
+/**
+ * driver_method_get_adt_audit_data() - GetAdtAuditSessionData(s name): always the error
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
+ * queue is full).
+ */
 int driver_method_get_adt_audit_data(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                      WireReader *args) {
         const char *name;

@@ -50,6 +50,12 @@ static bool streq0(const char *a, const char *b) {
         return a && b && strcmp(a, b) == 0;
 }
 
+/**
+ * driver_is_driver_name() - is @name "org.freedesktop.DBus"?
+ * @name:       a name, or NULL
+ *
+ * Return: true for the driver's own name.
+ */
 bool driver_is_driver_name(const char *name) {
         return streq0(name, WIRE_DRIVER_NAME);
 }
@@ -130,6 +136,16 @@ static int driver_emit_to_other(Driver *driver, BridgeConn *dst, WireMsgSpec *sp
         return r < 0 ? r : 0;
 }
 
+/**
+ * driver_reply_fd() - answer @call of @caller with @body and one fd
+ * @driver:     the driver
+ * @caller:     the caller (the reply's destination)
+ * @call:       the call answered
+ * @body:       the reply's body, or NULL for none
+ * @fd:         an fd to attach (taken, also on failure), or -1
+ *
+ * Return: 0, a negative errno, BRIDGE_E_QUOTA or BRIDGE_E_NOT_ACTIVE.
+ */
 int driver_reply_fd(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body,
                     int fd) {
         WireMsgSpec spec = {
@@ -142,14 +158,41 @@ int driver_reply_fd(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWri
         return driver_emit(driver, caller, &spec, body, fd);
 }
 
+/**
+ * driver_reply() - answer @call of @caller with @body (NULL: empty)
+ * @driver:     the driver
+ * @caller:     the caller
+ * @call:       the call answered
+ * @body:       the body, or NULL
+ *
+ * Return: as driver_reply_fd().
+ */
 int driver_reply(Driver *driver, BridgeConn *caller, BridgeMsg *call, WireWriter *body) {
         return driver_reply_fd(driver, caller, call, body, -1);
 }
 
+/**
+ * driver_reply_empty() - answer @call of @caller with an empty reply
+ * @driver:     the driver
+ * @caller:     the caller
+ * @call:       the call answered
+ *
+ * Return: as driver_reply_fd().
+ */
 int driver_reply_empty(Driver *driver, BridgeConn *caller, BridgeMsg *call) {
         return driver_reply(driver, caller, call, NULL);
 }
 
+/**
+ * driver_reply_basic() - answer @call of @caller with one basic value
+ * @driver:     the driver
+ * @caller:     the caller
+ * @call:       the call answered
+ * @type:       its type code
+ * @value:      as for wire_writer_append_basic()
+ *
+ * Return: as driver_reply_fd().
+ */
 int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char type,
                        const void *value) {
         WireWriter w;
@@ -184,11 +227,31 @@ static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_ser
         return r;
 }
 
+/**
+ * driver_error() - answer @call of @caller with the error of @code (compat/errors.h)
+ * @driver:     the driver
+ * @caller:     the caller
+ * @call:       the call answered
+ * @domain:     the module @code is from
+ * @code:       a positive code
+ * @a:          first string of the message template
+ * @b:          second string
+ * @c:          third string
+ *
+ * Return: as driver_reply_fd().
+ */
 int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErrorDomain domain,
                  int code, const char *a, const char *b, const char *c) {
         return driver_send_error(driver, caller, call->hdr.serial, domain, code, a, b, c);
 }
 
+/**
+ * driver_lookup() - the active connection behind @name
+ * @driver:     the driver
+ * @name:       a unique or well-known name, or any string
+ *
+ * Return: the connection, or NULL (nobody, or @name is not a valid bus name).
+ */
 BridgeConn *driver_lookup(Driver *driver, const char *name) {
         if (!wire_bus_name_is_valid(name, strlen(name)))
                 return NULL;
