@@ -8,7 +8,7 @@
  *     message of this client is being dispatched: a client that must go is flagged
  *     (close_pending) and put on the server's dirty list; the post source frees it.
  *   - in[in_start, in_end) is unprocessed input; the buffer is CLIENT_IN_DEFAULT bytes
- *     unless one message is larger, then exactly that message's size until it is consumed.
+ *     or more while a larger message came in (see client_in_grow()).
  *   - in_fds[0, n_in_fds) are received fds not yet claimed by a message, in arrival order.
  *   - out_ring holds references to messages taken off the core queue, in order; the head
  *     has out_offset bytes written. A message with fds starts a sendmsg() of its own
@@ -120,7 +120,7 @@ static const BridgeConnOps client_conn_ops = {
 static int client_in_prepare(ProxyClient *c) {
         if (c->in_start == c->in_end) {
                 c->in_start = c->in_end = 0;
-                if (c->in_cap > CLIENT_IN_DEFAULT) {
+                if (c->in_cap > CLIENT_IN_KEEP) {
                         uint8_t *p = realloc(c->in, CLIENT_IN_DEFAULT);
 
                         if (p) {
@@ -149,6 +149,9 @@ static int client_in_grow(ProxyClient *c, size_t size) {
                 c->in_end = have;
                 return 0;
         }
+        /* room for the next large message too, as long as the result is kept anyway */
+        if (size < CLIENT_IN_KEEP)
+                size = MIN((size_t)CLIENT_IN_KEEP, 2 * size);
         p = malloc(size);
         if (!p)
                 return error_origin(-ENOMEM);

@@ -5,7 +5,8 @@
  * sends, and writing out what the core queued for it.
  *
  * Input: one bounded buffer (grown only for a message larger than it, up to the bus's
- * max_message_size) filled by large recvmsg() calls; fds that arrive (SCM_RIGHTS) go to an
+ * max_message_size; kept while at most CLIENT_IN_KEEP, so a peer that sends many
+ * large messages does not cost an allocation each) filled by large recvmsg() calls; fds that arrive (SCM_RIGHTS) go to an
  * fd queue, and each message takes from its front as many as its UNIX_FDS says.
  * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
  * allocation) and written with one sendmsg() carrying as many as fit; a message with fds
@@ -32,6 +33,7 @@ typedef enum ClientState {
 } ClientState;
 
 #define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
+#define CLIENT_IN_KEEP (1024u * 1024u)          /* a grown buffer up to this size is kept */
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
 #define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
