@@ -809,6 +809,11 @@ ProxyClient *client_free(ProxyClient *c) {
 bool client_reap(ProxyClient *c) {
         if (!c->close_pending)
                 return false;
+        /* best effort: a peer we drop during authentication learns why (REJECTED, ERROR)
+         * or at least sees the OK it earned; bus messages are not worth blocking for */
+        if (c->sasl_out_end > c->sasl_out_start && !c->write_blocked)
+                (void) send(c->fd, c->sasl_out + c->sasl_out_start,
+                            c->sasl_out_end - c->sasl_out_start, MSG_DONTWAIT | MSG_NOSIGNAL);
         client_free(c);
         return true;
 }
