@@ -651,6 +651,17 @@ static int client_get_creds(int fd, BridgeCreds *ret) {
                 }
         }
 
+        if (creds.n_groups == 0) {
+                /* no supplementary groups (or no SO_PEERGROUPS): the peer's group list is its
+                 * gid, which is what dbus-daemon reports for it from the user database */
+                free(creds.groups);
+                creds.groups = malloc(sizeof(gid_t));
+                if (!creds.groups)
+                        return error_origin(-ENOMEM);
+                creds.groups[0] = creds.gid;
+                creds.n_groups = 1;
+        }
+
         len = sizeof(pidfd);
         if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
                 creds.pidfd = pidfd;
