@@ -557,6 +557,7 @@ void client_flush(ProxyClient *c) {
 
                         mh.msg_control = &control;
                         mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds_msg->n_fds);
+                        memset(&control, 0, mh.msg_controllen);        /* padding too */
                         cmsg = CMSG_FIRSTHDR(&mh);
                         cmsg->cmsg_level = SOL_SOCKET;
                         cmsg->cmsg_type = SCM_RIGHTS;

@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Client I/O on the real core and driver, in-process: a Server with its loop, clients on
+ * socketpairs, the test playing the peers. Covers pipelined authentication, input that
+ * trickles in byte by byte, the per-iteration budget, messages larger than the read
+ * buffer, fd passing (and refusal without NEGOTIATE_UNIX_FD), delivery of what a peer sent
+ * before it hung up, and disconnection on malformed input.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "bridge/limits.h"
+#include "proxy/client.h"
+#include "proxy/server.h"
+#include "wire/message.h"
+#include "wire/writer.h"
+#include <glib.h>
+
+typedef struct Peer {
+        int fd;                         /* our end */
+        GByteArray *in;                 /* bytes received, not yet taken */
+        int fds[64];
+        unsigned n_fds;
+        char unique_name[32];
+        uint32_t serial;
+} Peer;
+
+typedef struct Fixture {
+        Server *s;
+        Peer a, b;
+} Fixture;
+
+static Fixture *current;
+
+static void pump(Fixture *f) {
+        unsigned i;
+
+        for (i = 0; i < 50; ++i)
+                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+}
+
+static void peer_connect(Fixture *f, Peer *p) {
+        ProxyClient *c = NULL;
+        int sv[2];
+
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), ==, 0);
+        g_assert_cmpint(client_new(f->s, sv[0], true, &c), ==, 0);
+        g_assert_nonnull(c);
+        p->fd = sv[1];
+        p->in = g_byte_array_new();
+        p->serial = 0;
+}
+
+static void peer_close(Peer *p) {
+        unsigned i;
+
+        if (p->fd >= 0)
+                close(p->fd);
+        p->fd = -1;
+        for (i = 0; i < p->n_fds; ++i)
+                close(p->fds[i]);
+        p->n_fds = 0;
+        if (p->in)
+                g_byte_array_free(p->in, TRUE);
+        p->in = NULL;
+}
+
+static void setup(Fixture *f, gconstpointer ctx) {
+        BusLimits limits;
+
+        bus_limits_init_session(&limits);
+        g_assert_cmpint(server_new(&limits, &f->s), ==, 0);
+        current = f;
+        peer_connect(f, &f->a);
+        peer_connect(f, &f->b);
+}
+
+static void teardown(Fixture *f, gconstpointer ctx) {
+        peer_close(&f->a);
+        peer_close(&f->b);
+        f->s = server_free(f->s);
+}
+
+static void peer_send_fds(Peer *p, const void *data, size_t size, const int *fds, unsigned n_fds) {
+        union {
+                struct cmsghdr h;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 8)];
+        } control;
+        struct iovec iov = { (void *)data, size };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n;
+
+        if (n_fds) {
+                struct cmsghdr *cmsg;
+
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                memset(&control, 0, sizeof(control));
+                cmsg = CMSG_FIRSTHDR(&mh);
+                cmsg->cmsg_level = SOL_SOCKET;
+                cmsg->cmsg_type = SCM_RIGHTS;
+                cmsg->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * n_fds);
+        }
+        n = sendmsg(p->fd, &mh, MSG_NOSIGNAL);
+        g_assert_cmpint(n, ==, (ssize_t)size);
+}
+
+static bool peer_recv(Peer *p);
+
+/* The sockets are non-blocking: while the bus cannot take more, let it run and let the
+ * other peer read, as real peers would. */
+static void peer_send(Peer *p, const void *data, size_t size) {
+        size_t done = 0;
+
+        while (done < size) {
+                ssize_t n = send(p->fd, (const char *)data + done, size - done, MSG_NOSIGNAL);
+
+                if (n < 0 && errno == EAGAIN) {
+                        g_assert_cmpint(sd_event_run(current->s->loop, 0), >=, 0);
+                        if (current->b.fd >= 0 && p != &current->b)
+                                (void) peer_recv(&current->b);
+                        continue;
+                }
+                g_assert_cmpint(n, >, 0);
+                done += (size_t)n;
+        }
+}
+
+/* Read whatever is there; returns false on EOF. */
+static bool peer_recv(Peer *p) {
+        for (;;) {
+                union {
+                        struct cmsghdr h;
+                        uint8_t buf[CMSG_SPACE(sizeof(int) * 16)];
+                } control;
+                uint8_t buf[65536];
+                struct iovec iov = { buf, sizeof(buf) };
+                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                                     .msg_controllen = sizeof(control) };
+                struct cmsghdr *cmsg;
+                ssize_t n = recvmsg(p->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+                if (n < 0) {
+                        g_assert_cmpint(errno, ==, EAGAIN);
+                        return true;
+                }
+                for (cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+                        unsigned k = (unsigned)((cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+                        g_assert_cmpuint(p->n_fds + k, <=, G_N_ELEMENTS(p->fds));
+                        memcpy(p->fds + p->n_fds, CMSG_DATA(cmsg), k * sizeof(int));
+                        p->n_fds += k;
+                }
+                if (n == 0)
+                        return false;
+                g_byte_array_append(p->in, buf, (guint)n);
+        }
+}
+
+/* Take the next complete message; its bytes go to *ret_data (g_free). */
+static bool peer_take_msg(Peer *p, WireHeader *ret_hdr, uint8_t **ret_data) {
+        size_t size;
+        uint8_t *data;
+
+        if (wire_message_frame(p->in->data, p->in->len, &size) != 0 || size > p->in->len)
+                return false;
+        data = g_memdup2(p->in->data, size);
+        g_byte_array_remove_range(p->in, 0, (guint)size);
+        g_assert_cmpint(wire_message_parse(data, size, p->n_fds, 0, ret_hdr), ==, 0);
+        *ret_data = data;
+        return true;
+}
+
+static void peer_expect_line(Peer *p, const char *line) {
+        size_t n = strlen(line);
+
+        g_assert_cmpuint(p->in->len, >=, n);
+        g_assert_cmpint(memcmp(p->in->data, line, n), ==, 0);
+        g_byte_array_remove_range(p->in, 0, (guint)n);
+}
+
+static uint8_t *build(Peer *p, uint8_t type, const char *dest, const char *path,
+                      const char *iface, const char *member, WireWriter *body, uint32_t n_fds,
+                      size_t *ret_size) {
+        WireMsgSpec spec = {
+                .type = type, .serial = ++p->serial, .path = path, .interface = iface,
+                .member = member, .destination = dest, .n_fds = n_fds,
+        };
+        uint8_t *data = NULL;
+
+        g_assert_cmpint(wire_message_build(&spec, body, &data, ret_size), ==, 0);
+        return data;
+}
+
+static uint8_t *build_driver_call(Peer *p, const char *member, WireWriter *body, size_t *ret_size) {
+        return build(p, WIRE_MSG_METHOD_CALL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                     "org.freedesktop.DBus", member, body, 0, ret_size);
+}
+
+static GByteArray *auth_bytes(bool fds) {
+        GByteArray *b = g_byte_array_new();
+        char line[64];
+        char uid[16];
+        unsigned i;
+
+        snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+        g_byte_array_append(b, (const guint8 *)"\0AUTH EXTERNAL ", 15);
+        for (i = 0; uid[i]; ++i) {
+                snprintf(line, sizeof(line), "%02x", (unsigned char)uid[i]);
+                g_byte_array_append(b, (const guint8 *)line, 2);
+        }
+        g_byte_array_append(b, (const guint8 *)"\r\n", 2);
+        if (fds)
+                g_byte_array_append(b, (const guint8 *)"NEGOTIATE_UNIX_FD\r\n", 19);
+        g_byte_array_append(b, (const guint8 *)"BEGIN\r\n", 7);
+        return b;
+}
+
+static void append_call(GByteArray *b, Peer *p, const char *member) {
+        size_t size;
+        uint8_t *data = build_driver_call(p, member, NULL, &size);
+
+        g_byte_array_append(b, data, (guint)size);
+        free(data);
+}
+
+/* Authenticate and say Hello in one write; check the replies; remember the unique name. */
+static void peer_hello(Fixture *f, Peer *p, bool fds) {
+        GByteArray *b = auth_bytes(fds);
+        char ok[64];
+        WireHeader h;
+        uint8_t *data;
+
+        append_call(b, p, "Hello");
+        peer_send(p, b->data, b->len);
+        g_byte_array_free(b, TRUE);
+        pump(f);
+        g_assert_true(peer_recv(p));
+        snprintf(ok, sizeof(ok), "OK %s\r\n", f->s->guid);
+        peer_expect_line(p, ok);
+        if (fds)
+                peer_expect_line(p, "AGREE_UNIX_FD\r\n");
+        g_assert_true(peer_take_msg(p, &h, &data));
+        g_assert_cmpint(h.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpuint(h.reply_serial, ==, 1);
+        g_assert_cmpstr(h.signature, ==, "s");
+        snprintf(p->unique_name, sizeof(p->unique_name), "%s", h.destination);
+        g_assert_true(g_str_has_prefix(p->unique_name, ":1."));
+        g_free(data);
+        g_assert_true(peer_take_msg(p, &h, &data));
+        g_assert_cmpstr(h.member, ==, "NameAcquired");
+        g_free(data);
+        g_assert_cmpuint(p->in->len, ==, 0);
+}
+
+static void test_pipelined(Fixture *f, gconstpointer ctx) {
+        GByteArray *b = auth_bytes(true);
+        WireHeader h;
+        uint8_t *data;
+        char ok[64];
+
+        append_call(b, &f->a, "Hello");
+        append_call(b, &f->a, "GetId");
+        peer_send(&f->a, b->data, b->len);
+        g_byte_array_free(b, TRUE);
+        pump(f);
+        g_assert_true(peer_recv(&f->a));
+        snprintf(ok, sizeof(ok), "OK %s\r\n", f->s->guid);
+        peer_expect_line(&f->a, ok);
+        peer_expect_line(&f->a, "AGREE_UNIX_FD\r\n");
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_assert_cmpuint(h.reply_serial, ==, 1);
+        g_free(data);
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_assert_cmpstr(h.member, ==, "NameAcquired");
+        g_free(data);
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_assert_cmpuint(h.reply_serial, ==, 2);
+        g_assert_cmpstr(h.signature, ==, "s");
+        /* the body is the bus id, which is also the guid */
+        g_assert_cmpint(memcmp(data + h.body_offset + 4, f->s->guid, 32), ==, 0);
+        g_free(data);
+        g_assert_false(peer_take_msg(&f->a, &h, &data));
+}
+
+static void test_trickle(Fixture *f, gconstpointer ctx) {
+        GByteArray *b = auth_bytes(false);
+        WireHeader h;
+        uint8_t *data;
+        size_t i;
+
+        append_call(b, &f->a, "Hello");
+        append_call(b, &f->a, "GetId");
+        for (i = 0; i < b->len; ++i) {
+                peer_send(&f->a, b->data + i, 1);
+                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+        }
+        g_byte_array_free(b, TRUE);
+        pump(f);
+        g_assert_true(peer_recv(&f->a));
+        g_assert_true(g_str_has_prefix((const char *)f->a.in->data, "OK "));
+        g_byte_array_remove_range(f->a.in, 0, 37);
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_free(data);
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_free(data);
+        g_assert_true(peer_take_msg(&f->a, &h, &data));
+        g_assert_cmpuint(h.reply_serial, ==, 2);
+        g_free(data);
+}
+
+static void test_budget(Fixture *f, gconstpointer ctx) {
+        GByteArray *b = g_byte_array_new();
+        unsigned i, n = 0, n_calls = 10 * SERVER_CLIENT_BUDGET + 7;
+        WireHeader h;
+        uint8_t *data;
+
+        peer_hello(f, &f->a, false);
+        for (i = 0; i < n_calls; ++i)
+                append_call(b, &f->a, "GetId");
+        peer_send(&f->a, b->data, b->len);
+        g_byte_array_free(b, TRUE);
+        /* one iteration cannot answer everything: the budget leaves the rest for later */
+        g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+        g_assert_true(peer_recv(&f->a));
+        while (peer_take_msg(&f->a, &h, &data)) {
+                ++n;
+                g_free(data);
+        }
+        g_assert_cmpuint(n, <=, SERVER_CLIENT_BUDGET);
+        for (i = 0; i < 200 && n < n_calls; ++i) {
+                pump(f);
+                g_assert_true(peer_recv(&f->a));
+                while (peer_take_msg(&f->a, &h, &data)) {
+                        ++n;
+                        g_assert_cmpuint(h.reply_serial, ==, n + 1);
+                        g_free(data);
+                }
+        }
+        g_assert_cmpuint(n, ==, n_calls);
+}
+
+static void add_match(Fixture *f, Peer *p, const char *rule) {
+        WireWriter w;
+        WireHeader h;
+        uint8_t *data;
+        size_t size;
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', rule), ==, 0);
+        data = build_driver_call(p, "AddMatch", &w, &size);
+        wire_writer_deinit(&w);
+        peer_send(p, data, size);
+        free(data);
+        pump(f);
+        g_assert_true(peer_recv(p));
+        g_assert_true(peer_take_msg(p, &h, &data));
+        g_assert_cmpint(h.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_free(data);
+}
+
+static void test_large_and_eof(Fixture *f, gconstpointer ctx) {
+        static const size_t sizes[] = { 100, 70000, 300000, 3 * 1024 * 1024 };
+        WireHeader h;
+        uint8_t *data;
+        size_t size, i;
+        bool open = true;
+        unsigned got = 0;
+
+        peer_hello(f, &f->a, false);
+        peer_hello(f, &f->b, false);
+        add_match(f, &f->b, "type='signal',interface='org.example.T'");
+
+        for (i = 0; i < G_N_ELEMENTS(sizes); ++i) {
+                WireWriter w;
+                uint8_t *blob = g_malloc0(sizes[i]);
+
+                blob[sizes[i] - 1] = (uint8_t)i;
+                wire_writer_init(&w);
+                g_assert_cmpint(wire_writer_open(&w, 'a', "y"), ==, 0);
+                for (size = 0; size < sizes[i]; ++size)
+                        (void) wire_writer_append_basic(&w, 'y', &blob[size]);
+                g_assert_cmpint(wire_writer_close(&w), ==, 0);
+                data = build(&f->a, WIRE_MSG_SIGNAL, NULL, "/t", "org.example.T", "Big", &w, 0,
+                             &size);
+                wire_writer_deinit(&w);
+                peer_send(&f->a, data, size);
+                free(data);
+                g_free(blob);
+        }
+        /* the sender hangs up at once: what it sent is still delivered */
+        close(f->a.fd);
+        f->a.fd = -1;
+        for (i = 0; i < 500 && got < G_N_ELEMENTS(sizes); ++i) {
+                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+                open = peer_recv(&f->b);
+                g_assert_true(open);
+                while (got < G_N_ELEMENTS(sizes) && peer_take_msg(&f->b, &h, &data)) {
+                        if (h.type == WIRE_MSG_SIGNAL && h.interface &&
+                            strcmp(h.interface, "org.example.T") == 0) {
+                                g_assert_cmpuint(h.body_size, ==, 4 + sizes[got]);
+                                g_assert_cmpuint(data[h.body_offset + 4 + sizes[got] - 1], ==, got);
+                                g_assert_cmpstr(h.sender, ==, f->a.unique_name);
+                                ++got;
+                        }
+                        g_free(data);
+                }
+        }
+        g_assert_cmpuint(got, ==, G_N_ELEMENTS(sizes));
+}
+
+static void test_fd_passing(Fixture *f, gconstpointer ctx) {
+        static const char text[] = "through the bus";
+        WireWriter w;
+        WireHeader h;
+        uint8_t *data;
+        size_t size;
+        uint32_t idx = 0;
+        char buf[64] = "";
+        int memfd, i;
+
+        peer_hello(f, &f->a, true);
+        peer_hello(f, &f->b, true);
+        memfd = memfd_create("test", MFD_CLOEXEC);
+        g_assert_cmpint(memfd, >=, 0);
+        g_assert_cmpint(write(memfd, text, sizeof(text)), ==, (ssize_t)sizeof(text));
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 'h', &idx), ==, 0);
+        data = build(&f->a, WIRE_MSG_METHOD_CALL, f->b.unique_name, "/t", "org.example.T",
+                     "TakeFd", &w, 1, &size);
+        wire_writer_deinit(&w);
+        peer_send_fds(&f->a, data, size, &memfd, 1);
+        free(data);
+        close(memfd);
+
+        for (i = 0; i < 10 && f->b.n_fds == 0; ++i) {
+                pump(f);
+                g_assert_true(peer_recv(&f->b));
+        }
+        g_assert_cmpuint(f->b.n_fds, ==, 1);
+        g_assert_true(peer_take_msg(&f->b, &h, &data));
+        g_assert_cmpstr(h.member, ==, "TakeFd");
+        g_assert_cmpuint(h.n_fds, ==, 1);
+        g_free(data);
+        g_assert_cmpint(pread(f->b.fds[0], buf, sizeof(buf), 0), ==, (ssize_t)sizeof(text));
+        g_assert_cmpstr(buf, ==, text);
+}
+
+static void test_fds_not_negotiated(Fixture *f, gconstpointer ctx) {
+        WireWriter w;
+        uint8_t *data;
+        size_t size;
+        uint32_t idx = 0;
+        int memfd, i;
+        bool open = true;
+
+        peer_hello(f, &f->a, false);
+        memfd = memfd_create("test", MFD_CLOEXEC);
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 'h', &idx), ==, 0);
+        data = build(&f->a, WIRE_MSG_METHOD_CALL, "org.freedesktop.DBus", "/", "org.example.T",
+                     "TakeFd", &w, 1, &size);
+        wire_writer_deinit(&w);
+        peer_send_fds(&f->a, data, size, &memfd, 1);
+        free(data);
+        close(memfd);
+        for (i = 0; i < 10 && open; ++i) {
+                pump(f);
+                open = peer_recv(&f->a);
+        }
+        g_assert_false(open);
+        g_assert_cmpuint(f->s->n_clients, ==, 1);
+}
+
+static void test_malformed(Fixture *f, gconstpointer ctx) {
+        static const uint8_t junk[16] = "l\1\0\2\0\0\0\0\0\0\0\0\0\0\0\0";  /* version 2 */
+        bool open = true;
+        int i;
+
+        peer_hello(f, &f->a, false);
+        peer_send(&f->a, junk, sizeof(junk));
+        for (i = 0; i < 10 && open; ++i) {
+                pump(f);
+                open = peer_recv(&f->a);
+        }
+        g_assert_false(open);
+        /* the other client is unaffected */
+        peer_hello(f, &f->b, false);
+        g_assert_cmpuint(f->s->n_clients, ==, 1);
+}
+
+static void test_rejected(Fixture *f, gconstpointer ctx) {
+        static const char in[] = "\0AUTH EXTERNAL 3939393939\r\nBEGIN\r\n";   /* uid 99999 */
+        bool open = true;
+        int i;
+
+        if (getuid() == 99999)
+                return;
+        peer_send(&f->a, in, sizeof(in) - 1);
+        for (i = 0; i < 10 && open; ++i) {
+                pump(f);
+                open = peer_recv(&f->a);
+        }
+        g_assert_false(open);
+        g_assert_cmpuint(f->a.in->len, ==, strlen("REJECTED EXTERNAL\r\n"));
+        peer_expect_line(&f->a, "REJECTED EXTERNAL\r\n");
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+#define T(name, fn) g_test_add("/proxy/client/" name, Fixture, NULL, setup, fn, teardown)
+        T("pipelined", test_pipelined);
+        T("trickle", test_trickle);
+        T("budget", test_budget);
+        T("large-and-eof", test_large_and_eof);
+        T("fd-passing", test_fd_passing);
+        T("fds-not-negotiated", test_fds_not_negotiated);
+        T("malformed", test_malformed);
+        T("rejected", test_rejected);
+#undef T
+        return g_test_run();
+}
