@@ -48,7 +48,8 @@ static void help(void) {
                "  --address=ADDRESS     listen on ADDRESS (';'-separated list of unix:path=,\n"
                "                        unix:abstract=, unix:dir=, unix:tmpdir=,\n"
                "                        unix:runtime=yes, systemd:)\n"
-               "  --print-address[=FD]  print the address (with guid) to FD (default stdout)\n"
+               "  --print-address[=FD]  print the first listening address (with guid) to FD\n"
+               "                        (default stdout)\n"
                "  --print-pid[=FD]      print the pid to FD (default stdout)\n"
                "  --fork / --nofork     daemonize after listening / stay in the foreground\n"
                "                        (default)\n"
@@ -249,14 +250,10 @@ static int print_info(Server *s, const Args *a) {
         List *l;
 
         if (a->print_address_fd >= 0) {
-                list_for_each(l, &s->listeners) {
-                        ProxyListener *li = list_entry(l, ProxyListener, link);
-                        size_t n = strlen(text);
-
-                        snprintf(text + n, sizeof(text) - n, "%s%s,guid=%s", n ? ";" : "",
-                                 li->address, s->guid);
-                }
-                strncat(text, "\n", sizeof(text) - strlen(text) - 1);
+                /* like dbus-daemon: the first listener's address only, with the bus guid */
+                l = list_first(&s->listeners);
+                snprintf(text, sizeof(text), "%s,guid=%s\n",
+                         l ? list_entry(l, ProxyListener, link)->address : "", s->guid);
                 if (write_all(a->print_address_fd, text) < 0) {
                         fprintf(stderr, "kdbusd: cannot print the address to fd %d: %m\n",
                                 a->print_address_fd);
