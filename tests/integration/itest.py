@@ -415,12 +415,10 @@ def sc_libdbus_client(ctx):
                'call', BUS, BUS_PATH, BUS, 'GetConnectionUnixUser', 'com.example.Lib',
                'release', 'com.example.Lib',
                'release', 'com.example.Lib',
-               'release', 'com.example.Shared',
                'wait-ready',
                'release', 'com.example.Shared'],
-              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE)
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, bufsize=0)
     ctx.children.append(p)
-    ctx.numbers.append((str(os.getuid()), '<UID>'))
     # hand the shared name over while the libdbus client waits in the queue
     r, _, _ = select.select([p.stdout], [], [], 15)
     first = []
@@ -711,7 +709,6 @@ def sc_credentials(ctx):
     a = ctx.conn('A')
     b = ctx.conn('B')
     a.bus('RequestName', 'su', ['com.example.Cred', 0], quiet=True)
-    ctx.numbers += [(str(os.getuid()), '<UID>'), (str(os.getgid()), '<GID>')]
     r = b.bus('GetConnectionCredentials', 's', [a.unique])
     creds = r.body[0] if r.type == rawbus.METHOD_RETURN else {}
     ctx.log('GetConnectionCredentials ->', r.error_name or 'ok')
@@ -732,6 +729,8 @@ def sc_credentials(ctx):
             v = r.error_name or r.body
             if r.body == [os.getpid()] and name != BUS:
                 v = 'real-pid'
+            elif r.body == [os.getuid()] and m == 'GetConnectionUnixUser':
+                v = 'real-uid'
             ctx.log(m, name, v)
     for name in ('com.example.Nobody', ':1.9999', 'bad..name'):
         for m in ('GetConnectionUnixUser', 'GetConnectionUnixProcessID',
