@@ -24,9 +24,36 @@
 #include "proxy/server.h"
 #include "util/error.h"
 
+static int listener_on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
+        ProxyListener *l = userdata;
+
+        (void) loop_source_set_enabled(l->io, true);
+        return 0;
+}
+
+/* Out of fds: the pending connection stays in the backlog and the level-triggered listener
+ * would fire again at once; pause accepting for a moment instead of spinning. */
+static void listener_pause(ProxyListener *l) {
+        uint64_t when = loop_now(l->server->loop) + 250000;
+        int r;
+
+        (void) loop_source_set_enabled(l->io, false);
+        if (!l->retry) {
+                r = sd_event_add_time(l->server->loop, &l->retry, CLOCK_MONOTONIC, when, 100000,
+                                      listener_on_retry, l);
+                if (r < 0) {
+                        (void) loop_source_set_enabled(l->io, true);
+                        return;
+                }
+        }
+        (void) loop_timer_set(l->retry, when);
+}
+
 static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         ProxyListener *l = userdata;
         unsigned i;
+
+        server_update_time(l->server);
 
         /* bounded, so a connection storm cannot starve the clients already connected */
         for (i = 0; i < 32; ++i) {
@@ -35,13 +62,18 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
 
                 cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (cfd < 0) {
+                        int e = errno;
+
                         if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
                                 return 0;
                         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
                             errno == ENOMEM) {
-                                proxy_log(LOG_WARNING, "Cannot accept a connection on %s: %s; "
-                                          "raise the fd limit (ulimit -n), ignoring",
-                                          l->address, strerror(errno));
+                                proxy_log_peer(LOG_WARNING, &l->log_limit,
+                                               loop_now(l->server->loop), NULL,
+                                               "Cannot accept a connection on %s: %s; "
+                                               "raise the fd limit (ulimit -n); pausing for "
+                                               "250 ms", l->address, strerror(e));
+                                listener_pause(l);
                                 return 0;
                         }
                         proxy_log(LOG_ERR, "accept() on %s failed: %s, ignoring", l->address,
@@ -102,6 +134,7 @@ ProxyListener *listener_free(ProxyListener *l) {
         if (!l)
                 return NULL;
         l->io = loop_source_free(l->io);
+        l->retry = loop_source_free(l->retry);
         l->fd = fd_close(l->fd);
         if (l->unlink_path) {
                 struct stat st;

@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 #include <sys/types.h>
+#include "proxy/log.h"
 #include "proxy/loop.h"
 #include "util/list.h"
 #include "util/macro.h"
@@ -28,6 +29,8 @@ typedef struct ProxyListener {
         Server *server;
         int fd;
         LoopSource *io;
+        LoopSource *retry;              /* re-enables @io a while after EMFILE */
+        ProxyLogLimit log_limit;
         List link;                      /* Server.listeners */
         char *unlink_path;              /* path socket we created, removed at exit */
         dev_t unlink_dev;               /* ... if the path still is that socket */
