@@ -446,8 +446,11 @@ static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void 
         }
         if (!c->close_pending && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
                 r = client_read(c);
+                if (r == -ECONNRESET)
+                        r = 1;  /* the peer left with our replies unread: like EOF, what it
+                                 * sent before still counts */
                 if (r < 0) {
-                        if (r != -EPROTO && r != -ECONNRESET)
+                        if (r != -EPROTO)
                                 client_log(c, LOG_INFO, "Disconnecting: read failed: %s",
                                            strerror(-r));
                         client_close_later(c);
