@@ -599,6 +599,13 @@ def drain_until_barriers(r, n=2, timeout=5):
     return got
 
 
+def tags(got, names):
+    """Received signals as tags, in arrival order per sender (the interleaving of two
+    senders' messages is not defined)."""
+    t = [sig_tag(m, names) for m in got]
+    return ' '.join(sorted(t, key=lambda x: x.split(':')[0]))
+
+
 def sig_tag(m, names):
     if isinstance(m, str):
         return m
@@ -621,23 +628,23 @@ def sc_match_rules(ctx):
             continue
         emit_set(e, e2, r, t)
         got = drain_until_barriers(r)
-        ctx.log('rule %r -> %s' % (rule, ' '.join(sig_tag(m, names) for m in got)))
+        ctx.log('rule %r -> %s' % (rule, tags(got, names)))
         rm = r.bus('RemoveMatch', 's', [rr])
         ctx.log('  RemoveMatch ->', rm.error_name or 'ok')
         t.log = []
     # after all removals nothing but the unicast arrives
     emit_set(e, e2, r, t)
-    ctx.log('no rules ->', ' '.join(sig_tag(m, names) for m in drain_until_barriers(r)))
+    ctx.log('no rules ->', tags(drain_until_barriers(r), names))
     # the same rule twice needs two RemoveMatch; the third says MatchRuleNotFound
     for _ in range(2):
         r.bus('AddMatch', 's', ["member='M2'"])
     emit_set(e, e2, r, t)
-    ctx.log('twice ->', ' '.join(sig_tag(m, names) for m in drain_until_barriers(r)))
+    ctx.log('twice ->', tags(drain_until_barriers(r), names))
     for _ in range(3):
         rm = r.bus('RemoveMatch', 's', ["member='M2'"])
         ctx.log('  RemoveMatch ->', rm.error_name or 'ok')
     emit_set(e, e2, r, t)
-    ctx.log('removed ->', ' '.join(sig_tag(m, names) for m in drain_until_barriers(r)))
+    ctx.log('removed ->', tags(drain_until_barriers(r), names))
     # a rule equal after parsing but spelt differently is removed by RemoveMatch
     r.bus('AddMatch', 's', ["member='M2',type='signal'"])
     rm = r.bus('RemoveMatch', 's', ["type='signal', member='M2'"])
@@ -721,7 +728,12 @@ def sc_name_ownership(ctx):
     ownership_step(ctx, conns, '', queued('nodots'))
     ownership_step(ctx, conns, '', queued('com.example.Never'))
     # the owner disconnects: the queue moves on, everyone sees it
+    gone = b.unique
     b.close()
+    deadline = time.monotonic() + 10
+    while (a.bus('NameHasOwner', 's', [gone], quiet=True).body == [True] and
+           time.monotonic() < deadline):
+        time.sleep(0.02)
     c.sync()
     a.sync()
     ctx.log('== B disconnected')
