@@ -399,7 +399,7 @@ def busctl_norm(lines):
     for x in lines:
         x = re.sub(r'\s+', ' ', x)
         # busctl list: PID and process name of the bus itself differ by construction
-        x = re.sub(r'^(out: org\.freedesktop\.DBus) \S+ \S+', r'\1 <BUSPID> <BUSPROC>', x)
+        x = re.sub(r'^(out: org\.freedesktop\.DBus) \d+ \S+', r'\1 <BUSPID> <BUSPROC>', x)
         x = re.sub(r'^(out: :U\d+) \d+ ', r'\1 <PID> ', x)
         out.append(x)
     return out
@@ -419,6 +419,9 @@ def sc_busctl(ctx):
     ctx.lines += tool_out(*run(a + ['introspect', BUS, BUS_PATH]))
     ctx.lines += tool_out(*run(a + ['get-property', BUS, BUS_PATH, BUS, 'Features']))
     ctx.lines += tool_out(*run(a + ['get-property', BUS, BUS_PATH, BUS, 'Interfaces']))
+    # credentials of a peer as busctl shows them (from the bus, then /proc of that pid)
+    ctx.numbers.append((str(os.getppid()), '<PPID>'))
+    ctx.lines += tool_out(*run(a + ['status', 'com.example.Echo']))
 
 
 def sc_busctl_post(lines):
@@ -1153,6 +1156,12 @@ def sc_robustness(ctx):
                      member='Echo', destination='com.example.Echo', signature='s', body=['x']))
     off.close()
     ctx.log('caller gone:', ctx.victim_ok(victim))
+    # a large message both ways (8 MiB string, 4 MiB byte array)
+    big = 'x' * (8 << 20)
+    r = victim.call('com.example.Echo', '/o', 'com.example.Echo', 'Echo', 'say',
+                    [big, b'\x01' * (4 << 20)], timeout=30, quiet=True)
+    ctx.log('large echo:', r.type == rawbus.METHOD_RETURN and r.body[0] == big and
+            len(r.body[1]) == 4 << 20)
     # many clients at once
     n = 150
     results = [None] * n

@@ -110,6 +110,10 @@ class Writer:
             elem = sig[1:]
             self.pad(alignment(elem))
             begin = len(self.b)
+            if elem == 'y' and isinstance(v, (bytes, bytearray)):
+                self.b += v
+                struct.pack_into('<I', self.b, lenpos, len(v))
+                return
             items = v.items() if isinstance(v, dict) else v
             for x in items:
                 self.put(elem, x)
@@ -164,6 +168,9 @@ class Reader:
             elem = sig[1:]
             self.pad(alignment(elem))
             end = self.p + n
+            if elem == 'y':
+                self.p = end
+                return bytes(self.d[end - n:end])
             out = []
             while self.p < end:
                 out.append(self.get(elem))
@@ -297,7 +304,7 @@ class Conn:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(10)
         self.sock.connect(socket_path(address))
-        self.buf = b''
+        self.buf = bytearray()
         self.fdq = []
         self.log = []
         self.labels = {}
@@ -324,7 +331,8 @@ class Conn:
                 if not d:
                     raise Disconnected()
                 self.buf += d
-        line, self.buf = self.buf.split(b'\r\n', 1)
+        line, rest = bytes(self.buf).split(b'\r\n', 1)
+        self.buf = bytearray(rest)
         return line.decode('ascii', 'replace')
 
     def authenticate(self, fds=False):
@@ -369,7 +377,7 @@ class Conn:
         if not r:
             return False
         try:
-            d, anc, _flags, _a = self.sock.recvmsg(65536, socket.CMSG_SPACE(64 * 4))
+            d, anc, _flags, _a = self.sock.recvmsg(1 << 20, socket.CMSG_SPACE(64 * 4))
         except ConnectionResetError:
             d, anc = b'', []
         for level, typ, cdata in anc:
@@ -383,14 +391,22 @@ class Conn:
         self.buf += d
         return True
 
+    def _need(self):
+        """Bytes needed for the first message in the buffer (16 if unknown yet)."""
+        if len(self.buf) < 16:
+            return 16
+        e = '<' if self.buf[0:1] == b'l' else '>'
+        blen, _serial, flen = struct.unpack_from(e + 'III', self.buf, 4)
+        return _align(16 + flen, 8) + blen
+
     def recv(self, timeout=5.0):
         """Next message (logged), or None on timeout; raises Disconnected on EOF."""
         deadline = time.monotonic() + timeout
         while True:
-            p = parse_message(self.buf)
+            p = parse_message(self.buf) if len(self.buf) >= self._need() else None
             if p:
                 m, n = p
-                self.buf = self.buf[n:]
+                del self.buf[:n]
                 nfd = m.f(F_UNIX_FDS) or 0
                 m.fds, self.fdq = self.fdq[:nfd], self.fdq[nfd:]
                 if not (m.reply_serial in self.quiet and m.type in (METHOD_RETURN, ERROR)):
