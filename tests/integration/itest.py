@@ -597,6 +597,17 @@ def sc_driver_and_replies(ctx):
                    destination=BUS, flags=rawbus.NO_REPLY_EXPECTED))
     a.sync()
     ctx.log('GetId with NO_REPLY_EXPECTED ->', a.take_log())
+    # routing to names nobody owns
+    for dest, flags in ((':1.9999', 0), (':1.9999', rawbus.NO_REPLY_EXPECTED),
+                        ('com.example.Nobody', rawbus.NO_REPLY_EXPECTED)):
+        a.send(Message(rawbus.METHOD_CALL, path='/o', interface='com.example.X', member='Y',
+                       destination=dest, flags=flags), label='Y')
+        a.sync()
+        ctx.log('call to %s flags=%d ->' % (dest, flags), a.take_log())
+    for dest in (':1.9999', 'com.example.Nobody'):
+        a.emit('/o', 'com.example.X', 'Sig', dest=dest)
+        a.sync()
+        ctx.log('unicast signal to %s ->' % dest, a.take_log())
     # auto-start flag off (flag 2) to a missing name
     r = a.call('com.example.Nobody', '/o', 'com.example.X', 'Y', flags=2, quiet=True)
     ctx.log('NO_AUTO_START to missing name ->', r.error_name)
