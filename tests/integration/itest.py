@@ -497,6 +497,30 @@ def monitor_norm(lines):
     return out
 
 
+class LineReader:
+    """Lines of a child's stdout (opened with bufsize=0), read with a deadline."""
+
+    def __init__(self, f):
+        self.f = f
+        self.buf = b''
+        self.lines = []
+
+    def until(self, needle, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            if any(needle in x for x in self.lines):
+                return True
+            r, _, _ = select.select([self.f], [], [], max(0, deadline - time.monotonic()))
+            if not r:
+                return False
+            d = os.read(self.f.fileno(), 65536)
+            if not d:
+                return False
+            self.buf += d
+            *done, self.buf = self.buf.split(b'\n')
+            self.lines += [x.decode('utf-8', 'replace') for x in done]
+
+
 @scenario
 def sc_dbus_monitor(ctx):
     """dbus-monitor (BecomeMonitor, or eavesdropping match rules where that is missing)
@@ -507,24 +531,23 @@ def sc_dbus_monitor(ctx):
                "destination='com.example.Echo'"],
               stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     ctx.children.append(p)
+    out = LineReader(p.stdout)
     c = ctx.conn('client')
-    # wait until the monitor is attached: its unique name shows up and its rules are in place
-    time.sleep(0.5)
+    # wait until the monitor is attached: it prints one of our probes
+    for _ in range(100):
+        c.emit('/o', 'com.example.Echo', 'Probe')
+        if out.until('member=Probe', 0.1):
+            break
+    c.emit('/o', 'com.example.Echo', 'ProbeEnd')
+    ok = out.until('member=ProbeEnd')
+    ctx.log('monitor attached:', ok)
+    out.lines = []
     c.call('com.example.Echo', '/o', 'com.example.Echo', 'Echo', 's', ['hi'])
     c.call('com.example.Echo', '/o', 'com.example.Echo', 'Fail')
     c.emit('/o', 'com.example.Echo', 'Sig', 's', ['sig'])
-    c.sync()
-    time.sleep(0.5)
-    os.killpg(p.pid, signal.SIGTERM)
-    out, err = p.communicate(timeout=10)
-    lines = out.decode('utf-8', 'replace').splitlines()
-    # the monitor's own Hello/NameAcquired/NameLost chatter before it is attached is an
-    # implementation detail of dbus-monitor's fallback; start at the first Echo message
-    for i, x in enumerate(lines):
-        if 'com.example.Echo' in x or 'Echo' in x:
-            lines = lines[i:]
-            break
-    ctx.lines += monitor_norm(lines)
+    c.emit('/o', 'com.example.Echo', 'End')
+    ctx.log('monitor saw the end:', out.until('member=End'))
+    ctx.lines += monitor_norm(out.lines)
 
 
 def canonical_xml(text):
