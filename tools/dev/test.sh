@@ -14,7 +14,7 @@ fi
 builddir=build-test
 rm -rf "$builddir" build-test-clang
 CC=gcc meson setup "$builddir" -Dwerror=true -Db_sanitize=address,undefined \
-        -Dbuildtype=debugoptimized >/dev/null
+        -Dbuildtype=debugoptimized
 ninja -C "$builddir"
 
 # Sanitizers: any report fails the process; leaks are checked at exit.
@@ -25,7 +25,7 @@ meson test -C "$builddir" --print-errorlogs --num-processes 2 || status=$?
 
 # A second compiler catches what the first lets through; build only, the tests ran above.
 extra_failed=0
-if ! { CC=clang meson setup build-test-clang -Dwerror=true -Dtests=true >/dev/null &&
+if ! { CC=clang meson setup build-test-clang -Dwerror=true -Dtests=true &&
        ninja -C build-test-clang >/dev/null; }; then
         echo "clang build failed" >&2
         status=1
