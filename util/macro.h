@@ -23,8 +23,13 @@
 #define ALIGN_TO(l, a) (((l) + (a) - 1) & ~((__typeof__(l))(a) - 1))
 #define ALIGN8(l) ALIGN_TO((l), 8)
 
+/* GLib (tests) defines the same MIN/MAX; whichever comes first wins, both are equivalent. */
+#ifndef MIN
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+#ifndef MAX
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
+#endif
 
 #define container_of(ptr, type, member) \
         ((type *)(void *)((char *)(ptr) - offsetof(type, member)))
