@@ -13,7 +13,10 @@
  *   - DO_NOT_QUEUE without a possible replacement: EXISTS, and a caller that was queued
  *     for the name leaves the queue;
  *   - no replacement possible (the primary did not ALLOW_REPLACEMENT or the caller did not
- *     ask REPLACE_EXISTING): IN_QUEUE (appended, or the queued entry's flags updated);
+ *     ask REPLACE_EXISTING): IN_QUEUE, the queued entry's flags updated; a caller that
+ *     asked REPLACE_EXISTING goes (or moves) to the head of the queue, right behind the
+ *     primary ([A, C, B] + B(replace) gives A, B, C; + D(replace) gives A, D, B, C),
+ *     any other new caller is appended and a queued one keeps its place;
  *   - replacement: the caller becomes primary (taken out of the queue if it was in it);
  *     the old primary goes to the front of the queue, right behind it, unless it had asked
  *     DO_NOT_QUEUE, then it loses the name. ([A primary, C queued] + B replacing gives
@@ -178,13 +181,17 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
                                 name_owner_free(bus, mine);
                         return NAME_E_EXISTS;
                 }
-                if (mine) {
-                        mine->flags = flags;
-                } else {
+                if (!mine) {
                         mine = name_owner_new(conn, flags);
                         if (!mine)
                                 return error_origin(-ENOMEM);
                         name_owner_link(mine, n, false);
+                }
+                mine->flags = flags;
+                /* dbus-daemon: asking to replace puts the caller first in line */
+                if (flags & BRIDGE_NAME_REPLACE_EXISTING) {
+                        list_unlink(&mine->name_link);
+                        list_insert_after(&primary->name_link, &mine->name_link);
                 }
                 return NAME_E_IN_QUEUE;
         }

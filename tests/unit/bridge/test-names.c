@@ -123,6 +123,48 @@ static void test_no_replace(Fixture *f, gconstpointer ctx) {
         g_assert_cmpstr(queue_of(f, "t.five"), ==, "2,1,3");
 }
 
+/*
+ * REPLACE_EXISTING that cannot replace: dbus-daemon 1.14.10 queues the caller at the head,
+ * right behind the primary owner, moving it there if it already waited further back.
+ */
+static void test_replace_queues_first(Fixture *f, gconstpointer ctx) {
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.q", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.q", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.q", BRIDGE_NAME_REPLACE_EXISTING), ==,
+                        NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.q"), ==, "1,2,3");
+        g_assert_cmpint(bridge_name_acquire(f->c[D], "t.q", BRIDGE_NAME_REPLACE_EXISTING), ==,
+                        NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.q"), ==, "1,4,2,3");
+        /* re-requesting without the flag keeps the place */
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.q", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.q"), ==, "1,4,2,3");
+        g_assert_cmpuint(f->c[B]->n_names, ==, 1);
+        assert_log(f, "name t.q ->:1.1;");
+        /* who inherits: the one that asked to replace last */
+        g_assert_cmpint(bridge_name_release(f->c[A], "t.q"), ==, 0);
+        assert_log(f, "name t.q :1.1>:1.4;");
+
+        /* already queued behind C: moves to the head */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.r", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.r", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.r", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.r"), ==, "1,3,2");
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.r", BRIDGE_NAME_REPLACE_EXISTING), ==,
+                        NAME_E_IN_QUEUE);
+        g_assert_cmpstr(queue_of(f, "t.r"), ==, "1,2,3");
+        g_assert_cmpuint(f->c[B]->n_names, ==, 2);      /* t.q and t.r */
+
+        /* ... with DO_NOT_QUEUE: EXISTS and it leaves the queue */
+        g_assert_cmpint(bridge_name_acquire(f->c[A], "t.s", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[C], "t.s", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.s", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_acquire(f->c[B], "t.s", BRIDGE_NAME_REPLACE_EXISTING |
+                                                            BRIDGE_NAME_DO_NOT_QUEUE), ==,
+                        NAME_E_EXISTS);
+        g_assert_cmpstr(queue_of(f, "t.s"), ==, "1,3");
+}
+
 static void test_release_queue(Fixture *f, gconstpointer ctx) {
         /* case 7: release by a queued owner just leaves the queue */
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.seven", 0), ==, 0);
@@ -191,6 +233,8 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/names/replace", Fixture, NULL, setup4, test_replace, fixture_teardown);
         g_test_add("/bridge/names/no-replace", Fixture, NULL, setup4, test_no_replace,
                    fixture_teardown);
+        g_test_add("/bridge/names/replace-queues-first", Fixture, NULL, setup4,
+                   test_replace_queues_first, fixture_teardown);
         g_test_add("/bridge/names/release-queue", Fixture, NULL, setup4, test_release_queue,
                    fixture_teardown);
         g_test_add("/bridge/names/disconnect-promotes", Fixture, NULL, setup4,
