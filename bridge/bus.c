@@ -5,7 +5,9 @@
  *   - conns_by_id holds exactly the active connections; conns holds every connection that
  *     was created on this bus and not yet freed (quota counting walks it).
  *   - names, replies and match_conns only ever refer to active connections: disconnect
- *     removes a connection from all of them before it reports conn_removed.
+ *     removes a connection from all of them before it reports conn_removed, except the
+ *     calls it owes: those are failed (reply_lost) right after conn_removed, as
+ *     dbus-daemon sends its NoReply errors after the unique name's NameOwnerChanged.
  *   - Time is bus->now_usec, set by the caller; nothing here reads a clock.
  *
  * Notifications run synchronously, after the state they report has changed, so a handler

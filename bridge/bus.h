@@ -25,7 +25,8 @@ typedef struct BridgeMsg BridgeMsg;
 typedef struct BusNotifyOps {
         /* @conn said hello: it has its id and unique name now. */
         int (*conn_added)(void *userdata, BridgeConn *conn);
-        /* @conn left; its names were released (each reported through name_changed) first. */
+        /* @conn left; its names were released (each reported through name_changed) first;
+         * the calls it owes are failed (reply_lost) after this returns. */
         int (*conn_removed)(void *userdata, BridgeConn *conn);
         /*
          * The primary owner of @name changed from @old_owner to @new_owner (either may be

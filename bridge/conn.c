@@ -335,12 +335,14 @@ static void conn_free_matches(BridgeConn *conn) {
  * bridge_conn_disconnect() - deactivate (idempotent)
  * @conn:       the connection
  *
- * In this order: the connection stops being reachable (inactive, out of the id table),
- * then every name it owns or queues for is released (name_changed for each change of
- * primary owner, the next queued owner taking over), every caller waiting for a reply
- * from it gets reply_lost, the calls it waits for itself are forgotten, its match rules
- * are freed, its queue is flushed, and conn_removed is reported last. The memory stays
- * while references remain.
+ * In this order, which is what clients of dbus-daemon 1.14.10 observe (checked with a raw
+ * client and a monitor): the connection stops being reachable (inactive, out of the id
+ * table), then every name it owns or queues for is released, newest first (name_changed
+ * for each change of primary owner, the next queued owner taking over), the calls it
+ * waits for itself are forgotten, its match rules are freed, its queue is flushed,
+ * conn_removed is reported (NameOwnerChanged of the unique name), and only then does
+ * every caller waiting for a reply from it get reply_lost, newest call first. The memory
+ * stays while references remain.
  */
 void bridge_conn_disconnect(BridgeConn *conn) {
         Bus *bus = conn->bus;
@@ -351,12 +353,12 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
 
         bridge_names_release_all(conn);
-        bridge_conn_fail_replies(conn);
         bridge_conn_drop_replies(conn);
         conn_free_matches(conn);
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
         (void) bus_notify_conn_removed(bus, conn);
+        bridge_conn_fail_replies(conn);
 }
 
 /* ---- routing ---- */

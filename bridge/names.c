@@ -263,12 +263,15 @@ int bridge_name_release(BridgeConn *conn, const char *name) {
 }
 
 /**
- * bridge_names_release_all() - release every name @conn owns or waits for, oldest first
+ * bridge_names_release_all() - release every name @conn owns or waits for, newest first
  * @conn:       the connection
+ *
+ * Newest means the latest to join the name's owners (as primary or queued), which is the
+ * order in which dbus-daemon 1.14.10 reports the releases of a leaving connection.
  */
 void bridge_names_release_all(BridgeConn *conn) {
-        BridgeNameOwner *o;
+        List *last;
 
-        while ((o = list_first_entry(&conn->owned, BridgeNameOwner, conn_link)))
-                (void) name_owner_release(conn->bus, o);
+        while ((last = list_last(&conn->owned)))
+                (void) name_owner_release(conn->bus, container_of(last, BridgeNameOwner, conn_link));
 }

@@ -110,13 +110,15 @@ BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn
  * bridge_conn_fail_replies() - @callee will never answer: tell every caller waiting on it
  * @callee:     the connection that is going away
  *
+ * Newest call first, whoever the caller, as dbus-daemon 1.14.10 sends its NoReply errors.
  * Each entry is freed before its reply_lost notification, so the handler sees the state
  * without it.
  */
 void bridge_conn_fail_replies(BridgeConn *callee) {
-        BridgeReply *reply;
+        List *last;
 
-        while ((reply = list_first_entry(&callee->replies_in, BridgeReply, callee_link))) {
+        while ((last = list_last(&callee->replies_in))) {
+                BridgeReply *reply = container_of(last, BridgeReply, callee_link);
                 BridgeConn *caller = reply->caller;
                 uint32_t serial = reply->serial;
 

@@ -38,7 +38,7 @@ DEFINE_CLEANUP(BridgeReply *, bridge_reply_free);
 BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn *callee,
                             uint32_t serial);
 
-/* @callee leaves: reply_lost(timed_out=false) to each caller it owes, oldest first. */
+/* @callee leaves: reply_lost(timed_out=false) to each caller it owes, newest call first. */
 void bridge_conn_fail_replies(BridgeConn *callee);
 /* @caller leaves: forget the calls it waits for. */
 void bridge_conn_drop_replies(BridgeConn *caller);

@@ -66,7 +66,7 @@ static _unused_ int test_ev_removed(void *userdata, BridgeConn *conn) {
 
         g_assert_false(conn->active);
         g_assert_true(list_is_empty(&conn->owned));
-        g_assert_true(list_is_empty(&conn->replies_in));
+        /* the calls it owes are failed after this (dbus-daemon's order) */
         g_assert_true(list_is_empty(&conn->replies_out));
         g_assert_true(list_is_empty(&conn->matches));
         g_assert_true(list_is_empty(&conn->queue));

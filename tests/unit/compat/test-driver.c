@@ -144,6 +144,64 @@ static void test_request_name(Fixture *f, gconstpointer data) {
         }
 }
 
+static void expect_no_reply(Fixture *f, unsigned i, uint32_t serial) {
+        Got g;
+
+        g_assert_true(pop(f, i, &g));
+        if (g.hdr.type != WIRE_MSG_ERROR)
+                g_error("conn %u: expected NoReply, got type %u %s \"%s\"", i, g.hdr.type,
+                        g.hdr.member, g.body);
+        expect_from_bus(&g);
+        g_assert_cmpstr(g.hdr.error_name, ==, "org.freedesktop.DBus.Error.NoReply");
+        g_assert_cmpstr(g.body, ==, "Message recipient disconnected from message bus without replying");
+        g_assert_cmpuint(g.hdr.reply_serial, ==, serial);
+}
+
+/*
+ * B leaves owning a.a, b.b (C queued) and c.c, owing calls to A and C. dbus-daemon 1.14.10
+ * (raw client + BecomeMonitor): the names newest first, each with its promotion, then the
+ * unique name's NameOwnerChanged, then a NoReply for each pending call, newest first.
+ */
+static void test_disconnect_order(Fixture *f, gconstpointer data) {
+        Send to_b = { .path = "/", .interface = "a.b", .member = "M" };
+        const char *b, *c;
+        uint32_t a1, a2, c1;
+
+        hello_listening(f, 0);
+        hello(f, 1);
+        hello(f, 2);
+        b = NAME(f, 1);
+        c = NAME(f, 2);
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "a.a", 0u), ==, 0);
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "b.b", 0u), ==, 0);
+        g_assert_cmpint(call_driver(f, 2, "RequestName", "su", "b.b", 0u), ==, 0);
+        g_assert_cmpint(call_driver(f, 1, "RequestName", "su", "c.c", 0u), ==, 0);
+        to_b.destination = b;
+        g_assert_cmpint(send_msg(f, 0, &to_b, NULL), ==, 0);
+        a1 = f->serial[0];
+        to_b.destination = "a.a";
+        g_assert_cmpint(send_msg(f, 2, &to_b, NULL), ==, 0);
+        c1 = f->serial[2];
+        to_b.destination = b;
+        g_assert_cmpint(send_msg(f, 0, &to_b, NULL), ==, 0);
+        a2 = f->serial[0];
+        drain(f, 0);
+        drain(f, 1);
+        drain(f, 2);
+
+        bridge_conn_disconnect(f->c[1]);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("c.c %s ", b), false);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("b.b %s %s", b, c), false);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("a.a %s ", b), false);
+        expect_signal(f, 0, "NameOwnerChanged", fmt("%s %s ", b, b), false);
+        expect_no_reply(f, 0, a2);
+        expect_no_reply(f, 0, a1);
+        assert_empty(f, 0);
+        expect_signal(f, 2, "NameAcquired", "b.b", true);
+        expect_no_reply(f, 2, c1);
+        assert_empty(f, 2);
+}
+
 /* B and C both listen; the order each sees is dbus-daemon's (recorded with libdbus) */
 static void test_signal_order(Fixture *f, gconstpointer data) {
         const char *b, *c;
@@ -935,6 +993,7 @@ int main(int argc, char **argv) {
         T("hello", test_hello);
         T("before-hello", test_before_hello);
         T("request-name", test_request_name);
+        T("disconnect-order", test_disconnect_order);
         T("signal-order", test_signal_order);
         T("name-errors", test_name_errors);
         T("credentials", test_credentials);
