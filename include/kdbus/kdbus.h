@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The binary layout of kdbus's final UAPI, written for kdbus-compat from kdbus's
+ * documentation (kdbus.txt and the kdbus.*(7) pages). Every structure is a sequence of
+ * 64-bit fields (a few 32-bit pairs), 8-byte aligned, with a leading @size that covers the
+ * struct plus its trailing items. tests/unit/native/test-abi.c pins every size and offset.
+ *
+ * Differences from the kernel ABI, because kdbusd speaks it over a SOCK_SEQPACKET socket and
+ * not through ioctl() (libkdbus/ hides all of them; see docs/native.md):
+ *  - The command codes below keep kdbus's ioctl numbers and are sent in front of the
+ *    command struct (struct kdbus_wire_request) instead of being passed to ioctl().
+ *  - Addresses in the caller's memory (kdbus_cmd_send.msg_address, kdbus_vec.address of a
+ *    PAYLOAD_VEC) are byte offsets into the same datagram, since the bus cannot read the
+ *    caller's memory.
+ *  - File descriptors (FDS, PAYLOAD_MEMFD) travel as SCM_RIGHTS; in the items they are
+ *    indices into the datagram's fd array. Received fds arrive with the RECV reply, in the
+ *    order of the message's FDS item; the pool holds -1 in their place.
+ *
+ * Plain C11 with fixed-width types and no dependency on the rest of the tree.
+ */
+#include <stdint.h>
+#include <linux/ioctl.h>
+
+/* ---- special ids ---- */
+#define KDBUS_IOCTL_MAGIC               0x95
+#define KDBUS_SRC_ID_KERNEL             (0)             /* messages from the bus itself */
+#define KDBUS_DST_ID_NAME               (0)             /* destination given as DST_NAME */
+#define KDBUS_MATCH_ID_ANY              (~0ULL)
+#define KDBUS_DST_ID_BROADCAST          (~0ULL)
+#define KDBUS_FLAG_NEGOTIATE            (1ULL << 63)    /* ask which flags are known */
+
+/* ---- item payloads ---- */
+
+/* ID_ADD / ID_REMOVE notifications, and the halves of a NAME_* notification. */
+struct kdbus_notify_id_change {
+        uint64_t id;
+        uint64_t flags;                 /* KDBUS_HELLO_* of that connection */
+};
+
+struct kdbus_notify_name_change {
+        struct kdbus_notify_id_change old_id;
+        struct kdbus_notify_id_change new_id;
+        char name[];
+};
+
+/* CREDS: all ids are 64-bit in the final ABI. */
+struct kdbus_creds {
+        uint64_t uid;
+        uint64_t euid;
+        uint64_t suid;
+        uint64_t fsuid;
+        uint64_t gid;
+        uint64_t egid;
+        uint64_t sgid;
+        uint64_t fsgid;
+};
+
+struct kdbus_pids {
+        uint64_t pid;
+        uint64_t tid;
+        uint64_t ppid;
+};
+
+struct kdbus_caps {
+        uint32_t last_cap;
+        uint32_t caps[];                /* 4 sets: inheritable, permitted, effective, bounding */
+};
+
+struct kdbus_audit {
+        uint32_t sessionid;
+        uint32_t loginuid;
+};
+
+struct kdbus_timestamp {
+        uint64_t seqnum;
+        uint64_t monotonic_ns;
+        uint64_t realtime_ns;
+};
+
+/* PAYLOAD_VEC (address in the sender) and PAYLOAD_OFF (offset from the message start). */
+struct kdbus_vec {
+        uint64_t size;
+        union {
+                uint64_t address;
+                uint64_t offset;
+        };
+};
+
+struct kdbus_bloom_parameter {
+        uint64_t size;                  /* bytes, a multiple of 8 */
+        uint64_t n_hash;                /* hash functions per entry */
+};
+
+struct kdbus_bloom_filter {
+        uint64_t generation;
+        uint64_t data[];
+};
+
+/* PAYLOAD_MEMFD: a sealed memfd and the range of it that is payload. */
+struct kdbus_memfd {
+        uint64_t start;
+        uint64_t size;
+        int fd;
+        uint32_t __pad;
+};
+
+/* NAME / OWNED_NAME / MAKE_NAME with flags */
+struct kdbus_name {
+        uint64_t flags;
+        char name[];
+};
+
+enum kdbus_policy_access_type {
+        _KDBUS_POLICY_ACCESS_NULL,
+        KDBUS_POLICY_ACCESS_USER,
+        KDBUS_POLICY_ACCESS_GROUP,
+        KDBUS_POLICY_ACCESS_WORLD,
+};
+
+enum kdbus_policy_type {
+        _KDBUS_POLICY_NULL,
+        KDBUS_POLICY_SEE,
+        KDBUS_POLICY_TALK,
+        KDBUS_POLICY_OWN,
+};
+
+struct kdbus_policy_access {
+        uint64_t type;                  /* enum kdbus_policy_access_type */
+        uint64_t access;                /* enum kdbus_policy_type */
+        uint64_t id;                    /* uid or gid */
+};
+
+/* What metadata a connection sends / wants; bit n is item type _KDBUS_ITEM_ATTACH_BASE + n. */
+enum kdbus_attach_flags {
+        KDBUS_ATTACH_TIMESTAMP          = 1ULL << 0,
+        KDBUS_ATTACH_CREDS              = 1ULL << 1,
+        KDBUS_ATTACH_PIDS               = 1ULL << 2,
+        KDBUS_ATTACH_AUXGROUPS          = 1ULL << 3,
+        KDBUS_ATTACH_NAMES              = 1ULL << 4,
+        KDBUS_ATTACH_TID_COMM           = 1ULL << 5,
+        KDBUS_ATTACH_PID_COMM           = 1ULL << 6,
+        KDBUS_ATTACH_EXE                = 1ULL << 7,
+        KDBUS_ATTACH_CMDLINE            = 1ULL << 8,
+        KDBUS_ATTACH_CGROUP             = 1ULL << 9,
+        KDBUS_ATTACH_CAPS               = 1ULL << 10,
+        KDBUS_ATTACH_SECLABEL           = 1ULL << 11,
+        KDBUS_ATTACH_AUDIT              = 1ULL << 12,
+        KDBUS_ATTACH_CONN_DESCRIPTION   = 1ULL << 13,
+        _KDBUS_ATTACH_ALL               = (1ULL << 14) - 1,
+        _KDBUS_ATTACH_ANY               = ~0ULL,
+};
+
+enum kdbus_item_type {
+        _KDBUS_ITEM_NULL,
+        _KDBUS_ITEM_USER_BASE,
+        KDBUS_ITEM_NEGOTIATE = _KDBUS_ITEM_USER_BASE,
+        KDBUS_ITEM_PAYLOAD_VEC,
+        KDBUS_ITEM_PAYLOAD_OFF,
+        KDBUS_ITEM_PAYLOAD_MEMFD,
+        KDBUS_ITEM_FDS,
+        KDBUS_ITEM_CANCEL_FD,
+        KDBUS_ITEM_BLOOM_PARAMETER,
+        KDBUS_ITEM_BLOOM_FILTER,
+        KDBUS_ITEM_BLOOM_MASK,
+        KDBUS_ITEM_DST_NAME,
+        KDBUS_ITEM_MAKE_NAME,
+        KDBUS_ITEM_ATTACH_FLAGS_SEND,
+        KDBUS_ITEM_ATTACH_FLAGS_RECV,
+        KDBUS_ITEM_ID,
+        KDBUS_ITEM_NAME,
+        KDBUS_ITEM_DST_ID,
+
+        /* metadata, in the order of the KDBUS_ATTACH_* bits */
+        _KDBUS_ITEM_ATTACH_BASE = 0x1000,
+        KDBUS_ITEM_TIMESTAMP = _KDBUS_ITEM_ATTACH_BASE,
+        KDBUS_ITEM_CREDS,
+        KDBUS_ITEM_PIDS,
+        KDBUS_ITEM_AUXGROUPS,
+        KDBUS_ITEM_OWNED_NAME,
+        KDBUS_ITEM_TID_COMM,
+        KDBUS_ITEM_PID_COMM,
+        KDBUS_ITEM_EXE,
+        KDBUS_ITEM_CMDLINE,
+        KDBUS_ITEM_CGROUP,
+        KDBUS_ITEM_CAPS,
+        KDBUS_ITEM_SECLABEL,
+        KDBUS_ITEM_AUDIT,
+        KDBUS_ITEM_CONN_DESCRIPTION,
+
+        _KDBUS_ITEM_POLICY_BASE = 0x2000,
+        KDBUS_ITEM_POLICY_ACCESS = _KDBUS_ITEM_POLICY_BASE,
+
+        /* notifications the bus generates */
+        _KDBUS_ITEM_KERNEL_BASE = 0x8000,
+        KDBUS_ITEM_NAME_ADD = _KDBUS_ITEM_KERNEL_BASE,
+        KDBUS_ITEM_NAME_REMOVE,
+        KDBUS_ITEM_NAME_CHANGE,
+        KDBUS_ITEM_ID_ADD,
+        KDBUS_ITEM_ID_REMOVE,
+        KDBUS_ITEM_REPLY_TIMEOUT,
+        KDBUS_ITEM_REPLY_DEAD,
+};
+
+/* An item: 16 bytes of header, then the payload; the next item starts 8-aligned. */
+struct kdbus_item {
+        uint64_t size;                  /* header + payload, without the trailing padding */
+        uint64_t type;                  /* enum kdbus_item_type */
+        union {
+                uint8_t data[0];
+                uint32_t data32[0];
+                uint64_t data64[0];
+                char str[0];
+                uint64_t id;
+                struct kdbus_vec vec;
+                struct kdbus_creds creds;
+                struct kdbus_pids pids;
+                struct kdbus_audit audit;
+                struct kdbus_caps caps;
+                struct kdbus_timestamp timestamp;
+                struct kdbus_name name;
+                struct kdbus_bloom_parameter bloom_parameter;
+                struct kdbus_bloom_filter bloom_filter;
+                struct kdbus_memfd memfd;
+                int fds[0];
+                struct kdbus_notify_name_change name_change;
+                struct kdbus_notify_id_change id_change;
+                struct kdbus_policy_access policy_access;
+        };
+};
+
+#define KDBUS_ITEM_HEADER_SIZE          16u
+#define KDBUS_ALIGN8(l)                 (((l) + 7u) & ~(__typeof__(l))7u)
+#define KDBUS_ITEM_SIZE(payload)        KDBUS_ALIGN8((payload) + KDBUS_ITEM_HEADER_SIZE)
+#define KDBUS_ITEM_NEXT(item) \
+        ((struct kdbus_item *)((uint8_t *)(item) + KDBUS_ALIGN8((item)->size)))
+
+/* What NEGOTIATE and some replies return: a bare list of items. */
+struct kdbus_item_list {
+        uint64_t size;
+        struct kdbus_item items[];
+};
+
+/* ---- messages ---- */
+
+enum kdbus_msg_flags {
+        KDBUS_MSG_EXPECT_REPLY          = 1ULL << 0,
+        KDBUS_MSG_NO_AUTO_START         = 1ULL << 1,
+        KDBUS_MSG_SIGNAL                = 1ULL << 2,
+};
+
+/* "DBusDBus" in ASCII: the payload is D-Bus marshalled. 0: a bus notification. */
+enum kdbus_payload_type {
+        KDBUS_PAYLOAD_KERNEL,
+        KDBUS_PAYLOAD_DBUS              = 0x4442757344427573ULL,
+};
+
+struct kdbus_msg {
+        uint64_t size;
+        uint64_t flags;                 /* KDBUS_MSG_* */
+        int64_t priority;               /* higher is received first with USE_PRIORITY */
+        uint64_t dst_id;                /* id, KDBUS_DST_ID_NAME or KDBUS_DST_ID_BROADCAST */
+        uint64_t src_id;                /* filled in by the bus */
+        uint64_t payload_type;          /* enum kdbus_payload_type */
+        uint64_t cookie;                /* the sender's serial of this message */
+        union {
+                uint64_t timeout_ns;    /* calls: absolute CLOCK_MONOTONIC deadline */
+                uint64_t cookie_reply;  /* replies: the cookie answered */
+        };
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+/* Where a message was placed in the pool. */
+struct kdbus_msg_info {
+        uint64_t offset;
+        uint64_t msg_size;
+        uint64_t return_flags;          /* KDBUS_RECV_RETURN_* */
+};
+
+enum kdbus_send_flags {
+        KDBUS_SEND_SYNC_REPLY           = 1ULL << 0,
+};
+
+struct kdbus_cmd_send {
+        uint64_t size;
+        uint64_t flags;                 /* KDBUS_SEND_* */
+        uint64_t return_flags;
+        uint64_t msg_address;           /* over the socket: offset of the kdbus_msg in the datagram */
+        struct kdbus_msg_info reply;    /* SYNC_REPLY: where the reply was placed */
+        struct kdbus_item items[];      /* CANCEL_FD */
+} __attribute__((__aligned__(8)));
+
+enum kdbus_recv_flags {
+        KDBUS_RECV_PEEK                 = 1ULL << 0,
+        KDBUS_RECV_DROP                 = 1ULL << 1,
+        KDBUS_RECV_USE_PRIORITY         = 1ULL << 2,
+};
+
+enum kdbus_recv_return_flags {
+        KDBUS_RECV_RETURN_INCOMPLETE_FDS = 1ULL << 0,
+        KDBUS_RECV_RETURN_DROPPED_MSGS  = 1ULL << 1,
+};
+
+struct kdbus_cmd_recv {
+        uint64_t size;
+        uint64_t flags;                 /* KDBUS_RECV_* */
+        uint64_t return_flags;
+        int64_t priority;               /* USE_PRIORITY: lowest priority to take */
+        uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
+        struct kdbus_msg_info msg;
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+struct kdbus_cmd_free {
+        uint64_t size;
+        uint64_t flags;
+        uint64_t return_flags;
+        uint64_t offset;                /* a slice offset returned by the bus */
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+/* ---- connections ---- */
+
+enum kdbus_hello_flags {
+        KDBUS_HELLO_ACCEPT_FD           = 1ULL << 0,
+        KDBUS_HELLO_ACTIVATOR           = 1ULL << 1,
+        KDBUS_HELLO_POLICY_HOLDER       = 1ULL << 2,
+        KDBUS_HELLO_MONITOR             = 1ULL << 3,
+};
+
+struct kdbus_cmd_hello {
+        uint64_t size;
+        uint64_t flags;                 /* KDBUS_HELLO_* */
+        uint64_t return_flags;
+        uint64_t attach_flags_send;     /* KDBUS_ATTACH_* this peer consents to send */
+        uint64_t attach_flags_recv;     /* KDBUS_ATTACH_* this peer wants to receive */
+        uint64_t bus_flags;             /* returned */
+        uint64_t id;                    /* returned: the connection id */
+        uint64_t pool_size;             /* a multiple of the page size */
+        uint64_t offset;                /* returned: items in the pool (BLOOM_PARAMETER) */
+        uint64_t items_size;            /* returned: their size */
+        uint8_t id128[16];              /* returned: the bus id */
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+/* A connection's or the bus creator's description, in the pool. */
+struct kdbus_info {
+        uint64_t size;
+        uint64_t id;
+        uint64_t flags;
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+enum kdbus_list_flags {
+        KDBUS_LIST_UNIQUE               = 1ULL << 0,
+        KDBUS_LIST_NAMES                = 1ULL << 1,
+        KDBUS_LIST_ACTIVATORS           = 1ULL << 2,
+        KDBUS_LIST_QUEUED               = 1ULL << 3,
+};
+
+struct kdbus_cmd_list {
+        uint64_t size;
+        uint64_t flags;                 /* KDBUS_LIST_* */
+        uint64_t return_flags;
+        uint64_t offset;                /* returned: a sequence of kdbus_info in the pool */
+        uint64_t list_size;             /* returned */
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+struct kdbus_cmd_info {
+        uint64_t size;
+        uint64_t flags;
+        uint64_t return_flags;
+        uint64_t id;                    /* the connection, or 0 with a NAME item */
+        uint64_t attach_flags;          /* metadata wanted */
+        uint64_t offset;                /* returned: the kdbus_info in the pool */
+        uint64_t info_size;             /* returned */
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+enum kdbus_cmd_match_flags {
+        KDBUS_MATCH_REPLACE             = 1ULL << 0,
+};
+
+struct kdbus_cmd_match {
+        uint64_t size;
+        uint64_t flags;
+        uint64_t return_flags;
+        uint64_t cookie;                /* chosen by the peer; MATCH_REMOVE names it */
+        struct kdbus_item items[];      /* BLOOM_MASK, NAME, ID, NAME_ADD, ... */
+} __attribute__((__aligned__(8)));
+
+enum kdbus_make_flags {
+        KDBUS_MAKE_ACCESS_GROUP         = 1ULL << 0,
+        KDBUS_MAKE_ACCESS_WORLD         = 1ULL << 1,
+};
+
+enum kdbus_name_flags {
+        KDBUS_NAME_REPLACE_EXISTING     = 1ULL << 0,
+        KDBUS_NAME_ALLOW_REPLACEMENT    = 1ULL << 1,
+        KDBUS_NAME_QUEUE                = 1ULL << 2,
+        KDBUS_NAME_IN_QUEUE             = 1ULL << 3,
+        KDBUS_NAME_ACTIVATOR            = 1ULL << 4,
+        KDBUS_NAME_PRIMARY              = 1ULL << 5,
+        KDBUS_NAME_ACQUIRED             = 1ULL << 6,
+};
+
+/* The generic command: BUS_MAKE, ENDPOINT_*, UPDATE, BYEBYE, NAME_ACQUIRE/RELEASE. */
+struct kdbus_cmd {
+        uint64_t size;
+        uint64_t flags;
+        uint64_t return_flags;
+        struct kdbus_item items[];
+} __attribute__((__aligned__(8)));
+
+/* ---- command codes: kdbus's ioctl numbers ---- */
+#define KDBUS_CMD_BUS_MAKE               _IOW(KDBUS_IOCTL_MAGIC, 0x00, struct kdbus_cmd)
+#define KDBUS_CMD_ENDPOINT_MAKE          _IOW(KDBUS_IOCTL_MAGIC, 0x10, struct kdbus_cmd)
+#define KDBUS_CMD_HELLO                  _IOWR(KDBUS_IOCTL_MAGIC, 0x20, struct kdbus_cmd_hello)
+#define KDBUS_CMD_UPDATE                 _IOW(KDBUS_IOCTL_MAGIC, 0x21, struct kdbus_cmd)
+#define KDBUS_CMD_BYEBYE                 _IOW(KDBUS_IOCTL_MAGIC, 0x22, struct kdbus_cmd)
+#define KDBUS_CMD_FREE                   _IOW(KDBUS_IOCTL_MAGIC, 0x23, struct kdbus_cmd_free)
+#define KDBUS_CMD_CONN_INFO              _IOR(KDBUS_IOCTL_MAGIC, 0x24, struct kdbus_cmd_info)
+#define KDBUS_CMD_BUS_CREATOR_INFO       _IOR(KDBUS_IOCTL_MAGIC, 0x25, struct kdbus_cmd_info)
+#define KDBUS_CMD_LIST                   _IOR(KDBUS_IOCTL_MAGIC, 0x26, struct kdbus_cmd_list)
+#define KDBUS_CMD_SEND                   _IOW(KDBUS_IOCTL_MAGIC, 0x30, struct kdbus_cmd_send)
+#define KDBUS_CMD_RECV                   _IOR(KDBUS_IOCTL_MAGIC, 0x31, struct kdbus_cmd_recv)
+#define KDBUS_CMD_NAME_ACQUIRE           _IOW(KDBUS_IOCTL_MAGIC, 0x40, struct kdbus_cmd)
+#define KDBUS_CMD_NAME_RELEASE           _IOW(KDBUS_IOCTL_MAGIC, 0x41, struct kdbus_cmd)
+#define KDBUS_CMD_ENDPOINT_UPDATE        _IOW(KDBUS_IOCTL_MAGIC, 0x51, struct kdbus_cmd)
+#define KDBUS_CMD_MATCH_ADD              _IOW(KDBUS_IOCTL_MAGIC, 0x60, struct kdbus_cmd_match)
+#define KDBUS_CMD_MATCH_REMOVE           _IOW(KDBUS_IOCTL_MAGIC, 0x61, struct kdbus_cmd_match)
+
+/* ---- the socket framing of kdbusd's native front end ---- */
+
+/*
+ * One request datagram: this header, then the command struct (its @size bytes, items
+ * included), then for SEND the kdbus_msg and PAYLOAD_VEC bytes the offsets point at.
+ */
+struct kdbus_wire_request {
+        uint64_t command;               /* KDBUS_CMD_* */
+        uint64_t size;                  /* bytes after this header */
+};
+
+/* One reply datagram: this header, then the command struct as the bus updated it. */
+struct kdbus_wire_reply {
+        int64_t error;                  /* 0 or a negative errno, as ioctl() would fail */
+        uint64_t size;                  /* bytes after this header */
+};
+
+/* The largest datagram either side sends or accepts. */
+#define KDBUS_WIRE_MAX_DATAGRAM         (8u * 1024u * 1024u)
+/* At most this many fds per message (the final kdbus's limit). */
+#define KDBUS_CONN_MAX_FDS_PER_USER     16u
+#define KDBUS_MSG_MAX_FDS               16u
