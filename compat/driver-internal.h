@@ -76,7 +76,8 @@ int driver_method_get_adt_audit_data(Driver *driver, BridgeConn *caller, BridgeM
                                      WireReader *args);
 
 /* driver-introspect.c */
-extern const char driver_introspection_xml[];
+/* The introspection XML for @path (to free()). Return: 0 or -ENOMEM. */
+int driver_introspect_xml(const char *path, char **ret_xml);
 int driver_method_introspect(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                              WireReader *args);
 int driver_method_properties_get(Driver *driver, BridgeConn *caller, BridgeMsg *call,

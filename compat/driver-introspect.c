@@ -10,6 +10,7 @@
  * the required ones; Monitoring and Debug.Stats are not there yet). Both are read-only.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bridge/conn.h"
 #include "bridge/msg.h"
@@ -20,71 +21,137 @@
 static const char *const driver_features[] = { NULL };
 static const char *const driver_extra_interfaces[] = { NULL };
 
-const char driver_introspection_xml[] =
-        "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"
-        "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n"
+/*
+ * The XML, byte for byte as dbus-daemon 1.14.10 writes it (diffed against its answers):
+ * the interfaces in its order, .Properties only on the driver's path, and on the path's
+ * ancestors ("/", "/org", "/org/freedesktop") a child node leading to the driver.
+ */
+#define XML_HEAD                                                                                \
+        "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"    \
+        "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n"                   \
         "<node>\n"
-        " <interface name=\"org.freedesktop.DBus\">\n"
-        "  <method name=\"Hello\"><arg direction=\"out\" type=\"s\"/></method>\n"
-        "  <method name=\"RequestName\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"in\" type=\"u\"/><arg direction=\"out\" type=\"u\"/></method>\n"
-        "  <method name=\"ReleaseName\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"u\"/></method>\n"
-        "  <method name=\"StartServiceByName\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"in\" type=\"u\"/><arg direction=\"out\" type=\"u\"/></method>\n"
-        "  <method name=\"UpdateActivationEnvironment\">"
-        "<arg direction=\"in\" type=\"a{ss}\"/></method>\n"
-        "  <method name=\"NameHasOwner\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"b\"/></method>\n"
-        "  <method name=\"ListNames\"><arg direction=\"out\" type=\"as\"/></method>\n"
-        "  <method name=\"ListActivatableNames\"><arg direction=\"out\" type=\"as\"/></method>\n"
-        "  <method name=\"AddMatch\"><arg direction=\"in\" type=\"s\"/></method>\n"
-        "  <method name=\"RemoveMatch\"><arg direction=\"in\" type=\"s\"/></method>\n"
-        "  <method name=\"GetNameOwner\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"s\"/></method>\n"
-        "  <method name=\"ListQueuedOwners\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"as\"/></method>\n"
-        "  <method name=\"GetConnectionUnixUser\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"u\"/></method>\n"
-        "  <method name=\"GetConnectionUnixProcessID\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"u\"/></method>\n"
-        "  <method name=\"GetAdtAuditSessionData\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"ay\"/></method>\n"
-        "  <method name=\"GetConnectionSELinuxSecurityContext\">"
-        "<arg direction=\"in\" type=\"s\"/><arg direction=\"out\" type=\"ay\"/></method>\n"
-        "  <method name=\"ReloadConfig\"/>\n"
-        "  <method name=\"GetId\"><arg direction=\"out\" type=\"s\"/></method>\n"
-        "  <method name=\"GetConnectionCredentials\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"a{sv}\"/></method>\n"
-        "  <property name=\"Features\" type=\"as\" access=\"read\">"
-        "<annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "
-        "value=\"const\"/></property>\n"
-        "  <property name=\"Interfaces\" type=\"as\" access=\"read\">"
-        "<annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "
-        "value=\"const\"/></property>\n"
-        "  <signal name=\"NameOwnerChanged\"><arg type=\"s\"/><arg type=\"s\"/>"
-        "<arg type=\"s\"/></signal>\n"
-        "  <signal name=\"NameLost\"><arg type=\"s\"/></signal>\n"
-        "  <signal name=\"NameAcquired\"><arg type=\"s\"/></signal>\n"
-        " </interface>\n"
-        " <interface name=\"org.freedesktop.DBus.Properties\">\n"
-        "  <method name=\"Get\"><arg direction=\"in\" type=\"s\"/><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"v\"/></method>\n"
-        "  <method name=\"GetAll\"><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"out\" type=\"a{sv}\"/></method>\n"
-        "  <method name=\"Set\"><arg direction=\"in\" type=\"s\"/><arg direction=\"in\" type=\"s\"/>"
-        "<arg direction=\"in\" type=\"v\"/></method>\n"
-        "  <signal name=\"PropertiesChanged\"><arg type=\"s\"/><arg type=\"a{sv}\"/>"
-        "<arg type=\"as\"/></signal>\n"
-        " </interface>\n"
-        " <interface name=\"org.freedesktop.DBus.Introspectable\">\n"
-        "  <method name=\"Introspect\"><arg direction=\"out\" type=\"s\"/></method>\n"
-        " </interface>\n"
-        " <interface name=\"org.freedesktop.DBus.Peer\">\n"
-        "  <method name=\"Ping\"/>\n"
-        "  <method name=\"GetMachineId\"><arg direction=\"out\" type=\"s\"/></method>\n"
-        " </interface>\n"
-        "</node>\n";
+#define XML_IN(t)  "      <arg direction=\"in\" type=\"" t "\"/>\n"
+#define XML_OUT(t) "      <arg direction=\"out\" type=\"" t "\"/>\n"
+#define XML_ARG(t) "      <arg type=\"" t "\"/>\n"
+#define XML_METHOD(name, args) "    <method name=\"" name "\">\n" args "    </method>\n"
+#define XML_SIGNAL(name, args) "    <signal name=\"" name "\">\n" args "    </signal>\n"
+#define XML_CONST_PROPERTY(name, t)                                                             \
+        "    <property name=\"" name "\" type=\"" t "\" access=\"read\">\n"                     \
+        "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "          \
+        "value=\"const\"/>\n"                                                                   \
+        "    </property>\n"
+
+static const char xml_iface_dbus[] =
+        "  <interface name=\"org.freedesktop.DBus\">\n"
+        XML_METHOD("Hello", XML_OUT("s"))
+        XML_METHOD("RequestName", XML_IN("s") XML_IN("u") XML_OUT("u"))
+        XML_METHOD("ReleaseName", XML_IN("s") XML_OUT("u"))
+        XML_METHOD("StartServiceByName", XML_IN("s") XML_IN("u") XML_OUT("u"))
+        XML_METHOD("UpdateActivationEnvironment", XML_IN("a{ss}"))
+        XML_METHOD("NameHasOwner", XML_IN("s") XML_OUT("b"))
+        XML_METHOD("ListNames", XML_OUT("as"))
+        XML_METHOD("ListActivatableNames", XML_OUT("as"))
+        XML_METHOD("AddMatch", XML_IN("s"))
+        XML_METHOD("RemoveMatch", XML_IN("s"))
+        XML_METHOD("GetNameOwner", XML_IN("s") XML_OUT("s"))
+        XML_METHOD("ListQueuedOwners", XML_IN("s") XML_OUT("as"))
+        XML_METHOD("GetConnectionUnixUser", XML_IN("s") XML_OUT("u"))
+        XML_METHOD("GetConnectionUnixProcessID", XML_IN("s") XML_OUT("u"))
+        XML_METHOD("GetAdtAuditSessionData", XML_IN("s") XML_OUT("ay"))
+        XML_METHOD("GetConnectionSELinuxSecurityContext", XML_IN("s") XML_OUT("ay"))
+        XML_METHOD("ReloadConfig", "")
+        XML_METHOD("GetId", XML_OUT("s"))
+        XML_METHOD("GetConnectionCredentials", XML_IN("s") XML_OUT("a{sv}"))
+        XML_CONST_PROPERTY("Features", "as")
+        XML_CONST_PROPERTY("Interfaces", "as")
+        XML_SIGNAL("NameOwnerChanged", XML_ARG("s") XML_ARG("s") XML_ARG("s"))
+        XML_SIGNAL("NameLost", XML_ARG("s"))
+        XML_SIGNAL("NameAcquired", XML_ARG("s"))
+        "  </interface>\n";
+
+static const char xml_iface_properties[] =
+        "  <interface name=\"org.freedesktop.DBus.Properties\">\n"
+        XML_METHOD("Get", XML_IN("s") XML_IN("s") XML_OUT("v"))
+        XML_METHOD("GetAll", XML_IN("s") XML_OUT("a{sv}"))
+        XML_METHOD("Set", XML_IN("s") XML_IN("s") XML_IN("v"))
+        XML_SIGNAL("PropertiesChanged",
+                   "      <arg type=\"s\" name=\"interface_name\"/>\n"
+                   "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
+                   "      <arg type=\"as\" name=\"invalidated_properties\"/>\n")
+        "  </interface>\n";
+
+static const char xml_iface_introspectable[] =
+        "  <interface name=\"org.freedesktop.DBus.Introspectable\">\n"
+        XML_METHOD("Introspect", XML_OUT("s"))
+        "  </interface>\n";
+
+static const char xml_iface_peer[] =
+        "  <interface name=\"org.freedesktop.DBus.Peer\">\n"
+        XML_METHOD("GetMachineId", XML_OUT("s"))
+        XML_METHOD("Ping", "")
+        "  </interface>\n";
+
+typedef struct IntrospectPart {
+        const char *xml;
+        bool driver_path_only;
+} IntrospectPart;
+
+/* dbus-daemon's order; interfaces it has only on the driver's path are marked so */
+static const IntrospectPart xml_parts[] = {
+        { xml_iface_dbus, false },
+        { xml_iface_properties, true },
+        { xml_iface_introspectable, false },
+        { xml_iface_peer, false },
+};
+
+/*
+ * The driver's path relative to @path when @path is a proper ancestor of it ("/" gives
+ * "org/freedesktop/DBus", "/org/freedesktop" gives "DBus"), else NULL.
+ */
+static const char *driver_child_node(const char *path) {
+        size_t len = strlen(path);
+
+        if (strcmp(path, "/") == 0)
+                return WIRE_DRIVER_PATH + 1;
+        if (strncmp(WIRE_DRIVER_PATH, path, len) == 0 && WIRE_DRIVER_PATH[len] == '/')
+                return WIRE_DRIVER_PATH + len + 1;
+        return NULL;
+}
+
+/**
+ * driver_introspect_xml() - the driver's introspection data for an object path
+ * @path:       the called object path
+ * @ret_xml:    the XML, NUL-terminated, for the caller to free()
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_introspect_xml(const char *path, char **ret_xml) {
+        static const char node_fmt[] = "  <node name=\"%s\"/>\n";
+        static const char tail[] = "</node>\n";
+        bool on_driver_path = strcmp(path, WIRE_DRIVER_PATH) == 0;
+        const char *child = driver_child_node(path);
+        size_t i, len = strlen(XML_HEAD) + strlen(tail) + 1;
+        char *xml, *p;
+
+        for (i = 0; i < ELEMENTSOF(xml_parts); ++i)
+                if (on_driver_path || !xml_parts[i].driver_path_only)
+                        len += strlen(xml_parts[i].xml);
+        if (child)
+                len += strlen(node_fmt) + strlen(child);
+        xml = malloc(len);
+        if (!xml)
+                return error_origin(-ENOMEM);
+
+        p = stpcpy(xml, XML_HEAD);
+        for (i = 0; i < ELEMENTSOF(xml_parts); ++i)
+                if (on_driver_path || !xml_parts[i].driver_path_only)
+                        p = stpcpy(p, xml_parts[i].xml);
+        if (child)
+                p += sprintf(p, node_fmt, child);
+        (void) stpcpy(p, tail);
+        *ret_xml = xml;
+        return 0;
+}
 
 /**
  * driver_method_introspect() - Introspectable.Introspect() -> s XML
@@ -98,7 +165,13 @@ const char driver_introspection_xml[] =
  */
 int driver_method_introspect(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                              WireReader *args) {
-        return driver_reply_basic(driver, caller, call, 's', driver_introspection_xml);
+        _cleanup_(freep) char *xml = NULL;
+        int r;
+
+        r = driver_introspect_xml(call->hdr.path ?: "/", &xml);
+        if (r)
+                return error_trace(r);
+        return driver_reply_basic(driver, caller, call, 's', xml);
 }
 
 static const char *const *driver_property(const char *name) {

@@ -202,6 +202,113 @@ static void test_disconnect_order(Fixture *f, gconstpointer data) {
         assert_empty(f, 2);
 }
 
+/* Introspect @path through the driver; the XML of the reply (g_free it). */
+static char *introspect(Fixture *f, const char *path) {
+        Send s = { .destination = "org.freedesktop.DBus", .path = path,
+                   .interface = "org.freedesktop.DBus.Introspectable", .member = "Introspect" };
+        BridgeMsg *m;
+        WireReader r;
+        const char *xml;
+        char *copy;
+
+        g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
+        m = bridge_conn_queue_peek(f->c[0]);
+        g_assert_nonnull(m);
+        g_assert_cmpint(m->hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpstr(m->hdr.signature, ==, "s");
+        wire_reader_init(&r, m->data, &m->hdr);
+        g_assert_cmpint(wire_reader_read_basic(&r, 's', &xml), ==, 0);
+        copy = g_strdup(xml);
+        bridge_conn_queue_pop(f->c[0]);
+        return copy;
+}
+
+/*
+ * What dbus-daemon 1.14.10 answers to Introspect on each path (its answers diffed with
+ * ours): .Properties only on /org/freedesktop/DBus, a child node on the driver path's
+ * ancestors, PropertiesChanged's named arguments, Peer's GetMachineId before Ping, and
+ * its layout (two-space indent, one element per line).
+ */
+static void test_introspect_paths(Fixture *f, gconstpointer data) {
+        static const struct {
+                const char *path;
+                const char *child;
+        } cases[] = {
+                { "/", "org/freedesktop/DBus" },
+                { "/org", "freedesktop/DBus" },
+                { "/org/freedesktop", "DBus" },
+                { "/org/freedesktop/DBus", NULL },
+                { "/org/freedesktop/DBus/sub", NULL },
+                { "/org/freedesktop/DBusX", NULL },
+                { "/org/free", NULL },
+                { "/foo", NULL },
+        };
+        static const char head[] =
+                "<!DOCTYPE node PUBLIC \"-//freedesktop//DTD D-BUS Object Introspection 1.0//EN\"\n"
+                "\"http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd\">\n"
+                "<node>\n"
+                "  <interface name=\"org.freedesktop.DBus\">\n"
+                "    <method name=\"Hello\">\n"
+                "      <arg direction=\"out\" type=\"s\"/>\n"
+                "    </method>\n"
+                "    <method name=\"RequestName\">\n"
+                "      <arg direction=\"in\" type=\"s\"/>\n"
+                "      <arg direction=\"in\" type=\"u\"/>\n"
+                "      <arg direction=\"out\" type=\"u\"/>\n"
+                "    </method>\n";
+        static const char reload[] = "    <method name=\"ReloadConfig\">\n    </method>\n";
+        static const char features[] =
+                "    <property name=\"Features\" type=\"as\" access=\"read\">\n"
+                "      <annotation name=\"org.freedesktop.DBus.Property.EmitsChangedSignal\" "
+                "value=\"const\"/>\n"
+                "    </property>\n";
+        static const char peer[] =
+                "  <interface name=\"org.freedesktop.DBus.Peer\">\n"
+                "    <method name=\"GetMachineId\">\n"
+                "      <arg direction=\"out\" type=\"s\"/>\n"
+                "    </method>\n"
+                "    <method name=\"Ping\">\n"
+                "    </method>\n"
+                "  </interface>\n";
+        static const char props_changed[] =
+                "    <signal name=\"PropertiesChanged\">\n"
+                "      <arg type=\"s\" name=\"interface_name\"/>\n"
+                "      <arg type=\"a{sv}\" name=\"changed_properties\"/>\n"
+                "      <arg type=\"as\" name=\"invalidated_properties\"/>\n"
+                "    </signal>\n"
+                "  </interface>\n"
+                "  <interface name=\"org.freedesktop.DBus.Introspectable\">\n";
+        size_t i;
+
+        hello(f, 0);
+        drain(f, 0);
+        for (i = 0; i < G_N_ELEMENTS(cases); ++i) {
+                g_autofree char *xml = introspect(f, cases[i].path);
+                g_autofree char *node = NULL;
+                bool driver_path = strcmp(cases[i].path, "/org/freedesktop/DBus") == 0;
+                const char *p;
+
+                g_test_message("path %s", cases[i].path);
+                g_assert_true(g_str_has_prefix(xml, head));
+                g_assert_nonnull(strstr(xml, reload));
+                g_assert_nonnull(strstr(xml, features));
+                p = strstr(xml, peer);
+                g_assert_nonnull(p);
+                if (cases[i].child) {
+                        node = g_strdup_printf("  <node name=\"%s\"/>\n</node>\n", cases[i].child);
+                        g_assert_cmpstr(p + strlen(peer), ==, node);
+                } else {
+                        g_assert_null(strstr(xml, "<node name="));
+                        g_assert_true(g_str_has_suffix(xml, "  </interface>\n</node>\n"));
+                }
+                g_assert_cmpint(!!strstr(xml, "org.freedesktop.DBus.Properties"), ==, driver_path);
+                g_assert_cmpint(!!strstr(xml, props_changed), ==, driver_path);
+                /* nothing on one line with another element */
+                g_assert_null(strstr(xml, "><"));
+        }
+        assert_empty(f, 0);
+}
+
 /* B and C both listen; the order each sees is dbus-daemon's (recorded with libdbus) */
 static void test_signal_order(Fixture *f, gconstpointer data) {
         const char *b, *c;
@@ -995,6 +1102,7 @@ int main(int argc, char **argv) {
         T("request-name", test_request_name);
         T("disconnect-order", test_disconnect_order);
         T("signal-order", test_signal_order);
+        T("introspect-paths", test_introspect_paths);
         T("name-errors", test_name_errors);
         T("credentials", test_credentials);
         T("credentials-full", test_credentials_full);
