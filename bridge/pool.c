@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Receive pools. The memfd is created, sized and mapped read-write here, then sealed so
+ * that no further writable mapping or write(2) is possible (F_SEAL_FUTURE_WRITE keeps the
+ * mapping made before the seal working). The bus writes each message once into a slice;
+ * the peer reads it through its read-only mapping and returns the slice with FREE.
+ *
+ * Slices are kept in offset order; allocation walks the gaps (first fit). Pools hold few
+ * slices at a time (received messages are freed quickly), so the walk stays short.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "bridge/pool.h"
+#include "util/error.h"
+
+/**
+ * bridge_pool_new() - a new sealed memfd pool, mapped read-write by the bus
+ * @size:       bytes; a positive multiple of the page size, at most BRIDGE_POOL_MAX_SIZE
+ * @ret:        the pool
+ *
+ * Return: 0, a negative errno, or POOL_E_BAD_SIZE.
+ */
+int bridge_pool_new(size_t size, BridgePool **ret) {
+        _cleanup_(bridge_pool_freep) BridgePool *pool = NULL;
+        long page = sysconf(_SC_PAGESIZE);
+        void *map;
+
+        if (size == 0 || size > BRIDGE_POOL_MAX_SIZE || page <= 0 || size % (size_t)page)
+                return POOL_E_BAD_SIZE;
+
+        pool = calloc(1, sizeof(*pool));
+        if (!pool)
+                return error_origin(-ENOMEM);
+        pool->fd = -1;
+        pool->map = MAP_FAILED;
+        list_init(&pool->slices);
+
+        pool->fd = memfd_create("kdbus-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (pool->fd < 0)
+                return error_origin(-errno);
+        if (ftruncate(pool->fd, (off_t)size) < 0)
+                return error_origin(-errno);
+        map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, pool->fd, 0);
+        if (map == MAP_FAILED)
+                return error_origin(-errno);
+        pool->map = map;
+        pool->size = size;
+        if (fcntl(pool->fd, F_ADD_SEALS,
+                  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0)
+                return error_origin(-errno);
+
+        *ret = steal_ptr(&pool);
+        return 0;
+}
+
+/**
+ * bridge_pool_free() - unmap, close, free every slice
+ * @pool:       the pool or NULL
+ *
+ * Return: NULL.
+ */
+BridgePool *bridge_pool_free(BridgePool *pool) {
+        BridgePoolSlice *s;
+
+        if (!pool)
+                return NULL;
+        while ((s = list_first_entry(&pool->slices, BridgePoolSlice, link))) {
+                list_unlink(&s->link);
+                free(s);
+        }
+        if (pool->map != MAP_FAILED && pool->map)
+                (void) munmap(pool->map, pool->size);
+        pool->fd = fd_close(pool->fd);
+        free(pool);
+        return NULL;
+}
+
+/**
+ * bridge_pool_alloc() - cut a slice (first fit)
+ * @pool:       the pool
+ * @size:       bytes wanted (> 0), rounded up to 8
+ * @queued:     the slice holds a message not yet received (counted for the quota)
+ * @ret:        the slice
+ *
+ * Return: 0, -ENOMEM, or POOL_E_NO_SPACE.
+ */
+int bridge_pool_alloc(BridgePool *pool, size_t size, bool queued, BridgePoolSlice **ret) {
+        BridgePoolSlice *slice;
+        size_t start = 0;
+        List *pos, *before = &pool->slices;
+
+        if (size == 0 || size > pool->size)
+                return POOL_E_NO_SPACE;
+        size = ALIGN8(size);
+
+        list_for_each(pos, &pool->slices) {
+                BridgePoolSlice *s = container_of(pos, BridgePoolSlice, link);
+
+                if (s->offset - start >= size) {
+                        before = pos;
+                        goto found;
+                }
+                start = s->offset + s->size;
+        }
+        if (pool->size - start < size)
+                return POOL_E_NO_SPACE;
+        before = &pool->slices;
+found:
+        slice = calloc(1, sizeof(*slice));
+        if (!slice)
+                return error_origin(-ENOMEM);
+        slice->offset = start;
+        slice->size = size;
+        slice->queued = queued;
+        list_append(before, &slice->link);      /* appending to a node inserts before it */
+        pool->used += size;
+        if (queued)
+                pool->queued += size;
+        *ret = slice;
+        return 0;
+}
+
+/**
+ * bridge_pool_find() - the slice starting at @offset
+ * @pool:       the pool
+ * @offset:     an offset the peer gave
+ *
+ * Return: the slice, or NULL.
+ */
+BridgePoolSlice *bridge_pool_find(BridgePool *pool, uint64_t offset) {
+        List *pos;
+
+        list_for_each(pos, &pool->slices) {
+                BridgePoolSlice *s = container_of(pos, BridgePoolSlice, link);
+
+                if (s->offset == offset)
+                        return s;
+                if (s->offset > offset)
+                        break;
+        }
+        return NULL;
+}
+
+/**
+ * bridge_pool_publish() - a queued slice now belongs to the peer (it received it)
+ * @pool:       the pool
+ * @slice:      one of its slices
+ */
+void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice) {
+        if (slice->queued) {
+                pool->queued -= slice->size;
+                slice->queued = false;
+        }
+}
+
+/**
+ * bridge_pool_release() - give a slice's range back
+ * @pool:       the pool
+ * @slice:      one of its slices (freed)
+ */
+void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
+        bridge_pool_publish(pool, slice);
+        pool->used -= slice->size;
+        list_unlink(&slice->link);
+        free(slice);
+}
+
+/**
+ * bridge_pool_free_offset() - the peer's FREE
+ * @pool:       the pool
+ * @offset:     the offset RECV, LIST or CONN_INFO returned
+ *
+ * A slice that still holds a queued message is not the peer's to free.
+ *
+ * Return: 0 or POOL_E_NO_SLICE.
+ */
+int bridge_pool_free_offset(BridgePool *pool, uint64_t offset) {
+        BridgePoolSlice *s = bridge_pool_find(pool, offset);
+
+        if (!s || s->queued)
+                return POOL_E_NO_SLICE;
+        bridge_pool_release(pool, s);
+        return 0;
+}
+
+/**
+ * bridge_pool_quota_allows() - kdbus's per-user pool quota
+ * @pool:       the receiver's pool
+ * @user_bytes: what the sending user holds in queued slices of this pool now
+ * @size:       the new message's slice size
+ *
+ * Queued slices may fill at most half the pool; of the part of that half still free, the
+ * sending user may take a third, counting what it holds already.
+ *
+ * Return: true if the slice may be queued.
+ */
+bool bridge_pool_quota_allows(const BridgePool *pool, size_t user_bytes, size_t size) {
+        size_t half = pool->size / 2, avail;
+
+        if (pool->queued >= half)
+                return false;
+        avail = half - pool->queued;
+        size = ALIGN8(size);
+        if (size > avail)
+                return false;
+        return user_bytes + size <= (avail + user_bytes) / 3;
+}
