@@ -21,6 +21,7 @@ typedef struct BridgeMsg {
         size_t size;
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
+        int64_t priority;               /* kdbus priority a native sender gave; 0 otherwise */
         bool has_bloom;
         bool data_separate;             /* @data is its own allocation (bridge_msg_new_take) */
         uint64_t bloom[BUS_BLOOM_WORDS];
