@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Unix fd passing (a memfd through the bus in calls, replies and signals, to peers with
+# and without fd negotiation) and the credentials the bus reports for a peer.
+
+import os
+
+import rawbus
+from harness import recv_peer, scenario
+from rawbus import BUS, BUS_PATH, Message
+
+
+@scenario
+def sc_fd_passing(ctx):
+    a = ctx.conn('A', fds=True)
+    b = ctx.conn('B', fds=True)
+    n = ctx.conn('N')  # no NEGOTIATE_UNIX_FD
+    fd = os.memfd_create('kdbus-itest')
+    os.write(fd, b'through the bus')
+    try:
+        s = a.send(Message(rawbus.METHOD_CALL, path='/o', interface='com.example.F',
+                           member='Take', destination=b.unique, signature='hsh',
+                           body=[0, 'two fds', 1]), fds=[fd, fd])
+        m = recv_peer(b)
+        ctx.log('B got', m.describe(), 'fds=%d' % len(m.fds))
+        for i in m.body[0], m.body[2]:
+            ctx.log('  read:', os.pread(m.fds[i], 100, 0))
+        ctx.log('  same file:', os.fstat(m.fds[0]).st_ino == os.fstat(fd).st_ino)
+        for f in m.fds:
+            os.close(f)
+        # reply with an fd back
+        r = Message(rawbus.METHOD_RETURN, reply_serial=m.serial, destination=a.unique,
+                    signature='h', body=[0])
+        b.send(r, fds=[fd])
+        got = recv_peer(a)
+        ctx.log('A got', got.describe({s: 'Take'}), 'fds=%d' % len(got.fds))
+        for f in got.fds:
+            os.close(f)
+        # to a peer that did not negotiate fds
+        rr = a.call(n.unique, '/o', 'com.example.F', 'Take', 'h', [0], fds=[fd], timeout=5)
+        ctx.log('to non-fd peer ->', rr.describe())
+        m = recv_peer(n, 0.3)
+        ctx.log('non-fd peer got', m.describe() if m else None)
+        # fds to the driver
+        rr = a.call(BUS, BUS_PATH, BUS, 'GetId', 'h', [0], fds=[fd])
+        ctx.log('fd to driver ->', rr.error_name or 'ok')
+        # fd in a signal (broadcast)
+        b.bus('AddMatch', 's', ["member='FdSig'"])
+        a.send(Message(rawbus.SIGNAL, path='/o', interface='com.example.F', member='FdSig',
+                       signature='h', body=[0]), fds=[fd])
+        m = recv_peer(b)
+        ctx.log('broadcast fd ->', m.describe() if m else None, 'fds=%d' % len(m.fds if m else []))
+        ctx.log(ctx.victim_ok(b))
+    finally:
+        os.close(fd)
+
+
+@scenario
+def sc_credentials(ctx):
+    a = ctx.conn('A')
+    b = ctx.conn('B')
+    a.bus('RequestName', 'su', ['com.example.Cred', 0], quiet=True)
+    r = b.bus('GetConnectionCredentials', 's', [a.unique])
+    creds = r.body[0] if r.type == rawbus.METHOD_RETURN else {}
+    ctx.log('GetConnectionCredentials ->', r.error_name or 'ok')
+    for k in sorted(creds):
+        sig, v = creds[k]
+        if k == 'UnixUserID':
+            v = 'real-uid' if v == os.getuid() else v
+        elif k == 'ProcessID':
+            v = 'real-pid' if v == os.getpid() else v
+        elif k == 'UnixGroupIDs':
+            v = 'real-groups' if set(v) == set(os.getgroups()) | {os.getgid()} else v
+        elif k == 'ProcessFD':
+            v = 'pidfd'
+        ctx.log(k, sig, v)
+    for name in (a.unique, 'com.example.Cred', BUS):
+        for m in ('GetConnectionUnixUser', 'GetConnectionUnixProcessID'):
+            r = b.bus(m, 's', [name])
+            v = r.error_name or r.body
+            if r.body == [os.getpid()] and name != BUS:
+                v = 'real-pid'
+            elif r.body == [os.getuid()] and m == 'GetConnectionUnixUser':
+                v = 'real-uid'
+            ctx.log(m, name, v)
+    for name in ('com.example.Nobody', ':1.9999', 'bad..name'):
+        for m in ('GetConnectionUnixUser', 'GetConnectionUnixProcessID',
+                  'GetConnectionCredentials', 'GetAdtAuditSessionData',
+                  'GetConnectionSELinuxSecurityContext'):
+            r = b.bus(m, 's', [name])
+            ctx.log(m, name, r.error_name or 'ok')
+    r = b.bus('GetConnectionCredentials', 's', [BUS])
+    ctx.log('bus credentials keys', sorted(r.body[0]) if r.body else r.error_name)
+
+

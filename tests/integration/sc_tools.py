@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Scenarios driven by the real client tools and libraries: dbus-send, gdbus, busctl,
+# dbus-python (py-client.py/py-service.py), the libdbus program (client-libdbus.c) and
+# dbus-monitor. Each scenario's transcript is what the tools printed, normalized.
+
+import os
+import re
+import select
+import signal
+import subprocess
+
+from harness import (HERE, PYTHON, EchoService, LineReader, dbus_send, monitor_norm,
+                     popen, run, scenario, strip_header_line, tool_out)
+from rawbus import BUS, BUS_PATH
+
+
+@scenario
+def sc_dbus_send(ctx):
+    svc = EchoService(ctx, 'com.example.Echo')
+    # ListNames: the set of well-known names and the number of unique names
+    rc, out, err = run(['dbus-send', '--bus=' + ctx.bus.address, '--print-reply',
+                        '--dest=' + BUS, BUS_PATH, BUS + '.ListNames'])
+    names = re.findall(r'string "([^"]*)"', out)
+    ctx.log('ListNames rc=%d well-known=%s uniques=%d' % (
+        rc, sorted(n for n in names if not n.startswith(':')),
+        len([n for n in names if n.startswith(':')])))
+    rc, out, err = run(['dbus-send', '--bus=' + ctx.bus.address, '--print-reply=literal',
+                        '--dest=' + BUS, BUS_PATH, BUS + '.GetId'])
+    ctx.log('GetId rc=%d format-ok=%s' % (rc, bool(re.fullmatch(r'\s*[0-9a-f]{32}\s*', out))))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=' + BUS, BUS_PATH,
+                                             BUS + '.GetNameOwner', 'string:com.example.Nobody'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=' + BUS, BUS_PATH,
+                                             BUS + '.GetNameOwner', 'string:com.example.Echo'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/obj',
+                                             'com.example.Echo.Echo', 'string:hello',
+                                             'int32:42', 'array:string:a,b'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/obj',
+                                             'com.example.Echo.Fail'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Missing', '/obj',
+                                             'com.example.Echo.Echo'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/obj',
+                                             'com.example.Echo.Exit'))
+    svc.stop()
+    # the callee exited, so its name is gone
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/obj',
+                                             'com.example.Echo.Echo'))
+    # a signal and --type=method_call without reply
+    ctx.lines += tool_out(*run(['dbus-send', '--bus=' + ctx.bus.address, '--type=signal',
+                                '/obj', 'com.example.Sig.Hello', 'string:x']))
+
+
+@scenario
+def sc_gdbus(ctx):
+    EchoService(ctx, 'com.example.Echo')
+    a = ['gdbus', 'call', '--address', ctx.bus.address]
+    ctx.lines += tool_out(*run(a + ['--dest', BUS, '--object-path', BUS_PATH, '--method',
+                                    BUS + '.GetNameOwner', BUS]))
+    ctx.lines += tool_out(*run(a + ['--dest', BUS, '--object-path', BUS_PATH, '--method',
+                                    BUS + '.NameHasOwner', 'com.example.Echo']))
+    ctx.lines += tool_out(*run(a + ['--dest', BUS, '--object-path', BUS_PATH, '--method',
+                                    BUS + '.GetNameOwner', 'com.example.Nobody']))
+    ctx.lines += tool_out(*run(a + ['--dest', 'com.example.Echo', '--object-path', '/o',
+                                    '--method', 'com.example.Echo.Echo', 'hi', '7']))
+    ctx.lines += tool_out(*run(a + ['--dest', 'com.example.Echo', '--object-path', '/o',
+                                    '--method', 'com.example.Echo.Fail']))
+    ctx.lines += tool_out(*run(a + ['--dest', BUS, '--object-path', BUS_PATH, '--method',
+                                    BUS + '.NoSuchMethod']))
+    ctx.lines += tool_out(*run(a + ['--dest', BUS, '--object-path', BUS_PATH, '--method',
+                                    'org.freedesktop.DBus.Properties.GetAll', BUS]))
+    ctx.lines += tool_out(*run(['gdbus', 'introspect', '--address', ctx.bus.address,
+                                '--dest', BUS, '--object-path', BUS_PATH]))
+    ctx.lines += tool_out(*run(['gdbus', 'introspect', '--address', ctx.bus.address,
+                                '--dest', BUS, '--object-path', '/']))
+
+
+def busctl_norm(lines):
+    out = []
+    for x in lines:
+        x = re.sub(r'\s+', ' ', x)
+        # busctl list: PID and process name of the bus itself differ by construction
+        x = re.sub(r'^(out: org\.freedesktop\.DBus) \d+ \S+', r'\1 <BUSPID> <BUSPROC>', x)
+        x = re.sub(r'^(out: :U\d+) \d+ ', r'\1 <PID> ', x)
+        out.append(x)
+    return out
+
+
+@scenario(post=busctl_norm)
+def sc_busctl(ctx):
+    EchoService(ctx, 'com.example.Echo')
+    a = ['busctl', '--address=' + ctx.bus.address, '--no-pager']
+    ctx.lines += tool_out(*run(a + ['list', '--no-legend']))
+    ctx.lines += tool_out(*run(a + ['call', BUS, BUS_PATH, BUS, 'GetNameOwner', 's', BUS]))
+    ctx.lines += tool_out(*run(a + ['call', BUS, BUS_PATH, BUS, 'ListActivatableNames']))
+    ctx.lines += tool_out(*run(a + ['call', BUS, BUS_PATH, BUS, 'GetNameOwner', 's',
+                                    'com.example.Nobody']))
+    ctx.lines += tool_out(*run(a + ['call', 'com.example.Echo', '/o', 'com.example.Echo',
+                                    'Echo', 'sas', 'x', '2', 'a', 'b']))
+    ctx.lines += tool_out(*run(a + ['introspect', BUS, BUS_PATH]))
+    ctx.lines += tool_out(*run(a + ['get-property', BUS, BUS_PATH, BUS, 'Features']))
+    ctx.lines += tool_out(*run(a + ['get-property', BUS, BUS_PATH, BUS, 'Interfaces']))
+    # credentials of a peer as busctl shows them (from the bus, then /proc of that pid)
+    ctx.numbers.append((str(os.getppid()), '<PPID>'))
+    ctx.lines += tool_out(*run(a + ['status', 'com.example.Echo']))
+
+
+@scenario
+def sc_dbus_python(ctx):
+    p = popen([PYTHON, os.path.join(HERE, 'py-service.py'), ctx.bus.address],
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    ctx.children.append(p)
+    r, _, _ = select.select([p.stdout], [], [], 15)
+    ready = p.stdout.readline().decode().strip() if r else ''
+    ctx.log('service:', ready)
+    rc, out, err = run([PYTHON, os.path.join(HERE, 'py-client.py'), ctx.bus.address], timeout=30)
+    ctx.lines += tool_out(rc, out, err)
+    ctx.numbers.append((str(p.pid), '<SVCPID>'))
+
+
+@scenario
+def sc_libdbus_client(ctx):
+    exe = os.environ.get('KDBUS_TEST_LIBDBUS_CLIENT', os.path.join(HERE, 'client-libdbus'))
+    if not os.path.exists(exe):
+        ctx.log('SKIP: no client-libdbus')
+        return
+    svc = EchoService(ctx, 'com.example.Echo')
+    other = ctx.conn('other')
+    other.bus('RequestName', 'su', ['com.example.Shared', 0], quiet=True)
+    p = popen([exe, ctx.bus.address,
+               'match', "type='signal',sender='org.freedesktop.DBus'",
+               'request', 'com.example.Shared', '0',
+               'request', 'com.example.Lib', '4',
+               'request', 'com.example.Lib', '0',
+               'call', 'com.example.Echo', '/o', 'com.example.Echo', 'Echo', 'hello',
+               'call', 'com.example.Echo', '/o', 'com.example.Echo', 'Fail', '',
+               'call', 'com.example.Nobody', '/o', 'com.example.Echo', 'Echo', 'x',
+               'call', BUS, BUS_PATH, BUS, 'GetConnectionUnixUser', 'com.example.Lib',
+               'release', 'com.example.Lib',
+               'release', 'com.example.Lib',
+               'wait-ready',
+               'release', 'com.example.Shared'],
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.PIPE, bufsize=0)
+    ctx.children.append(p)
+    # hand the shared name over while the libdbus client waits in the queue
+    r, _, _ = select.select([p.stdout], [], [], 15)
+    first = []
+    while r:
+        line = p.stdout.readline().decode()
+        if not line:
+            break
+        first.append(line.rstrip('\n'))
+        if line.startswith('ready'):
+            break
+        r, _, _ = select.select([p.stdout], [], [], 15)
+    other.bus('ReleaseName', 's', ['com.example.Shared'], quiet=True)
+    p.stdin.write(b'go\n')
+    p.stdin.flush()
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+    ctx.lines += first + tool_out(p.returncode, out.decode(), err.decode())
+    svc.stop()
+
+
+@scenario
+def sc_dbus_monitor(ctx):
+    """dbus-monitor (BecomeMonitor, or eavesdropping match rules where that is missing)
+    sees a call, its reply, an error and a signal, in order."""
+    EchoService(ctx, 'com.example.Echo')
+    p = popen(['dbus-monitor', '--address', ctx.bus.address,
+               "interface='com.example.Echo'", "sender='com.example.Echo'",
+               "destination='com.example.Echo'"],
+              stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    ctx.children.append(p)
+    out = LineReader(p.stdout)
+    c = ctx.conn('client')
+    # wait until the monitor is attached: it prints one of our probes
+    for _ in range(100):
+        c.emit('/o', 'com.example.Echo', 'Probe')
+        if out.until('member=Probe', 0.1):
+            break
+    c.emit('/o', 'com.example.Echo', 'ProbeEnd')
+    ok = out.until('member=ProbeEnd')
+    ctx.log('monitor attached:', ok)
+    out.lines = []
+    c.call('com.example.Echo', '/o', 'com.example.Echo', 'Echo', 's', ['hi'])
+    c.call('com.example.Echo', '/o', 'com.example.Echo', 'Fail')
+    c.emit('/o', 'com.example.Echo', 'Sig', 's', ['sig'])
+    c.emit('/o', 'com.example.Echo', 'End')
+    ctx.log('monitor saw the end:', out.until('member=End'))
+    ctx.lines += monitor_norm(out.lines)
+
+
