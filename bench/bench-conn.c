@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Benchmark client connections. Everything here is blocking and single-purpose: the
+ * benchmark processes each own one connection and nothing else.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "bench/bench-conn.h"
+#include "wire/protocol.h"
+
+static int write_all(int fd, const void *p, size_t n) {
+        const uint8_t *b = p;
+
+        while (n) {
+                ssize_t k = write(fd, b, n);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                b += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+static int connect_address(const char *address) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const char *p, *end;
+        socklen_t len;
+        size_t n;
+        int fd, abstract = 0;
+
+        if (!strncmp(address, "unix:path=", 10)) {
+                p = address + 10;
+        } else if (!strncmp(address, "unix:abstract=", 14)) {
+                p = address + 14;
+                abstract = 1;
+        } else {
+                fprintf(stderr, "bench: address '%s': only unix:path= and unix:abstract= are "
+                        "supported\n", address);
+                return -EINVAL;
+        }
+        end = strchr(p, ',');
+        n = end ? (size_t) (end - p) : strlen(p);
+        if (n + (size_t) abstract >= sizeof(sa.sun_path)) {
+                fprintf(stderr, "bench: address '%s': path too long\n", address);
+                return -ENAMETOOLONG;
+        }
+        memcpy(sa.sun_path + abstract, p, n);
+        len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + (size_t) abstract + n +
+                           (abstract ? 0 : 1));
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *) &sa, len) < 0) {
+                int r = -errno;
+
+                fprintf(stderr, "bench: connect to '%s': %s\n", address, strerror(-r));
+                (void) close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Read one CRLF-terminated SASL line into @line. */
+static int read_line(int fd, char *line, size_t cap) {
+        size_t n = 0;
+
+        for (;;) {
+                ssize_t k;
+                char ch;
+
+                k = read(fd, &ch, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return k < 0 ? -errno : -ECONNRESET;
+                if (n + 1 >= cap)
+                        return -E2BIG;
+                line[n++] = ch;
+                if (n >= 2 && line[n - 2] == '\r' && ch == '\n') {
+                        line[n - 2] = 0;
+                        return 0;
+                }
+        }
+}
+
+int bench_conn_open(BenchConn *c, const char *address) {
+        char auth[64], line[256];
+        BenchMsgSpec hello = {
+                .type = WIRE_MSG_METHOD_CALL,
+                .path = "/org/freedesktop/DBus",
+                .interface = "org.freedesktop.DBus",
+                .member = "Hello",
+                .destination = "org.freedesktop.DBus",
+        };
+        BenchMsg reply;
+        char uid[16];
+        size_t i;
+        int r;
+
+        *c = (BenchConn) { .fd = -1 };
+        c->in = malloc(BENCH_CONN_IN);
+        c->out = malloc(BENCH_CONN_OUT);
+        if (!c->in || !c->out)
+                return -ENOMEM;
+        r = connect_address(address);
+        if (r < 0)
+                return r;
+        c->fd = r;
+
+        (void) snprintf(uid, sizeof(uid), "%u", (unsigned) getuid());
+        memcpy(auth, "\0AUTH EXTERNAL ", 15);
+        for (i = 0; uid[i]; i++)
+                (void) snprintf(auth + 15 + 2 * i, 3, "%02x", (unsigned char) uid[i]);
+        memcpy(auth + 15 + 2 * i, "\r\n", 3);
+        r = write_all(c->fd, auth, 15 + 2 * i + 2);
+        if (r < 0)
+                return r;
+        r = read_line(c->fd, line, sizeof(line));
+        if (r < 0 || strncmp(line, "OK ", 3)) {
+                fprintf(stderr, "bench: %s: authentication failed: '%s'\n", address,
+                        r < 0 ? strerror(-r) : line);
+                return r < 0 ? r : -EACCES;
+        }
+        r = write_all(c->fd, "BEGIN\r\n", 7);
+        if (r < 0)
+                return r;
+        r = bench_conn_call(c, &hello, &reply);
+        if (r < 0)
+                return r;
+        if (reply.body_len < 5 || reply.body_len - 5 >= sizeof(c->unique_name))
+                return -EBADMSG;
+        memcpy(c->unique_name, reply.body + 4, reply.body_len - 4);
+        return 0;
+}
+
+void bench_conn_close(BenchConn *c) {
+        if (c->fd >= 0)
+                (void) close(c->fd);
+        c->fd = -1;
+        free(c->in);
+        free(c->out);
+        c->in = c->out = NULL;
+}
+
+int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret) {
+        for (;;) {
+                size_t avail = c->in_end - c->in_start;
+                long size = bench_msg_frame(c->in + c->in_start, avail);
+                ssize_t k;
+
+                if (size < 0) {
+                        fprintf(stderr, "bench: unreadable message from the bus\n");
+                        return (int) size;
+                }
+                if (size > 0 && (size_t) size > BENCH_CONN_IN) {
+                        fprintf(stderr, "bench: a %ld-byte message does not fit the %u-byte "
+                                "input buffer\n", size, BENCH_CONN_IN);
+                        return -E2BIG;
+                }
+                if (size > 0 && (size_t) size <= avail) {
+                        int r = bench_msg_parse(c->in + c->in_start, avail, ret);
+
+                        if (r < 0)
+                                return r;
+                        c->in_start += (size_t) size;
+                        return 1;
+                }
+                if (!block)
+                        return 0;
+                if (c->in_start) {
+                        memmove(c->in, c->in + c->in_start, avail);
+                        c->in_start = 0;
+                        c->in_end = avail;
+                }
+                k = read(c->fd, c->in + c->in_end, BENCH_CONN_IN - c->in_end);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0) {
+                        fprintf(stderr, "bench: the bus closed the connection\n");
+                        return -ECONNRESET;
+                }
+                c->in_end += (size_t) k;
+        }
+}
+
+int bench_conn_flush(BenchConn *c) {
+        int r;
+
+        if (!c->out_len)
+                return 0;
+        r = write_all(c->fd, c->out, c->out_len);
+        c->out_len = 0;
+        return r;
+}
+
+int64_t bench_conn_queue_raw(BenchConn *c, const uint8_t *msg, size_t size) {
+        uint32_t serial;
+        int r;
+
+        if (size > BENCH_CONN_OUT)
+                return -E2BIG;
+        if (c->out_len + size > BENCH_CONN_OUT) {
+                r = bench_conn_flush(c);
+                if (r < 0)
+                        return r;
+        }
+        serial = ++c->serial;
+        if (!serial)
+                serial = ++c->serial;
+        memcpy(c->out + c->out_len, msg, size);
+        memcpy(c->out + c->out_len + BENCH_MSG_SERIAL_OFFSET, &serial, 4);
+        c->out_len += size;
+        return serial;
+}
+
+int64_t bench_conn_queue(BenchConn *c, const BenchMsgSpec *spec) {
+        size_t size;
+        int r;
+
+        for (;;) {
+                size = bench_msg_build(c->out + c->out_len, BENCH_CONN_OUT - c->out_len, spec);
+                if (size)
+                        break;
+                if (!c->out_len)
+                        return -E2BIG;
+                r = bench_conn_flush(c);
+                if (r < 0)
+                        return r;
+        }
+        /* built in place: take it back out through the raw path to assign the serial */
+        c->out_len += size;
+        c->serial++;
+        if (!c->serial)
+                c->serial++;
+        memcpy(c->out + c->out_len - size + BENCH_MSG_SERIAL_OFFSET, &c->serial, 4);
+        return c->serial;
+}
+
+int bench_conn_call(BenchConn *c, const BenchMsgSpec *spec, BenchMsg *ret) {
+        int64_t serial;
+        int r;
+
+        serial = bench_conn_queue(c, spec);
+        if (serial < 0)
+                return (int) serial;
+        r = bench_conn_flush(c);
+        if (r < 0)
+                return r;
+        for (;;) {
+                BenchMsg m;
+
+                r = bench_conn_next(c, true, &m);
+                if (r < 0)
+                        return r;
+                if (m.reply_serial != (uint32_t) serial ||
+                    (m.type != WIRE_MSG_METHOD_RETURN && m.type != WIRE_MSG_ERROR))
+                        continue;
+                if (m.type == WIRE_MSG_ERROR) {
+                        fprintf(stderr, "bench: %s failed: %s\n", spec->member,
+                                m.error_name ? m.error_name : "(error without name)");
+                        return -EREMOTEIO;
+                }
+                *ret = m;
+                return 0;
+        }
+}
+
+size_t bench_body_string(uint8_t *buf, size_t cap, const char *s, bool with_u32, uint32_t u) {
+        uint32_t n = (uint32_t) strlen(s);
+        size_t size = 4 + n + 1;
+
+        if (with_u32)
+                size = ((size + 3) & ~(size_t) 3) + 4;
+        if (size > cap)
+                return 0;
+        memset(buf, 0, size);
+        memcpy(buf, &n, 4);
+        memcpy(buf + 4, s, n + 1);
+        if (with_u32)
+                memcpy(buf + size - 4, &u, 4);
+        return size;
+}
+
+int bench_conn_call_driver(BenchConn *c, const char *member, const char *signature,
+                           const void *body, uint32_t body_len, BenchMsg *ret) {
+        BenchMsgSpec spec = {
+                .type = WIRE_MSG_METHOD_CALL,
+                .path = "/org/freedesktop/DBus",
+                .interface = "org.freedesktop.DBus",
+                .member = member,
+                .destination = "org.freedesktop.DBus",
+                .signature = signature,
+                .body = body,
+                .body_len = body_len,
+        };
+
+        return bench_conn_call(c, &spec, ret);
+}
