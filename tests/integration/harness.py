@@ -139,12 +139,16 @@ REF_SESSION_CONF = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus 
 '''
 
 
+def is_reference(binary):
+    return os.path.basename(binary) in ('dbus-daemon', 'dbus-broker')
+
+
 class Bus:
     """A bus process in its own temp dir. kind: 'dbus-daemon' or a path to kdbusd."""
 
     def __init__(self, binary):
         self.binary = binary
-        self.is_ref = os.path.basename(binary) in ('dbus-daemon', 'dbus-broker')
+        self.is_ref = is_reference(binary)
         self.dir = tempfile.mkdtemp(prefix='kdbus-itest-')
         self.sock = os.path.join(self.dir, 'bus')
         self.stderr_path = os.path.join(self.dir, 'stderr')
@@ -474,7 +478,9 @@ def run_one(name, fn, post, test_bus, ref, compare):
             notes += ['reference %s: %s' % (ref, p) for p in rprobs]
         g2, gd = apply_exceptions(name, got)
         w2, wd = apply_exceptions(name, want)
-        for line, ex in gd:
+        # what an exception expects is what kdbusd does; a reference bus under test (the
+        # harness checking itself) just has the lines left out
+        for line, ex in ([] if is_reference(test_bus) else gd):
             if ex.expect and not ex.expect.search(line):
                 ok = False
                 notes.append('exception %s: under test, %r does not match %r'

@@ -6,7 +6,7 @@
 import os
 
 import rawbus
-from harness import recv_peer, scenario
+from harness import exception, recv_peer, scenario
 from rawbus import BUS, BUS_PATH, Message
 
 
@@ -55,6 +55,12 @@ def sc_fd_passing(ctx):
         os.close(fd)
 
 
+exception('credentials', 'ProcessFD', r'^ProcessFD ',
+          'kdbusd returns ProcessFD (a pidfd) to callers that accept fds; dbus-daemon 1.14 '
+          'has no ProcessFD (docs/differences.md#processfd)',
+          expect=r'^ProcessFD h pidfd of real-pid$')
+
+
 @scenario
 def sc_credentials(ctx):
     a = ctx.conn('A')
@@ -91,5 +97,27 @@ def sc_credentials(ctx):
             ctx.log(m, name, r.error_name or 'ok')
     r = b.bus('GetConnectionCredentials', 's', [BUS])
     ctx.log('bus credentials keys', sorted(r.body[0]) if r.body else r.error_name)
+    # a caller that accepts fds may get a ProcessFD: a pidfd of the peer's process
+    f = ctx.conn('F', fds=True)
+    r = f.bus('GetConnectionCredentials', 's', [a.unique])
+    creds = r.body[0] if r.type == rawbus.METHOD_RETURN else {}
+    ctx.log('with fds: keys', sorted(k for k in creds if k != 'ProcessFD'))
+    if 'ProcessFD' in creds:
+        sig, idx = creds['ProcessFD']
+        ctx.log('ProcessFD', sig, 'pidfd of %s' % pidfd_pid(r.fds[idx]))
+    for fd in r.fds:
+        os.close(fd)
+
+
+def pidfd_pid(fd):
+    """'real-pid' if @fd is a pidfd of this process, else what it is."""
+    try:
+        with open('/proc/self/fdinfo/%d' % fd) as fi:
+            pid = [x.split()[1] for x in fi if x.startswith('Pid:')]
+    except OSError as e:
+        return 'unreadable (%s)' % e
+    if not pid:
+        return 'not a pidfd'
+    return 'real-pid' if pid[0] == str(os.getpid()) else 'pid %s' % pid[0]
 
 
