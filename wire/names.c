@@ -38,7 +38,7 @@ static inline bool is_digit(char c) {
 
 /*
  * Dot-separated elements, at least two, none empty. @hyphen allows '-' (bus names),
- * @digit_first allows an element to start with a digit (unique names).
+ * @digit_first allows an element to start with a digit.
  */
 static bool dotted_is_valid(const char *s, size_t n, bool hyphen, bool digit_first) {
         unsigned first = C_ALPHA | (hyphen ? C_HYPHEN : 0) | (digit_first ? C_DIGIT : 0);
@@ -66,16 +66,35 @@ static bool dotted_is_valid(const char *s, size_t n, bool hyphen, bool digit_fir
 }
 
 /**
- * wire_unique_name_is_valid() - ":" followed by two or more dot-separated elements
+ * wire_unique_name_is_valid() - a unique name as libdbus (so dbus-daemon) validates it
  * @s:  name
  * @n:  its length
+ *
+ * Looser than the specification's text ("two or more elements"), and deliberately so:
+ * clients cannot tell the buses apart by what they accept in DESTINATION or SENDER.
+ * libdbus 1.14 accepts ':' followed by any run of [A-Za-z0-9_-] and dots in which every
+ * dot is followed by one of those characters: ":", ":1", ":.1", ":a-b" are valid (a call
+ * to them is answered ServiceUnknown), ":1.", ":1..2", "::" are not (the sender is
+ * disconnected). Checked against dbus-daemon 1.14.10 and dbus_validate_bus_name()
+ * (tests/unit/wire/test-names.c compares the two).
  *
  * Return: true if valid.
  */
 bool wire_unique_name_is_valid(const char *s, size_t n) {
-        if (n < 2 || n > WIRE_MAX_NAME_LEN || s[0] != ':')
+        size_t i;
+
+        if (n < 1 || n > WIRE_MAX_NAME_LEN || s[0] != ':')
                 return false;
-        return dotted_is_valid(s + 1, n - 1, true, true);
+        for (i = 1; i < n; ++i) {
+                if (s[i] == '.') {
+                        /* the next character must be a name character, checked next */
+                        if (i + 1 == n || s[i + 1] == '.')
+                                return false;
+                } else if (!(char_class[(uint8_t)s[i]] & (C_ALPHA | C_DIGIT | C_HYPHEN))) {
+                        return false;
+                }
+        }
+        return true;
 }
 
 /**

@@ -10,6 +10,8 @@ packages=(
         # tests: GLib test framework, reference clients and reference buses
         libglib2.0-dev libdbus-1-dev dbus-daemon dbus-bin dbus-broker systemd
         python3 python3-dbus python3-gi
+        # kdbusctl monitor --pcap test reads the capture back
+        tshark
 )
 
 if [ "$(id -u)" -ne 0 ]; then

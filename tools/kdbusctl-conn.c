@@ -1,0 +1,480 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbusctl's client connection: address resolution, connect, SASL EXTERNAL, Hello, and
+ * blocking send/receive of whole messages. Received bytes are framed with
+ * wire_message_frame() and validated with wire_message_parse() before anyone looks at them;
+ * the raw bytes are kept as they came (monitor --pcap writes them unchanged).
+ *
+ * Errors are reported here, once, naming the address, then passed up as negative errno.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "tools/kdbusctl.h"
+#include "wire/protocol.h"
+
+void ctl_msg_deinit(CtlMsg *m) {
+        free(m->data);
+        *m = (CtlMsg) CTL_MSG_NULL(*m);
+}
+
+int ctl_address_resolve(const char *address, bool session, bool system, char **ret_address) {
+        const char *e;
+        char *a = NULL;
+
+        if ((address != NULL) + session + system > 1) {
+                fprintf(stderr, "kdbusctl: --address, --session and --system exclude each other\n");
+                return -EINVAL;
+        }
+        if (address) {
+                a = strdup(address);
+        } else if (system) {
+                e = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+                a = strdup(e && *e ? e : "unix:path=/run/dbus/system_bus_socket");
+        } else {
+                e = getenv("DBUS_SESSION_BUS_ADDRESS");
+                if (e && *e) {
+                        a = strdup(e);
+                } else {
+                        e = getenv("XDG_RUNTIME_DIR");
+                        if (!e || !*e) {
+                                fprintf(stderr, "kdbusctl: no session bus: neither "
+                                        "DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set; "
+                                        "use --address=ADDRESS or --system\n");
+                                return -ENOENT;
+                        }
+                        if (asprintf(&a, "unix:path=%s/bus", e) < 0)
+                                a = NULL;
+                }
+        }
+        if (!a)
+                return -ENOMEM;
+        *ret_address = a;
+        return 0;
+}
+
+static int unhex(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
+/**
+ * ctl_address_parse_entry() - the socket path of one address entry
+ * @entry:      "unix:key=value,..." up to its end or a ';'
+ *
+ * Return: 0; CTL_ADDR_E_TRANSPORT, CTL_ADDR_E_SYNTAX, CTL_ADDR_E_NO_PATH, CTL_ADDR_E_TOO_LONG.
+ */
+int ctl_address_parse_entry(const char *entry, char *ret_path, size_t path_size,
+                            bool *ret_abstract) {
+        const char *p = entry;
+        bool found = false, abstract = false;
+        size_t n = 0;
+
+        if (strncmp(p, "unix:", 5) != 0)
+                return CTL_ADDR_E_TRANSPORT;
+        p += 5;
+        while (*p && *p != ';') {
+                const char *key = p, *eq = NULL;
+                bool want;
+
+                while (*p && *p != ';' && *p != ',') {
+                        if (*p == '=' && !eq)
+                                eq = p;
+                        ++p;
+                }
+                if (!eq)
+                        return CTL_ADDR_E_SYNTAX;
+                want = (eq - key == 4 && !strncmp(key, "path", 4)) ||
+                       (eq - key == 8 && !strncmp(key, "abstract", 8));
+                if (want) {
+                        if (found)
+                                return CTL_ADDR_E_SYNTAX;
+                        found = true;
+                        abstract = key[0] == 'a';
+                        n = 0;
+                        for (const char *v = eq + 1; v < p; ++v) {
+                                int c = (unsigned char)*v;
+
+                                if (c == '%') {
+                                        int h, l;
+
+                                        if (v + 2 >= p || (h = unhex(v[1])) < 0 ||
+                                            (l = unhex(v[2])) < 0)
+                                                return CTL_ADDR_E_SYNTAX;
+                                        c = h * 16 + l;
+                                        v += 2;
+                                }
+                                if (n + 1 >= path_size)
+                                        return CTL_ADDR_E_TOO_LONG;
+                                ret_path[n++] = (char)c;
+                        }
+                        if (n == 0)
+                                return CTL_ADDR_E_SYNTAX;
+                        ret_path[n] = 0;
+                }
+                if (*p == ',')
+                        ++p;
+        }
+        if (!found)
+                return CTL_ADDR_E_NO_PATH;
+        *ret_abstract = abstract;
+        return 0;
+}
+
+static int write_all(int fd, const void *data, size_t size) {
+        const uint8_t *p = data;
+
+        while (size > 0) {
+                ssize_t k = send(fd, p, size, MSG_NOSIGNAL);
+
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                size -= (size_t)k;
+        }
+        return 0;
+}
+
+static int wait_readable(int fd, int timeout_ms) {
+        struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        int k;
+
+        for (;;) {
+                k = poll(&pfd, 1, timeout_ms);
+                if (k < 0 && errno == EINTR)
+                        return -EINTR;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -ETIMEDOUT;
+                return 0;
+        }
+}
+
+/* One SASL line without the "\r\n", read byte by byte: nothing after it may be consumed. */
+static int read_line(int fd, char *buf, size_t size) {
+        size_t n = 0;
+
+        for (;;) {
+                ssize_t k;
+                int r = wait_readable(fd, CTL_DEFAULT_TIMEOUT_MS);
+
+                if (r < 0)
+                        return r;
+                k = read(fd, buf + n, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                if (k == 0)
+                        return -ECONNRESET;
+                if (++n >= 2 && buf[n - 2] == '\r' && buf[n - 1] == '\n') {
+                        buf[n - 2] = 0;
+                        return 0;
+                }
+                if (n + 1 >= size)
+                        return -EPROTO;
+        }
+}
+
+static int connect_entry(const char *entry, int *ret_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        bool abstract;
+        socklen_t len;
+        int fd, r;
+
+        r = ctl_address_parse_entry(entry, sa.sun_path + 0, sizeof(sa.sun_path) - 1, &abstract);
+        if (r)
+                return r;
+        if (abstract) {
+                size_t n = strlen(sa.sun_path);
+
+                memmove(sa.sun_path + 1, sa.sun_path, n);
+                sa.sun_path[0] = 0;
+                len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+        } else {
+                len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(sa.sun_path) + 1);
+        }
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, len) < 0) {
+                r = -errno;
+                (void) close(fd);
+                return r;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+static const char *addr_strerror(int r) {
+        switch (r) {
+        case CTL_ADDR_E_TRANSPORT: return "unsupported transport (only unix: is supported)";
+        case CTL_ADDR_E_SYNTAX: return "malformed address entry";
+        case CTL_ADDR_E_NO_PATH: return "no path= or abstract= key";
+        case CTL_ADDR_E_TOO_LONG: return "socket path too long";
+        default: return strerror(-r);
+        }
+}
+
+static int conn_auth(CtlConn *c) {
+        char line[512], cmd[128], uid[32];
+        size_t n;
+        int r;
+
+        n = (size_t)snprintf(uid, sizeof(uid), "%u", (unsigned)getuid());
+        r = snprintf(cmd, sizeof(cmd), "%cAUTH EXTERNAL ", 0);
+        for (size_t i = 0; i < n; ++i)
+                r += snprintf(cmd + r, sizeof(cmd) - (size_t)r, "%02x", (unsigned char)uid[i]);
+        r += snprintf(cmd + r, sizeof(cmd) - (size_t)r, "\r\n");
+        r = write_all(c->fd, cmd, (size_t)r);
+        if (r < 0)
+                return r;
+        r = read_line(c->fd, line, sizeof(line));
+        if (r < 0)
+                return r;
+        if (strncmp(line, "OK ", 3) != 0) {
+                fprintf(stderr, "kdbusctl: %s: authentication rejected: \"%s\"\n", c->address,
+                        line);
+                return -EACCES;
+        }
+        return write_all(c->fd, "BEGIN\r\n", 7);
+}
+
+int ctl_conn_open(const char *address, CtlConn **ret_conn) {
+        _cleanup_(ctl_conn_freep) CtlConn *c = NULL;
+        CtlMsg reply = CTL_MSG_NULL(reply);
+        WireReader rd;
+        const char *p = address, *name;
+        int r = CTL_ADDR_E_NO_PATH;
+
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->fd = -1;
+        while (*p) {
+                const char *end = strchrnul(p, ';');
+
+                free(c->address);
+                c->address = strndup(p, (size_t)(end - p));
+                if (!c->address)
+                        return -ENOMEM;
+                r = connect_entry(c->address, &c->fd);
+                if (r == 0)
+                        break;
+                p = *end ? end + 1 : end;
+        }
+        if (c->fd < 0) {
+                fprintf(stderr, "kdbusctl: cannot connect to bus at \"%s\": %s\n",
+                        c->address ? c->address : address, addr_strerror(r));
+                return r > 0 ? -EINVAL : r;
+        }
+        r = conn_auth(c);
+        if (r < 0) {
+                if (r != -EACCES)
+                        fprintf(stderr, "kdbusctl: %s: authentication failed: %s\n", c->address,
+                                strerror(-r));
+                return r;
+        }
+        r = ctl_conn_call(c, WIRE_DRIVER_NAME, WIRE_DRIVER_PATH, WIRE_DRIVER_INTERFACE, "Hello",
+                          NULL, CTL_DEFAULT_TIMEOUT_MS, &reply);
+        if (r < 0)
+                return r;
+        wire_reader_init(&rd, reply.data, &reply.hdr);
+        if (reply.hdr.type != WIRE_MSG_METHOD_RETURN ||
+            wire_reader_read_basic(&rd, 's', &name) != 0) {
+                fprintf(stderr, "kdbusctl: %s: Hello failed: %s\n", c->address,
+                        ctl_msg_error_text(&reply));
+                ctl_msg_deinit(&reply);
+                return -EPROTO;
+        }
+        c->unique_name = strdup(name);
+        ctl_msg_deinit(&reply);
+        if (!c->unique_name)
+                return -ENOMEM;
+        *ret_conn = steal_ptr(&c);
+        return 0;
+}
+
+CtlConn *ctl_conn_free(CtlConn *c) {
+        if (!c)
+                return NULL;
+        if (c->fd >= 0)
+                (void) close(c->fd);
+        free(c->address);
+        free(c->unique_name);
+        free(c->in);
+        free(c);
+        return NULL;
+}
+
+int ctl_conn_send(CtlConn *c, WireMsgSpec *spec, const WireWriter *body) {
+        uint8_t *data = NULL;
+        size_t size;
+        int r;
+
+        spec->serial = ++c->serial;
+        r = wire_message_build(spec, body, &data, &size);
+        if (r) {
+                fprintf(stderr, "kdbusctl: cannot build the message for %s: %s\n",
+                        spec->member ? spec->member : "(reply)",
+                        r < 0 ? strerror(-r) : wire_strerror(r));
+                return r < 0 ? r : -EINVAL;
+        }
+        r = write_all(c->fd, data, size);
+        free(data);
+        if (r < 0)
+                fprintf(stderr, "kdbusctl: %s: cannot send: %s\n", c->address, strerror(-r));
+        return r;
+}
+
+int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret) {
+        size_t need;
+        int r;
+
+        for (;;) {
+                r = wire_message_frame(c->in, c->in_size, &need);
+                if (r == 0 && c->in_size >= need) {
+                        CtlMsg m = { .size = need };
+
+                        m.data = malloc(need ? need : 1);
+                        if (!m.data)
+                                return -ENOMEM;
+                        memcpy(m.data, c->in, need);
+                        memmove(c->in, c->in + need, c->in_size - need);
+                        c->in_size -= need;
+                        r = wire_message_parse(m.data, m.size,
+                                               c->lenient_fds ? WIRE_MAX_UNIX_FDS : 0, 0, &m.hdr);
+                        if (r) {
+                                fprintf(stderr, "kdbusctl: %s: the bus sent a malformed message: "
+                                        "%s\n", c->address, wire_strerror(r));
+                                free(m.data);
+                                return -EBADMSG;
+                        }
+                        *ret = m;
+                        return 0;
+                }
+                if (r != 0 && r != WIRE_E_AGAIN) {
+                        fprintf(stderr, "kdbusctl: %s: the bus sent a malformed message: %s\n",
+                                c->address, wire_strerror(r));
+                        return -EBADMSG;
+                }
+                if (r == 0 && need > c->in_alloc) {
+                        uint8_t *n = realloc(c->in, need);
+
+                        if (!n)
+                                return -ENOMEM;
+                        c->in = n;
+                        c->in_alloc = need;
+                } else if (c->in_alloc - c->in_size < 4096) {
+                        size_t a = c->in_alloc ? c->in_alloc * 2 : 65536;
+                        uint8_t *n = realloc(c->in, a);
+
+                        if (!n)
+                                return -ENOMEM;
+                        c->in = n;
+                        c->in_alloc = a;
+                }
+                r = wait_readable(c->fd, timeout_ms);
+                if (r < 0)
+                        return r;
+                {
+                        ssize_t k = read(c->fd, c->in + c->in_size, c->in_alloc - c->in_size);
+
+                        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+                                continue;
+                        if (k < 0) {
+                                r = -errno;
+                                if (r == -ECONNRESET)
+                                        return r;
+                                fprintf(stderr, "kdbusctl: %s: read failed: %s\n", c->address,
+                                        strerror(-r));
+                                return r;
+                        }
+                        if (k == 0)
+                                return -ECONNRESET;
+                        c->in_size += (size_t)k;
+                }
+        }
+}
+
+int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *iface,
+                  const char *member, const WireWriter *body, int timeout_ms, CtlMsg *ret) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_METHOD_CALL,
+                .path = path,
+                .interface = iface,
+                .member = member,
+                .destination = dest,
+        };
+        int r;
+
+        r = ctl_conn_send(c, &spec, body);
+        if (r < 0)
+                return r;
+        for (;;) {
+                CtlMsg m = CTL_MSG_NULL(m);
+
+                r = ctl_conn_recv(c, timeout_ms, &m);
+                if (r == -ETIMEDOUT) {
+                        fprintf(stderr, "kdbusctl: %s: no reply from %s to %s.%s within %d ms\n",
+                                c->address, dest ? dest : "(no destination)",
+                                iface ? iface : "", member, timeout_ms);
+                        return r;
+                }
+                if (r == -ECONNRESET) {
+                        fprintf(stderr, "kdbusctl: %s: the bus closed the connection while "
+                                "waiting for the reply to %s\n", c->address, member);
+                        return r;
+                }
+                if (r < 0)
+                        return r;
+                if ((m.hdr.type == WIRE_MSG_METHOD_RETURN || m.hdr.type == WIRE_MSG_ERROR) &&
+                    m.hdr.reply_serial == spec.serial) {
+                        *ret = m;
+                        return 0;
+                }
+                ctl_msg_deinit(&m);
+        }
+}
+
+int ctl_conn_call_driver(CtlConn *c, const char *iface, const char *member, const char *arg,
+                         CtlMsg *ret) {
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        if (arg)
+                (void) wire_writer_append_basic(&w, 's', arg);
+        r = ctl_conn_call(c, WIRE_DRIVER_NAME, WIRE_DRIVER_PATH, iface, member, &w,
+                          CTL_DEFAULT_TIMEOUT_MS, ret);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+const char *ctl_msg_error_text(const CtlMsg *m) {
+        static char buf[1024];
+        WireReader rd;
+        const char *text = NULL;
+
+        if (m->hdr.type != WIRE_MSG_ERROR)
+                return "not an error";
+        wire_reader_init(&rd, m->data, &m->hdr);
+        if (wire_reader_peek(&rd) == 's')
+                (void) wire_reader_read_basic(&rd, 's', &text);
+        snprintf(buf, sizeof(buf), "%s%s%s", m->hdr.error_name, text ? ": " : "",
+                 text ? text : "");
+        return buf;
+}
