@@ -7,11 +7,13 @@
  * is that the output is a deterministic function of what the bus sent.
  *
  * Commands (consumed from argv in order):
- *   match RULE                 AddMatch
+ *   match RULE                 AddMatch (@SELF@ in RULE stands for our unique name)
  *   request NAME FLAGS         RequestName
  *   release NAME               ReleaseName
  *   call DEST PATH IFACE METHOD ARG   method call with one string argument (none if ARG is "")
- *   wait-ready                 print "ready", wait for a line on stdin, then print what came
+ *   wait-ready                 print what came, "ready", wait for a line on stdin, then
+ *                              print what came (may be given several times; EOF on stdin
+ *                              ends the program at once, without reading further)
  */
 
 #include <dbus/dbus.h>
@@ -42,6 +44,21 @@ static void print_args(DBusMessage *m) {
 
                         dbus_message_iter_get_basic(&it, &b);
                         printf(" %s", b ? "true" : "false");
+                } else if (t == DBUS_TYPE_ARRAY &&
+                           dbus_message_iter_get_element_type(&it) == DBUS_TYPE_STRING) {
+                        DBusMessageIter a;
+
+                        /* ListQueuedOwners, ListNames: the strings in order */
+                        dbus_message_iter_recurse(&it, &a);
+                        printf(" [");
+                        while (dbus_message_iter_get_arg_type(&a) == DBUS_TYPE_STRING) {
+                                const char *s;
+
+                                dbus_message_iter_get_basic(&a, &s);
+                                printf(" \"%s\"", s);
+                                dbus_message_iter_next(&a);
+                        }
+                        printf(" ]");
                 } else {
                         printf(" <%c>", t);
                 }
@@ -146,10 +163,16 @@ int main(int argc, char **argv) {
 
                 printf("> %s\n", cmd);
                 if (!strcmp(cmd, "match") && i + 1 < argc) {
-                        const char *rule = argv[++i];
+                        char rule[1024];
+                        const char *tmpl = argv[++i], *self = strstr(tmpl, "@SELF@");
 
+                        if (self)
+                                snprintf(rule, sizeof(rule), "%.*s%s%s", (int)(self - tmpl),
+                                         tmpl, dbus_bus_get_unique_name(c), self + 6);
+                        else
+                                snprintf(rule, sizeof(rule), "%s", tmpl);
                         call(c, DBUS_SERVICE_DBUS, DBUS_PATH_DBUS, DBUS_INTERFACE_DBUS,
-                             "AddMatch", "s", &rule, NULL);
+                             "AddMatch", "s", &(const char *){ rule }, NULL);
                 } else if (!strcmp(cmd, "request") && i + 2 < argc) {
                         const char *name = argv[++i];
                         dbus_uint32_t flags = strtoul(argv[++i], NULL, 0);

@@ -363,9 +363,13 @@ class LineReader:
         self.lines = []
 
     def until(self, needle, timeout=10):
+        return self.wait(lambda lines: any(needle in x for x in lines), timeout)
+
+    def wait(self, pred, timeout=10):
+        """Reads until pred(self.lines) is true (True) or EOF/timeout (False)."""
         deadline = time.monotonic() + timeout
         while True:
-            if any(needle in x for x in self.lines):
+            if pred(self.lines):
                 return True
             r, _, _ = select.select([self.f], [], [], max(0, deadline - time.monotonic()))
             if not r:

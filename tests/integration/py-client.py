@@ -5,6 +5,8 @@
 # name and received signal in a deterministic order (one signal receiver per match key; each
 # receiver's hits are printed sorted by receiver, in arrival order within a receiver).
 
+import os
+import stat
 import sys
 
 import dbus
@@ -39,6 +41,48 @@ show('owner is unique', lambda: bus.get_name_owner('com.example.PyService').star
 show('Introspect has Echo', lambda: 'name="Echo"' in svc.Introspect(
     dbus_interface='org.freedesktop.DBus.Introspectable'))
 
+# a memfd through the bus both ways, read back on the other side
+memfd = os.memfd_create('py-client')
+os.write(memfd, b'written by the client')
+show('ReadFd(memfd)', lambda: str(iface.ReadFd(dbus.types.UnixFd(memfd))))
+os.close(memfd)
+
+
+def make_fd():
+    fd = iface.MakeFd('written by the service').take()
+    try:
+        st = os.fstat(fd)
+        return '%s, %r' % ('regular file' if stat.S_ISREG(st.st_mode) else 'not a file',
+                           os.pread(fd, 100, 0).decode())
+    finally:
+        os.close(fd)
+
+
+show('MakeFd', make_fd)
+
+
+# the bus's credentials of this client and of the service: the real uid, pid and groups
+def creds(name, pid):
+    c = bus.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus',
+                          'org.freedesktop.DBus', 'GetConnectionCredentials', 's', [name])
+    out = ['UnixUserID is my uid: %s' % (c['UnixUserID'] == os.getuid()),
+           'ProcessID: %s' % ('my pid' if c['ProcessID'] == os.getpid() else c['ProcessID']),
+           'UnixGroupIDs are my groups: %s' % (
+               set(c['UnixGroupIDs']) == set(os.getgroups()) | {os.getgid()}),
+           'keys: %s' % sorted(k for k in c if k != 'ProcessFD')]
+    if 'ProcessFD' in c:
+        fd = c['ProcessFD'].take()
+        with open('/proc/self/fdinfo/%d' % fd) as f:
+            pids = [x.split()[1] for x in f if x.startswith('Pid:')]
+        pids = ['my pid' if x == str(os.getpid()) else x for x in pids]
+        os.close(fd)
+        print('ProcessFD of %s: pidfd of %s' % (pid, pids))
+    return '; '.join(out)
+
+
+show('credentials of self', lambda: creds(bus.get_unique_name(), 'self'))
+show('credentials of service', lambda: creds('com.example.PyService', 'service'))
+
 hits = {}
 receivers = {
     'interface': dict(dbus_interface='com.example.Iface'),
@@ -63,7 +107,8 @@ done = []
 
 def on_done(*a):
     done.append(1)
-    GLib.timeout_add(300, loop.quit)
+    # Done is the service's last signal: everything it sent before is dispatched already
+    GLib.idle_add(loop.quit)
 
 
 bus.add_signal_receiver(on_done, signal_name='Done')

@@ -6,6 +6,7 @@
 # (py-client.py) drives it; Emit makes it send signals the client filters with match rules.
 # Quits when asked (Quit) or when the bus goes away.
 
+import os
 import sys
 
 import dbus
@@ -56,6 +57,24 @@ class Obj(dbus.service.Object):
     @dbus.service.signal(IFACE, signature='s')
     def Done(self, s):
         pass
+
+    @dbus.service.method(IFACE, in_signature='h', out_signature='s')
+    def ReadFd(self, fd):
+        """Reads what the client wrote into the memfd it passed, from offset 0."""
+        n = fd.take()
+        try:
+            return os.pread(n, 100, 0).decode()
+        finally:
+            os.close(n)
+
+    @dbus.service.method(IFACE, in_signature='s', out_signature='h')
+    def MakeFd(self, text):
+        """A new memfd holding @text, passed back to the caller."""
+        n = os.memfd_create('py-service')
+        os.write(n, text.encode())
+        fd = dbus.types.UnixFd(n)
+        os.close(n)
+        return fd
 
     @dbus.service.method(IFACE, in_signature='', out_signature='')
     def Quit(self):

@@ -10,8 +10,8 @@ import select
 import signal
 import subprocess
 
-from harness import (HERE, PYTHON, EchoService, LineReader, dbus_send, monitor_norm,
-                     popen, run, scenario, strip_header_line, tool_out)
+from harness import (HERE, PYTHON, EchoService, LineReader, dbus_send, exception,
+                     monitor_norm, popen, run, scenario, strip_header_line, tool_out)
 from rawbus import BUS, BUS_PATH
 
 
@@ -104,6 +104,13 @@ def sc_busctl(ctx):
     ctx.lines += tool_out(*run(a + ['status', 'com.example.Echo']))
 
 
+exception('dbus-python', 'ProcessFD', r'^out: ProcessFD of ',
+          'kdbusd returns ProcessFD (a pidfd) to callers that accept fds; dbus-daemon 1.14 '
+          'has no ProcessFD (docs/differences.md#processfd)',
+          expect=r"^out: ProcessFD of (self: pidfd of \['my pid'\]|"
+                 r"service: pidfd of \['<SVCPID>'\])$")
+
+
 @scenario
 def sc_dbus_python(ctx):
     p = popen([PYTHON, os.path.join(HERE, 'py-service.py'), ctx.bus.address],
@@ -193,3 +200,106 @@ def sc_dbus_monitor(ctx):
     ctx.lines += monitor_norm(out.lines)
 
 
+
+
+class Scripted:
+    """A client-libdbus process whose `wait-ready` steps the harness releases one by one."""
+
+    def __init__(self, ctx, label, args):
+        self.label = label
+        self.p = popen([libdbus_exe(), ctx.bus.address] + args, stdin=subprocess.PIPE,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, bufsize=0)
+        ctx.children.append(self.p)
+        self.out = LineReader(self.p.stdout)
+        self.readies = 0
+
+    def ready(self, timeout=10):
+        """Waits for the next "ready" (the client has printed all it got until then)."""
+        self.readies += 1
+        n = self.readies
+        if not self.out.wait(lambda ls: sum(x == 'ready' for x in ls) >= n, timeout):
+            self.out.lines.append('<no ready %d>' % n)
+
+    def go(self):
+        self.p.stdin.write(b'go\n')
+
+    def transcript(self):
+        return ['%s: %s' % (self.label, x) for x in self.out.lines]
+
+
+def libdbus_exe():
+    return os.environ.get('KDBUS_TEST_LIBDBUS_CLIENT', os.path.join(HERE, 'client-libdbus'))
+
+
+LIBDBUS_MATCH_KEYS = [
+    ('type', "type='signal'"),
+    ('sender', "sender='com.example.Emitter'"),
+    ('interface', "interface='com.example.I1'"),
+    ('member', "member='M2'"),
+    ('path', "path='/a/b'"),
+    ('path_namespace', "path_namespace='/a'"),
+    ('destination', "destination='@SELF@'"),
+    ('argN', "arg1='/a/b/'"),
+    ('argNpath', "arg1path='/a/'"),
+    ('arg0namespace', "arg0namespace='com.example.foo'"),
+]
+
+
+@scenario
+def sc_libdbus_match_keys(ctx):
+    """One libdbus client per match key, each with that one rule; two raw emitters send the
+    same signals (and one unicast signal to each client); every client prints all it got."""
+    e = ctx.conn('E')
+    e.bus('RequestName', 'su', ['com.example.Emitter', 4], quiet=True)
+    e2 = ctx.conn('E2')
+    clients = []
+    for key, rule in LIBDBUS_MATCH_KEYS:  # one after the other: their signals are ordered
+        c = Scripted(ctx, key, ['match', rule, 'wait-ready', 'wait-ready'])
+        c.ready()
+        clients.append(c)
+    uniques = [x.split()[-1] for c in clients for x in c.out.lines[:1]]
+    # one emitter after the other (each round trip to the driver ends its turn): the order
+    # between two senders is otherwise not defined
+    for em in (e2, e):
+        em.emit('/a/b', 'com.example.I1', 'M1', 'ss', ['foo', '/a/b/'])
+        em.emit('/a/c', 'com.example.I2', 'M2', 's', ['bar'])
+        em.emit('/x', 'com.example.I1', 'M2', 'ss', ['com.example.foo.bar', '/a/b/c/d'])
+        em.emit('/a', 'com.example.I2', 'M3', 'os', ['/a/b', '/a'])
+        em.emit('/ab', 'com.example.I1', 'M4', 'ss', ['com.example', '/a'])
+        if em is e:
+            for u in uniques:
+                e.emit('/a/b', 'com.example.I1', 'ToYou', 's', ['x'], dest=u)
+        em.sync()
+    for c in clients:  # each prints what it got, then stops at its second "ready"
+        c.go()
+    for c in clients:
+        c.ready()
+        ctx.lines += c.transcript()
+
+
+@scenario
+def sc_libdbus_name_queue(ctx):
+    """Three libdbus processes queue for one name and hand it on by releasing it; each
+    prints the replies and its NameOwnerChanged/NameAcquired/NameLost signals in order."""
+    q = 'com.example.Q'
+    noc = ("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',"
+           "arg0='%s'" % q)
+    lq = ['call', BUS, BUS_PATH, BUS, 'ListQueuedOwners', q]
+    a = Scripted(ctx, 'A', ['match', noc, 'request', q, '1', 'wait-ready',
+                            'release', q, 'wait-ready', 'wait-ready'])
+    a.ready()
+    b = Scripted(ctx, 'B', ['match', noc, 'request', q, '0', 'wait-ready',
+                            'request', q, '2'] + lq + ['release', q, 'wait-ready',
+                                                       'wait-ready'])
+    b.ready()
+    c = Scripted(ctx, 'C', ['match', noc, 'request', q, '4', 'request', q, '0'] + lq +
+                 ['wait-ready', 'release', q, 'release', q, 'wait-ready'])
+    c.ready()
+    for x in (a, b, c):  # A hands over to B, B to C, C to nobody
+        x.go()
+        x.ready()
+    for x in (a, b):  # everyone has seen the last NameOwnerChanged
+        x.go()
+        x.ready()
+    for x in (a, b, c):
+        ctx.lines += x.transcript()
