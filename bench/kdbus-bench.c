@@ -43,6 +43,7 @@ typedef struct Options {
         const char *address;
         const char *workload;
         const char *alloc_file;
+        double seconds;
         unsigned inflight;
         unsigned long count;
         unsigned long warmup;
@@ -53,6 +54,9 @@ typedef struct Options {
 } Options;
 
 static const volatile MallocCount *alloc_counter;
+
+/* --seconds: a timed round stops sending at this time (0: run the full --count) */
+static double round_deadline;
 
 static double now_s(void) {
         struct timespec ts;
@@ -162,7 +166,7 @@ static int service_run(const Options *o, int ready_fd) {
 
 /* @n calls with at most @inflight outstanding. */
 static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsigned long n,
-                      unsigned inflight, const char *service) {
+                      unsigned inflight, const char *service, unsigned long *ret_done) {
         unsigned long sent = 0, done = 0;
         BenchMsg m;
         int r;
@@ -203,6 +207,8 @@ static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsig
                                 return -EBADMSG;
                         }
                         done++;
+                        if (sent < n && round_deadline > 0 && now_s() >= round_deadline)
+                                n = sent;       /* time is up: drain what is in flight */
                         if (sent < n) {
                                 int64_t s = bench_conn_queue_raw(c, call, call_size);
 
@@ -215,10 +221,12 @@ static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsig
                 if (r < 0)
                         return r;
         }
+        if (ret_done)
+                *ret_done = done;
         return 0;
 }
 
-static int run_calls(const Options *o, double *rates, uint64_t *allocs) {
+static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64_t *allocs) {
         uint8_t payload[4 + 4096] = { 0 };
         uint8_t call[8192];
         BenchMsgSpec spec = {
@@ -254,22 +262,26 @@ static int run_calls(const Options *o, double *rates, uint64_t *allocs) {
                 return -EBADMSG;
         memcpy(service, m.body + 4, m.body_len - 4);
         /* the ping: proves the bus routes to the service before anything is timed */
-        r = call_batch(&c, call, call_size, 1, 1, service);
+        r = call_batch(&c, call, call_size, 1, 1, service, NULL);
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench: ping round trip through %s failed\n", o->address);
                 return r;
         }
-        r = call_batch(&c, call, call_size, o->warmup, o->inflight, service);
+        r = call_batch(&c, call, call_size, o->warmup, o->inflight, service, NULL);
         if (r < 0)
                 return r;
         for (i = 0; i < o->repeat; i++) {
                 uint64_t a0 = allocs_now();
                 double t0 = now_s();
+                unsigned long done;
 
-                r = call_batch(&c, call, call_size, o->count, o->inflight, service);
+                round_deadline = o->seconds > 0 ? t0 + o->seconds : 0;
+                r = call_batch(&c, call, call_size, o->count, o->inflight, service, &done);
+                round_deadline = 0;
                 if (r < 0)
                         return r;
-                rates[i] = (double) o->count / (now_s() - t0);
+                rates[i] = (double) done / (now_s() - t0);
+                ops[i] = done;
                 allocs[i] = allocs_now() - a0;
         }
         bench_conn_close(&c);
@@ -307,11 +319,15 @@ static int receiver_run(const Options *o, int ready_fd, int ack_fd) {
 }
 
 static int signal_batch(BenchConn *c, const uint8_t *sig, size_t sig_size, unsigned long n,
-                        const Options *o, int ack_fd) {
+                        const Options *o, int ack_fd, unsigned long *ret_done) {
         unsigned long windows = n / o->window, w, i;
         int r;
 
         for (w = 0; w < windows; w++) {
+                if (w > 0 && round_deadline > 0 && now_s() >= round_deadline) {
+                        windows = w;
+                        break;
+                }
                 for (i = 0; i < o->window; i++) {
                         int64_t s = bench_conn_queue_raw(c, sig, sig_size);
 
@@ -327,10 +343,13 @@ static int signal_batch(BenchConn *c, const uint8_t *sig, size_t sig_size, unsig
                                 return r;
                 }
         }
+        if (ret_done)
+                *ret_done = windows * o->window;
         return windows ? wait_bytes(ack_fd, o->receivers) : 0;
 }
 
-static int run_signals(const Options *o, double *rates, uint64_t *allocs, int ack_fd) {
+static int run_signals(const Options *o, double *rates, unsigned long *ops, uint64_t *allocs,
+                       int ack_fd) {
         uint8_t payload[4 + 4096] = { 0 };
         uint8_t sig[8192];
         BenchMsgSpec spec = {
@@ -355,20 +374,24 @@ static int run_signals(const Options *o, double *rates, uint64_t *allocs, int ac
         if (r < 0)
                 return r;
         /* one window as the "ping": every receiver must see it */
-        r = signal_batch(&c, sig, sig_size, o->window, o, ack_fd);
+        r = signal_batch(&c, sig, sig_size, o->window, o, ack_fd, NULL);
         if (r < 0)
                 return r;
-        r = signal_batch(&c, sig, sig_size, o->warmup, o, ack_fd);
+        r = signal_batch(&c, sig, sig_size, o->warmup, o, ack_fd, NULL);
         if (r < 0)
                 return r;
         for (i = 0; i < o->repeat; i++) {
                 uint64_t a0 = allocs_now();
                 double t0 = now_s();
+                unsigned long done;
 
-                r = signal_batch(&c, sig, sig_size, o->count, o, ack_fd);
+                round_deadline = o->seconds > 0 ? t0 + o->seconds : 0;
+                r = signal_batch(&c, sig, sig_size, o->count, o, ack_fd, &done);
+                round_deadline = 0;
                 if (r < 0)
                         return r;
-                rates[i] = (double) o->count / (now_s() - t0);
+                rates[i] = (double) done / (now_s() - t0);
+                ops[i] = done;
                 allocs[i] = allocs_now() - a0;
         }
         bench_conn_close(&c);
@@ -394,7 +417,8 @@ static pid_t spawn_peer(const Options *o, bool receiver, int ready_fd, int ack_f
 static void usage(FILE *f) {
         fputs("usage: kdbus-bench --address ADDR [--workload call|signal] [--inflight N]\n"
               "         [--count N] [--warmup N] [--repeat N] [--receivers N] [--window N]\n"
-              "         [--payload BYTES] [--alloc-file PATH]\n"
+              "         [--payload BYTES] [--seconds S] [--alloc-file PATH]\n"
+              "  --seconds S: each timed round runs S seconds (at most --count operations)\n"
               "  Prints one line per timed round and a final RESULT line:\n"
               "  RESULT <workload> median=<ops/s> min=<ops/s> max=<ops/s> us=<us/op at median>\n"
               "         allocs=<bus allocations per op, or -1 without --alloc-file>\n", f);
@@ -426,10 +450,12 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "window", required_argument, NULL, 'x' },
                 { "payload", required_argument, NULL, 'p' },
                 { "alloc-file", required_argument, NULL, 'A' },
+                { "seconds", required_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
         unsigned long v;
+        char *end;
         int c, r = 0;
 
         *o = (Options) { .workload = "call", .inflight = 1, .count = 20000, .warmup = 2000,
@@ -439,6 +465,14 @@ static int parse_options(int argc, char **argv, Options *o) {
                 case 'a': o->address = optarg; break;
                 case 'w': o->workload = optarg; break;
                 case 'A': o->alloc_file = optarg; break;
+                case 's':
+                        o->seconds = strtod(optarg, &end);
+                        if (*end || !(o->seconds > 0 && o->seconds <= 3600)) {
+                                fprintf(stderr, "kdbus-bench: --seconds '%s': want 0 < s <= 3600\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        break;
                 case 'i': r = parse_ulong(optarg, 4096, &v); o->inflight = (unsigned) v; break;
                 case 'n': r = parse_ulong(optarg, 1ul << 40, &v); o->count = v; break;
                 case 'W': r = parse_ulong(optarg, 1ul << 40, &v); o->warmup = v; break;
@@ -472,6 +506,7 @@ static int parse_options(int argc, char **argv, Options *o) {
 int main(int argc, char **argv) {
         double rates[BENCH_MAX_REPEAT], sorted[BENCH_MAX_REPEAT];
         uint64_t allocs[BENCH_MAX_REPEAT], total_allocs = 0;
+        unsigned long ops[BENCH_MAX_REPEAT], total_ops = 0;
         pid_t peers[BENCH_MAX_RECEIVERS];
         unsigned n_peers = 0, i;
         int ready[2], ack[2];
@@ -508,20 +543,22 @@ int main(int argc, char **argv) {
                         o.address);
                 goto out;
         }
-        r = signals ? run_signals(&o, rates, allocs, ack[0]) : run_calls(&o, rates, allocs);
+        r = signals ? run_signals(&o, rates, ops, allocs, ack[0])
+                    : run_calls(&o, rates, ops, allocs);
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench: %s workload on %s failed: %s\n", o.workload,
                         o.address, strerror(-r));
                 goto out;
         }
         for (i = 0; i < o.repeat; i++) {
-                printf("round %u/%u: %.0f %s/s (%.2f us each)", i + 1, o.repeat, rates[i],
-                       signals ? "signals" : "calls", 1e6 / rates[i]);
+                printf("round %u/%u: %lu %s, %.0f/s (%.2f us each)", i + 1, o.repeat, ops[i],
+                       signals ? "signals" : "calls", rates[i], 1e6 / rates[i]);
                 if (alloc_counter)
-                        printf(", bus allocations %.2f per %s", (double) allocs[i] / (double) o.count,
+                        printf(", bus allocations %.2f per %s", (double) allocs[i] / (double) ops[i],
                                signals ? "signal" : "call");
                 printf("\n");
                 total_allocs += allocs[i];
+                total_ops += ops[i];
         }
         memcpy(sorted, rates, sizeof(double) * o.repeat);
         qsort(sorted, o.repeat, sizeof(double), cmp_double);
@@ -529,7 +566,7 @@ int main(int argc, char **argv) {
                               : (sorted[o.repeat / 2 - 1] + sorted[o.repeat / 2]) / 2;
         printf("RESULT %s median=%.0f min=%.0f max=%.0f us=%.2f allocs=%.3f\n",
                signals ? "signal" : "call", median, sorted[0], sorted[o.repeat - 1], 1e6 / median,
-               alloc_counter ? (double) total_allocs / ((double) o.count * o.repeat) : -1.0);
+               alloc_counter ? (double) total_allocs / (double) total_ops : -1.0);
         fflush(stdout);
 out:
         for (i = 0; i < n_peers; i++) {

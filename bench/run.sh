@@ -1,0 +1,307 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# kdbusd vs dbus-daemon vs dbus-broker, side by side in one run (see bench/README.md).
+#
+#   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile]
+#
+# Builds kdbusd and the bench programs in their own release build dir ($BENCH_BUILDDIR,
+# default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
+# $BENCH_BUILDDIR.src), so edits in progress in a shared tree do not break or skew the run;
+# --tree builds the working tree instead. Starts the three buses (each pinned to CPU $BENCH_BUS_CPU,
+# default 0; the benchmark's client and peers are pinned to $BENCH_PEER_CPU, default 1),
+# checks each with a ping round trip, then runs every workload $BENCH_ROUNDS times (default
+# 5) for $BENCH_SECONDS seconds each (default 1), interleaving the buses round by round so
+# that background load hits all three alike. Prints a table of medians (min-max) and
+# speedups (>1: kdbusd faster). Then, unless --no-extra: allocations per operation in each
+# bus (bench/malloc-count.so preloaded into the bus) and syscalls per call (perf stat on the
+# bus process) during the pipelined workload. --profile adds a perf record of kdbusd.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BENCH_BUILDDIR:-$root/build-bench}
+rounds=${BENCH_ROUNDS:-5}
+seconds=${BENCH_SECONDS:-1}
+bus_cpu=${BENCH_BUS_CPU:-0}
+peer_cpu=${BENCH_PEER_CPU:-1}
+json=
+do_build=1
+do_extra=1
+do_profile=0
+from_tree=0
+
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --quick) rounds=3; seconds=0.3 ;;
+        --json) json=$2; shift ;;
+        --no-build) do_build=0 ;;
+        --tree) from_tree=1 ;;
+        --no-extra) do_extra=0 ;;
+        --profile) do_profile=1 ;;
+        -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
+        *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+        esac
+        shift
+done
+
+py=/usr/bin/python3
+for tool in taskset dbus-daemon dbus-broker "$py"; do
+        command -v "$tool" >/dev/null || {
+                echo "bench/run.sh: '$tool' is missing: run tools/dev/deps.sh" >&2; exit 1; }
+done
+
+src=$root
+if [ "$from_tree" = 0 ] && git -C "$root" rev-parse --verify -q HEAD >/dev/null; then
+        src=$build.src
+        head=$(git -C "$root" rev-parse HEAD)
+        if [ "$do_build" = 1 ] && [ "$(cat "$src/.bench-commit" 2>/dev/null)" != "$head" ]; then
+                rm -rf "$src.new"
+                mkdir -p "$src.new"
+                git -C "$root" archive HEAD | tar -x -C "$src.new"
+                echo "$head" >"$src.new/.bench-commit"
+                rm -rf "$src"
+                mv "$src.new" "$src"
+        fi
+fi
+if [ "$do_build" = 1 ]; then
+        # meson ties a build dir to one source dir: set up anew when it is another one
+        if [ -f "$build/build.ninja" ] && [ "$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["directories"]["source"])' \
+                        "$build/meson-info/meson-info.json" 2>/dev/null)" != "$src" ]; then
+                rm -rf "$build"
+        fi
+        if [ ! -f "$build/build.ninja" ]; then
+                meson setup "$build" "$src" --buildtype=release -Dtests=false -Dwerror=true \
+                        >"$build.setup.log" 2>&1 || { cat "$build.setup.log" >&2; exit 1; }
+        fi
+        if ! nice ninja -C "$build" -j2 proxy/kdbusd bench/kdbus-bench bench/malloc-count.so \
+                        >"$build.ninja.log" 2>&1; then
+                tail -30 "$build.ninja.log" >&2
+                echo "bench/run.sh: build failed (log: $build.ninja.log)" >&2
+                exit 1
+        fi
+fi
+built_from=$(cat "$src/.bench-commit" 2>/dev/null || echo "working tree $src")
+kdbusd=$build/proxy/kdbusd
+bench=$build/bench/kdbus-bench
+preload=$build/bench/malloc-count.so
+buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
+            "$py" -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])' ||
+            echo unknown)
+
+run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
+declare -A bus_pid bus_addr
+buses=(kdbusd dbus-daemon dbus-broker)
+
+stop_buses() {
+        local b
+        for b in "${buses[@]}"; do
+                if [ -n "${bus_pid[$b]:-}" ]; then
+                        kill "${bus_pid[$b]}" 2>/dev/null || true
+                        wait "${bus_pid[$b]}" 2>/dev/null || true
+                        bus_pid[$b]=
+                fi
+        done
+}
+cleanup() { stop_buses; rm -rf "$run"; }
+trap cleanup EXIT
+
+# dbus-daemon: the installed session.conf minus its service directories (no activation)
+sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
+        /usr/share/dbus-1/session.conf > "$run/dbus-daemon.conf"
+
+# start_bus NAME [PRELOAD]: start NAME pinned to $bus_cpu, wait for its address
+start_bus() {
+        local b=$1 pre=${2:-} out=$run/$1.out i
+        local -a envs=()
+        if [ -n "$pre" ]; then
+                envs=(BENCH_MALLOC_COUNT_FILE="$run/$b.allocs")
+                [ "$b" = dbus-broker ] && envs+=(BENCH_BROKER_PRELOAD="$pre") || envs+=(LD_PRELOAD="$pre")
+        fi
+        rm -f "$run/$b.sock" "$run/$b.allocs"
+        case "$b" in
+        kdbusd)
+                env "${envs[@]}" taskset -c "$bus_cpu" "$kdbusd" --session \
+                        --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
+                ;;
+        dbus-daemon)
+                env "${envs[@]}" taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" \
+                        --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
+                ;;
+        dbus-broker)
+                # the controller (idle Python) and the broker it spawns share the bus CPU
+                env "${envs[@]}" taskset -c "$bus_cpu" "$py" "$root/bench/broker-controller.py" \
+                        --listen "$run/$b.sock" >"$out" 2>"$run/$b.err" &
+                ;;
+        esac
+        bus_pid[$b]=$!
+        for i in $(seq 100); do
+                [ -s "$out" ] && break
+                kill -0 "${bus_pid[$b]}" 2>/dev/null || break
+                sleep 0.1
+        done
+        if [ ! -s "$out" ]; then
+                echo "bench/run.sh: $b did not start; its stderr:" >&2
+                cat "$run/$b.err" >&2
+                exit 1
+        fi
+        bus_addr[$b]=unix:path=$run/$b.sock
+        if [ -n "$pre" ]; then
+                for i in $(seq 50); do [ -s "$run/$b.allocs" ] && break; sleep 0.1; done
+        fi
+}
+
+# the process that does the bus work (for perf): dbus-broker is the controller's child
+work_pid() {
+        if [ "$1" = dbus-broker ]; then
+                pgrep -P "${bus_pid[$1]}" -x dbus-broker
+        else
+                echo "${bus_pid[$1]}"
+        fi
+}
+
+# bench_one BUS ARGS...: run kdbus-bench pinned to $peer_cpu, print its RESULT line
+bench_one() {
+        local b=$1; shift
+        local out
+        if ! out=$(taskset -c "$peer_cpu" "$bench" --address "${bus_addr[$b]}" "$@" 2>&1); then
+                echo "bench/run.sh: kdbus-bench on $b failed ($*):" >&2
+                echo "$out" >&2
+                cat "$run/$b.err" >&2
+                exit 1
+        fi
+        grep '^RESULT' <<<"$out"
+}
+
+big=1048576000          # a multiple of every window: rounds are bounded by time
+workloads=(
+        "call-1|calls/s, 1 in flight|--workload call --inflight 1 --warmup 2000"
+        "call-64|calls/s, 64 in flight|--workload call --inflight 64 --warmup 20000"
+        "signal-1|signals/s, 1 receiver|--workload signal --receivers 1 --warmup 6400"
+        "signal-8|signals/s, 8 receivers|--workload signal --receivers 8 --warmup 6400"
+)
+
+for b in "${buses[@]}"; do start_bus "$b"; done
+for b in "${buses[@]}"; do
+        bench_one "$b" --workload call --inflight 1 --count 1 --warmup 0 --repeat 1 >/dev/null
+done
+echo "bench: kdbusd ($buildtype build of $built_from in $build), dbus-daemon $(dbus-daemon --version | head -1 |
+        awk '{print $NF}'), dbus-broker $(dbus-broker --version | awk 'NR==1{print $NF}'); all three answer a ping"
+echo "bench: $rounds rounds x ${seconds}s per workload and bus; buses on CPU $bus_cpu, clients on CPU $peer_cpu; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+results=$run/results.txt
+: >"$results"
+for w in "${workloads[@]}"; do
+        IFS='|' read -r name unit args <<<"$w"
+        for r in $(seq "$rounds"); do
+                for b in "${buses[@]}"; do
+                        # shellcheck disable=SC2086
+                        line=$(bench_one "$b" $args --seconds "$seconds" --count $big --repeat 1)
+                        echo "$name $b $(sed -n 's/.*median=\([0-9.]*\).*/\1/p' <<<"$line")" >>"$results"
+                done
+        done
+done
+
+declare -A extra
+if [ "$do_extra" = 1 ]; then
+        stop_buses
+        perf_ok=0
+        command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
+        events=raw_syscalls:sys_enter,context-switches
+        for sc in read write readv writev recvmsg sendmsg recvfrom sendto epoll_wait epoll_pwait epoll_ctl poll ppoll; do
+                events+=,syscalls:sys_enter_$sc
+        done
+        for b in "${buses[@]}"; do
+                start_bus "$b" "$preload"
+                # allocations per operation over the timed rounds
+                for w in "call-64|--workload call --inflight 64 --warmup 20000" \
+                         "signal-8|--workload signal --receivers 8 --warmup 6400"; do
+                        IFS='|' read -r name args <<<"$w"
+                        # shellcheck disable=SC2086
+                        line=$(bench_one "$b" $args --seconds "$seconds" --count $big --repeat 1 \
+                                --alloc-file "$run/$b.allocs")
+                        extra[$b.allocs.$name]=$(sed -n 's/.*allocs=\([0-9.]*\).*/\1/p' <<<"$line")
+                done
+                # syscalls per call: a fixed count of pipelined calls under perf stat
+                if [ "$perf_ok" = 1 ]; then
+                        n=100000
+                        perf stat -x, -o "$run/$b.perf" -e "$events" -p "$(work_pid "$b")" &
+                        perf_pid=$!
+                        sleep 0.3
+                        bench_one "$b" --workload call --inflight 64 --warmup 0 --count $n --repeat 1 >/dev/null
+                        kill -INT "$perf_pid"; wait "$perf_pid" || true
+                        extra[$b.perf]=$("$py" - "$run/$b.perf" "$n" <<'PY'
+import sys
+n = int(sys.argv[2])
+out = []
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) < 3 or not f[0].replace(".", "").isdigit():
+        continue
+    count, ev = float(f[0]), f[2]
+    ev = ev.replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
+    if count:
+        out.append(f"{ev} {count / n:.3f}")
+print("; ".join(out))
+PY
+)
+                fi
+                if [ "$do_profile" = 1 ] && [ "$b" = kdbusd ] && [ "$perf_ok" = 1 ]; then
+                        perf record -q -g -o "$run/kdbusd.perfdata" -p "${bus_pid[$b]}" 2>/dev/null &
+                        perf_pid=$!
+                        sleep 0.3
+                        bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 --repeat 1 >/dev/null
+                        kill -INT "$perf_pid"; wait "$perf_pid" || true
+                        perf report -q -i "$run/kdbusd.perfdata" --no-children --sort symbol \
+                                --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 >"$run/kdbusd.profile" || true
+                fi
+                stop_buses
+        done
+fi
+
+"$py" - "$results" "$json" "$rounds" "$seconds" <<'PY' "${workloads[@]}"
+import json, statistics, sys
+results, json_path, rounds, seconds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[5:]}
+data = {}
+for line in open(results):
+    name, bus, value = line.split()
+    data.setdefault(name, {}).setdefault(bus, []).append(float(value))
+buses = ["kdbusd", "dbus-daemon", "dbus-broker"]
+def cell(v):
+    return f"{statistics.median(v):>9.0f} ({min(v):.0f}-{max(v):.0f})"
+print()
+print(f"{'workload':<10} {'unit':<22} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
+      + f" {'kdbusd/dbus-daemon':>19} {'kdbusd/dbus-broker':>19}")
+summary = {"rounds": int(rounds), "seconds_per_round": float(seconds), "workloads": {}}
+for name in units:
+    d = data[name]
+    med = {b: statistics.median(d[b]) for b in buses}
+    r1, r2 = med["kdbusd"] / med["dbus-daemon"], med["kdbusd"] / med["dbus-broker"]
+    print(f"{name:<10} {units[name]:<22} " + " ".join(f"{cell(d[b]):>30}" for b in buses)
+          + f" {r1:>18.2f}x {r2:>18.2f}x")
+    summary["workloads"][name] = {"unit": units[name], "runs": d, "median": med,
+                                  "speedup_vs_dbus_daemon": r1, "speedup_vs_dbus_broker": r2}
+if "call-1" in data:
+    print("round trip at the median, 1 in flight: " + ", ".join(
+        f"{b} {1e6 / statistics.median(data['call-1'][b]):.1f} us" for b in buses))
+if json_path:
+    with open(json_path, "w") as f:
+        json.dump(summary, f, indent=1)
+PY
+
+if [ "$do_extra" = 1 ]; then
+        echo
+        echo "bus allocations per operation (malloc+calloc+realloc+memalign in the bus process):"
+        for b in "${buses[@]}"; do
+                printf '  %-12s pipelined call (call + reply): %s   signal to 8 receivers: %s\n' \
+                        "$b" "${extra[$b.allocs.call-64]:-?}" "${extra[$b.allocs.signal-8]:-?}"
+        done
+        echo "bus syscalls and context switches per pipelined call (64 in flight; 2 messages in, 2 out):"
+        for b in "${buses[@]}"; do
+                printf '  %-12s %s\n' "$b" "${extra[$b.perf]:-perf unavailable}"
+        done
+        if [ -s "$run/kdbusd.profile" ]; then
+                echo "kdbusd profile, pipelined calls (perf record, self time by symbol):"
+                cat "$run/kdbusd.profile"
+        fi
+fi
+if [ -n "$json" ]; then echo "bench: JSON in $json"; fi
