@@ -32,6 +32,32 @@ void bus_free_entries_flush(Bus *bus);
 /* Frees every per-uid account (bus_free, after detaching the connections). */
 void bus_users_flush(Bus *bus);
 
+/* Queue without checks (conn.c); is the queue over its limits; ask the transport to drop. */
+int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg);
+bool bridge_conn_queue_is_full(const BridgeConn *conn);
+void bridge_conn_kick(BridgeConn *conn);
+
+/* Debug.Stats peaks: call after @conn's names or match rules changed. */
+static inline void bus_stats_note_names(Bus *bus, BridgeConn *conn) {
+        unsigned n = (unsigned)(bus->names.n_entries + bus->conns_by_id.n_entries);
+
+        if (n > bus->peak_names)
+                bus->peak_names = n;
+        if (conn->n_names + 1 > conn->peak_names)
+                conn->peak_names = conn->n_names + 1;
+        if (conn->peak_names > bus->peak_names_per_conn)
+                bus->peak_names_per_conn = conn->peak_names;
+}
+
+static inline void bus_stats_note_matches(Bus *bus, BridgeConn *conn) {
+        if (bus->n_match_rules > bus->peak_match_rules)
+                bus->peak_match_rules = bus->n_match_rules;
+        if (conn->n_matches > conn->peak_matches)
+                conn->peak_matches = conn->n_matches;
+        if (conn->peak_matches > bus->peak_match_rules_per_conn)
+                bus->peak_match_rules_per_conn = conn->peak_matches;
+}
+
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn);
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn);
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,

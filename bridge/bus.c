@@ -43,6 +43,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
                 return error_origin(-ENOMEM);
         list_init(&bus->conns);
         list_init(&bus->match_conns);
+        list_init(&bus->monitors);
         list_init(&bus->reply_timeouts);
         list_init(&bus->free_entries);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */

@@ -66,6 +66,13 @@ struct Bus {
         /* statistics (Debug.Stats) */
         uint64_t n_messages_routed;
         uint64_t n_broadcasts;
+        unsigned n_match_rules;         /* rules of non-monitor connections */
+        unsigned peak_match_rules;
+        unsigned peak_match_rules_per_conn;
+        unsigned peak_names;            /* unique + well-known names at once */
+        unsigned peak_names_per_conn;
+
+        List monitors;                  /* BridgeConn with BRIDGE_CONN_MONITOR (bridge/monitor.h) */
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

@@ -34,6 +34,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/match.h"
+#include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
@@ -203,6 +204,7 @@ int bridge_conn_hello(BridgeConn *conn) {
         (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
                         (unsigned long long)id);
         conn->active = true;
+        bus_stats_note_names(bus, conn);
         return error_trace(bus_notify_conn_added(bus, conn));
 }
 
@@ -267,9 +269,34 @@ static int conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         conn->queued_fds += msg->n_fds;
         ++conn->queued_msgs;
         ++conn->n_received;
+        if (conn->queued_bytes > conn->peak_queued_bytes)
+                conn->peak_queued_bytes = conn->queued_bytes;
+        if (conn->queued_fds > conn->peak_queued_fds)
+                conn->peak_queued_fds = conn->queued_fds;
         if (was_empty && conn->ops && conn->ops->queue_nonempty)
                 conn->ops->queue_nonempty(conn, conn->userdata);
         return 0;
+}
+
+/**
+ * bridge_conn_queue_push() - append @msg to @conn's queue without any check (monitors)
+ * @conn:       an active connection
+ * @msg:        the message (a reference is taken)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
+        return error_trace(conn_queue_push(conn, msg));
+}
+
+/**
+ * bridge_conn_queue_is_full() - is @conn over its outgoing byte or fd limit?
+ * @conn:       the connection
+ *
+ * Return: true if nothing more may be queued to it.
+ */
+bool bridge_conn_queue_is_full(const BridgeConn *conn) {
+        return conn_queue_is_full(conn);
 }
 
 /**
@@ -313,8 +340,16 @@ void bridge_conn_queue_pop(BridgeConn *conn) {
  * Return: 0, -ENOMEM, BRIDGE_E_QUOTA, BRIDGE_E_NOT_ACTIVE.
  */
 int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
+        int r;
+
         if (!bridge_conn_is_active(dst))
                 return BRIDGE_E_NOT_ACTIVE;
+        /* answers without SENDER are not routed in dbus-daemon: monitors never see them */
+        if (msg->hdr.sender && !list_is_empty(&dst->bus->monitors)) {
+                r = bus_monitor_capture(dst->bus, NULL, msg, dst);
+                if (r < 0)
+                        return error_trace(r);
+        }
         if (conn_queue_is_full(dst))
                 return BRIDGE_E_QUOTA;
         return error_trace(conn_queue_push(dst, msg));
@@ -357,13 +392,18 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         conn_free_matches(conn);
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
-        (void) bus_notify_conn_removed(bus, conn);
+        if (!(conn->flags & BRIDGE_CONN_MONITOR))
+                (void) bus_notify_conn_removed(bus, conn);
         bridge_conn_fail_replies(conn);
 }
 
 /* ---- routing ---- */
 
-static void conn_kick(BridgeConn *conn) {
+/**
+ * bridge_conn_kick() - ask @conn's transport to drop it (from its loop, later)
+ * @conn:       the connection
+ */
+void bridge_conn_kick(BridgeConn *conn) {
         if (conn->ops && conn->ops->kick)
                 conn->ops->kick(conn, conn->userdata);
 }
@@ -411,7 +451,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                 if (!match)
                         continue;
                 if (conn_queue_is_full(conn)) {
-                        conn_kick(conn);
+                        bridge_conn_kick(conn);
                         continue;
                 }
                 r = conn_queue_push(conn, msg);
@@ -436,6 +476,11 @@ static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
  * Return: 0 or -ENOMEM.
  */
 int bus_broadcast(Bus *bus, BridgeMsg *msg) {
+        int r;
+
+        r = bus_monitor_capture(bus, NULL, msg, NULL);
+        if (r < 0)
+                return error_trace(r);
         return error_trace(bus_route_broadcast(bus, NULL, msg));
 }
 
@@ -498,8 +543,15 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
         int r;
 
-        if (!bridge_conn_is_active(sender))
+        if (!bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender))
                 return BRIDGE_E_NOT_ACTIVE;
+        /* monitors see it before routing, also if routing refuses it (bridge/monitor.h) */
+        if ((msg->hdr.destination || msg->hdr.type == WIRE_MSG_SIGNAL) &&
+            !list_is_empty(&sender->bus->monitors)) {
+                r = bus_monitor_capture(sender->bus, sender, msg, NULL);
+                if (r < 0)
+                        return error_trace(r);
+        }
         if (msg->hdr.destination)
                 r = conn_send_unicast(sender, msg);
         else if (msg->hdr.type == WIRE_MSG_SIGNAL)

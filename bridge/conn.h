@@ -90,6 +90,12 @@ struct BridgeConn {
         /* statistics */
         uint64_t n_sent;
         uint64_t n_received;
+        unsigned peak_matches;
+        unsigned peak_names;            /* incl. the unique name */
+        uint64_t peak_queued_bytes;
+        uint32_t peak_queued_fds;
+        uint64_t peak_in_bytes;         /* largest message it sent (set by the front end) */
+        uint32_t peak_in_fds;
 };
 
 /**

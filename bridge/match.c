@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bloom.h"
+#include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/match.h"
@@ -121,6 +122,8 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
                 if (rule->keys.eavesdrop && owner->bus)
                         --owner->bus->n_eavesdrop_rules;
                 --owner->n_matches;
+                if (owner->bus && !(owner->flags & BRIDGE_CONN_MONITOR))
+                        --owner->bus->n_match_rules;
                 if (!owner->n_matches)
                         list_unlink(&owner->match_link);
         }
@@ -290,6 +293,8 @@ int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
                 ++conn->bus->n_eavesdrop_rules;
         if (conn->n_matches++ == 0)
                 list_append(&conn->bus->match_conns, &conn->match_link);
+        ++conn->bus->n_match_rules;
+        bus_stats_note_matches(conn->bus, conn);
         return 0;
 }
 

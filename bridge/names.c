@@ -100,6 +100,7 @@ static void name_owner_link(BridgeNameOwner *o, BridgeName *name, bool front) {
                 list_append(&name->owners, &o->name_link);
         list_append(&o->conn->owned, &o->conn_link);
         ++o->conn->n_names;
+        bus_stats_note_names(o->conn->bus, o->conn);
 }
 
 /* Unlink and free @o; frees its name too when that was the last owner. */

@@ -20,6 +20,9 @@ struct Driver {
         Bus *bus;
         uint32_t serial;                /* the last serial the bus used; never 0 on the wire */
         char machine_id[33];            /* from /etc/machine-id; "" if unreadable */
+        uint32_t stats_serial;          /* GetConnectionStats answered (Debug.Stats "Serial") */
+        uint32_t stats_serial_bus;      /* GetStats answered */
+        bool in_hello;                  /* driver_method_hello() reports NameOwnerChanged */
 };
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -86,3 +89,15 @@ int driver_method_properties_get_all(Driver *driver, BridgeConn *caller, BridgeM
                                      WireReader *args);
 int driver_method_properties_set(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args);
+
+/* driver-monitor.c */
+int driver_method_become_monitor(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                 WireReader *args);
+
+/* driver-stats.c */
+int driver_method_get_stats(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                            WireReader *args);
+int driver_method_get_connection_stats(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                       WireReader *args);
+int driver_method_get_all_match_rules(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                      WireReader *args);

@@ -5,9 +5,11 @@
  * The introspection data describes exactly what driver.c dispatches (keep the two in step:
  * tests/unit/compat/test-driver checks that every method listed here answers). The
  * properties are those of the specification: Features (optional bus features we
- * implement; none of the specification's list yet: no systemd activation, no header
- * filtering guarantee) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond
- * the required ones; Monitoring and Debug.Stats are not there yet). Both are read-only.
+ * implement; none of the specification's list yet: ActivatableServicesChanged needs
+ * activation, HeaderFiltering would need the stamper to drop unknown header fields, which
+ * it passes on) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond the
+ * required ones: Monitoring and Debug.Stats). Both are read-only. The
+ * ActivatableServicesChanged signal is in the XML as in dbus-daemon's (issue #5 emits it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +21,11 @@
 #include "wire/protocol.h"
 
 static const char *const driver_features[] = { NULL };
-static const char *const driver_extra_interfaces[] = { NULL };
+static const char *const driver_extra_interfaces[] = {
+        "org.freedesktop.DBus.Monitoring",
+        "org.freedesktop.DBus.Debug.Stats",
+        NULL
+};
 
 /*
  * The XML, byte for byte as dbus-daemon 1.14.10 writes it (diffed against its answers):
@@ -67,6 +73,7 @@ static const char xml_iface_dbus[] =
         XML_SIGNAL("NameOwnerChanged", XML_ARG("s") XML_ARG("s") XML_ARG("s"))
         XML_SIGNAL("NameLost", XML_ARG("s"))
         XML_SIGNAL("NameAcquired", XML_ARG("s"))
+        XML_SIGNAL("ActivatableServicesChanged", "")
         "  </interface>\n";
 
 static const char xml_iface_properties[] =
@@ -85,6 +92,18 @@ static const char xml_iface_introspectable[] =
         XML_METHOD("Introspect", XML_OUT("s"))
         "  </interface>\n";
 
+static const char xml_iface_monitoring[] =
+        "  <interface name=\"org.freedesktop.DBus.Monitoring\">\n"
+        XML_METHOD("BecomeMonitor", XML_IN("as") XML_IN("u"))
+        "  </interface>\n";
+
+static const char xml_iface_stats[] =
+        "  <interface name=\"org.freedesktop.DBus.Debug.Stats\">\n"
+        XML_METHOD("GetStats", XML_OUT("a{sv}"))
+        XML_METHOD("GetConnectionStats", XML_IN("s") XML_OUT("a{sv}"))
+        XML_METHOD("GetAllMatchRules", XML_OUT("a{sas}"))
+        "  </interface>\n";
+
 static const char xml_iface_peer[] =
         "  <interface name=\"org.freedesktop.DBus.Peer\">\n"
         XML_METHOD("GetMachineId", XML_OUT("s"))
@@ -101,6 +120,8 @@ static const IntrospectPart xml_parts[] = {
         { xml_iface_dbus, false },
         { xml_iface_properties, true },
         { xml_iface_introspectable, false },
+        { xml_iface_monitoring, true },
+        { xml_iface_stats, true },
         { xml_iface_peer, false },
 };
 

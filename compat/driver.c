@@ -36,6 +36,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/match.h"
+#include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
 #include "compat/driver-internal.h"
@@ -85,6 +86,10 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
         size_t size;
         int r;
 
+        /* to a peer that is gone: only monitors could still see it (dbus-daemon shows them
+         * the NameLost signals of a leaving peer) */
+        if (dst && !bridge_conn_is_active(dst) && list_is_empty(&driver->bus->monitors))
+                return BRIDGE_E_NOT_ACTIVE;
         spec->serial = driver_next_serial(driver);
         spec->sender = anonymous ? NULL : WIRE_DRIVER_NAME;
         if (fd_owned >= 0)
@@ -109,6 +114,10 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
 
         if (!dst)
                 return error_trace(bus_broadcast(driver->bus, m));
+        if (!bridge_conn_is_active(dst)) {
+                r = bus_monitor_capture(driver->bus, NULL, m, NULL);
+                return r < 0 ? error_trace(r) : BRIDGE_E_NOT_ACTIVE;
+        }
 
         r = bridge_conn_queue_msg(dst, m);
         if (r < 0)
@@ -126,8 +135,6 @@ static int driver_emit_to_other(Driver *driver, BridgeConn *dst, WireMsgSpec *sp
                                 const WireWriter *body) {
         int r;
 
-        if (!bridge_conn_is_active(dst))
-                return 0;
         r = driver_emit(driver, dst, spec, body, -1);
         if (r == BRIDGE_E_QUOTA)
                 driver_kick(dst);
@@ -296,14 +303,21 @@ static int driver_name_owner_changed(Driver *driver, const char *name, const cha
 static int driver_notify_conn_added(void *userdata, BridgeConn *conn) {
         Driver *driver = userdata;
 
-        /* NameAcquired of the unique name follows the Hello reply (driver_method_hello) */
+        /* for Hello, driver_method_hello() reports it after the reply (dbus-daemon's order) */
+        if (driver->in_hello)
+                return 0;
         return error_trace(driver_name_owner_changed(driver, conn->unique_name, "",
                                                      conn->unique_name));
 }
 
 static int driver_notify_conn_removed(void *userdata, BridgeConn *conn) {
         Driver *driver = userdata;
+        int r;
 
+        /* the peer is gone: only monitors see its NameLost, as on dbus-daemon */
+        r = driver_signal(driver, conn, "NameLost", conn->unique_name, NULL, NULL);
+        if (r < 0)
+                return error_trace(r);
         return error_trace(driver_name_owner_changed(driver, conn->unique_name,
                                                      conn->unique_name, ""));
 }
@@ -367,14 +381,35 @@ static int driver_method_hello(Driver *driver, BridgeConn *caller, BridgeMsg *ca
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
 
+        driver->in_hello = true;
         r = bridge_conn_hello(caller);
+        driver->in_hello = false;
         if (r == BRIDGE_E_ALREADY_ACTIVE)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
         if (r)
                 return error_fold(r);
 
+        /* monitors see the Hello call as dbus-daemon shows it: from the new unique name */
+        if (!list_is_empty(&driver->bus->monitors)) {
+                _cleanup_(bridge_msg_unrefp) BridgeMsg *copy = NULL;
+
+                r = bridge_msg_new_stamped(call->data, &call->hdr, caller->unique_name,
+                                           caller->id, &copy);
+                if (r < 0)
+                        return error_trace(r);
+                if (r == 0) {
+                        r = bus_monitor_capture(driver->bus, caller, copy, NULL);
+                        if (r < 0)
+                                return error_trace(r);
+                }
+        }
+
+        /* dbus-daemon's order: the reply, NameOwnerChanged, then NameAcquired */
         r = driver_reply_basic(driver, caller, call, 's', caller->unique_name);
+        if (r)
+                return error_trace(r);
+        r = driver_name_owner_changed(driver, caller->unique_name, "", caller->unique_name);
         if (r)
                 return error_trace(r);
         return driver_signal(driver, caller, "NameAcquired", caller->unique_name, NULL, NULL);
@@ -511,6 +546,18 @@ static const DriverMethod driver_methods_dbus[] = {
         {}
 };
 
+static const DriverMethod driver_methods_monitoring[] = {
+        { "BecomeMonitor", "asu", driver_method_become_monitor, true },
+        {}
+};
+
+static const DriverMethod driver_methods_stats[] = {
+        { "GetStats", "", driver_method_get_stats },
+        { "GetConnectionStats", "s", driver_method_get_connection_stats },
+        { "GetAllMatchRules", "", driver_method_get_all_match_rules },
+        {}
+};
+
 static const DriverMethod driver_methods_peer[] = {
         { "Ping", "", driver_method_ping },
         { "GetMachineId", "", driver_method_get_machine_id },
@@ -537,6 +584,8 @@ static const struct {
         { WIRE_DRIVER_INTERFACE, false, driver_methods_dbus },
         { "org.freedesktop.DBus.Properties", true, driver_methods_properties },
         { "org.freedesktop.DBus.Introspectable", false, driver_methods_introspectable },
+        { "org.freedesktop.DBus.Monitoring", true, driver_methods_monitoring },
+        { "org.freedesktop.DBus.Debug.Stats", true, driver_methods_stats },
         { "org.freedesktop.DBus.Peer", false, driver_methods_peer },
 };
 
@@ -709,6 +758,12 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         bool to_driver = driver_is_driver_name(h->destination);
         int r;
 
+        if (bridge_conn_is_monitor(sender))
+                return DRIVER_E_DISCONNECT;     /* dbus-daemon: monitors may not send */
+        if (msg->size > sender->peak_in_bytes)
+                sender->peak_in_bytes = msg->size;
+        if (msg->n_fds > sender->peak_in_fds)
+                sender->peak_in_fds = msg->n_fds;
         if (!bridge_conn_is_active(sender)) {
                 if (!to_driver || h->type != WIRE_MSG_METHOD_CALL || !streq0(h->member, "Hello") ||
                     (h->interface && strcmp(h->interface, WIRE_DRIVER_INTERFACE) != 0) ||
@@ -720,10 +775,12 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                 /* eavesdroppers have seen it; now the answer dbus-daemon gives */
                 if (r == 0 && !h->destination && h->type == WIRE_MSG_METHOD_CALL)
                         r = driver_answer_no_destination(driver, sender, msg);
-        } else if (h->type == WIRE_MSG_METHOD_CALL) {
-                r = driver_dispatch_call(driver, sender, msg);
         } else {
-                r = 0;          /* signals and replies to the driver: nobody listens */
+                /* monitors see what is sent to the bus before its answer */
+                r = bus_monitor_capture(driver->bus, sender, msg, NULL);
+                if (r == 0 && h->type == WIRE_MSG_METHOD_CALL)
+                        r = driver_dispatch_call(driver, sender, msg);
+                /* signals and replies to the driver: nobody listens */
         }
 
         if (r == BRIDGE_E_QUOTA)

@@ -84,6 +84,12 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
                 "Unknown method invoked on org.freedesktop.DBus.Peer interface" },
         [COMPAT_E_NO_DESTINATION] = { E("UnknownMethod"),
                 "Method \"%s\" with signature \"%s\" on interface \"%s\" doesn't exist\n" },
+        [COMPAT_E_MONITOR_FLAGS] = { E("InvalidArgs"),
+                "BecomeMonitor does not support any flags yet" },
+        [COMPAT_E_STATS_DRIVER] = { E("InvalidArgs"),
+                "GetConnectionStats is not meaningful for the message bus \"%s\" itself" },
+        [COMPAT_E_NO_OWNER_STATS] = { E("NameHasNoOwner"),
+                "Could not get statistics of name '%s': no such name" },
 };
 
 /*

@@ -59,6 +59,9 @@ enum {
         COMPAT_E_PEER_UNKNOWN_METHOD,   /* a call without destination: Peer, unknown member */
         COMPAT_E_NO_DESTINATION,        /* a call without destination; @a member, @b signature,
                                          * @c interface ("(null)" if none) */
+        COMPAT_E_MONITOR_FLAGS,         /* BecomeMonitor with flags != 0 */
+        COMPAT_E_STATS_DRIVER,          /* GetConnectionStats of the bus; @a: its name */
+        COMPAT_E_NO_OWNER_STATS,        /* GetConnectionStats; @a: name */
         _COMPAT_E_N,
 };
 

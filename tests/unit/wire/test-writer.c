@@ -214,7 +214,7 @@ static void test_build(void) {
                   WIRE_E_BAD_ERROR_NAME },
                 { { .type = 1, .serial = 1, .path = "/", .member = "M", .destination = "d" },
                   WIRE_E_BAD_BUS_NAME },
-                { { .type = 1, .serial = 1, .path = "/", .member = "M", .sender = ":" },
+                { { .type = 1, .serial = 1, .path = "/", .member = "M", .sender = ":1." },
                   WIRE_E_BAD_BUS_NAME },
                 { { .type = 2, .serial = 1, .reply_serial = 5, .destination = ":1.1",
                     .sender = "org.freedesktop.DBus", .n_fds = 0 }, 0 },

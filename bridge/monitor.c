@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Monitors (see monitor.h for what they see and why).
+ *
+ * Invariants: a monitor has BRIDGE_CONN_MONITOR, is active, is linked into Bus.monitors
+ * through its match_link (never into Bus.match_conns), is not in Bus.conns_by_id, owns no
+ * name and has no pending reply either way. Its rules hang on BridgeConn.matches and are
+ * freed with it by bridge_conn_disconnect() like any rule.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "bridge/bus-internal.h"
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/match.h"
+#include "bridge/monitor.h"
+#include "bridge/msg.h"
+#include "bridge/names.h"
+#include "bridge/reply.h"
+#include "util/error.h"
+#include "wire/protocol.h"
+
+/**
+ * bridge_conn_become_monitor() - turn @conn into a monitor
+ * @conn:       an active connection that is no monitor yet
+ * @rules:      new rules (bridge_match_rule_new()), all taken, also on failure
+ * @n_rules:    how many; 0 means "every message"
+ *
+ * First the pending replies go (callers waiting for @conn get reply_lost, the calls @conn
+ * waits for are forgotten); then its names are released, the unique name first and then
+ * the well-known names oldest first, each reported through name_changed, while @conn is
+ * still an ordinary connection with its old rules (dbus-daemon 1.14.10 sends NameLost and
+ * NameOwnerChanged in this order after the BecomeMonitor reply, and the new monitor gets
+ * a NameOwnerChanged only if its old rules match it); last its old rules go and it becomes
+ * an unreachable monitor with @rules.
+ *
+ * Return: 0, BRIDGE_E_NOT_ACTIVE (inactive or already a monitor), BRIDGE_E_MATCH_QUOTA
+ * (more rules than max_match_rules_per_connection; nothing changed).
+ */
+int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t n_rules) {
+        Bus *bus = conn->bus;
+        BridgeMatchRule *old;
+        BridgeNameOwner *o;
+        size_t i;
+        int r = 0;
+
+        if (!bridge_conn_is_active(conn) || bridge_conn_is_monitor(conn))
+                r = BRIDGE_E_NOT_ACTIVE;
+        else if (n_rules > bus->limits.max_match_rules_per_connection)
+                r = BRIDGE_E_MATCH_QUOTA;
+        if (r) {
+                for (i = 0; i < n_rules; ++i)
+                        rules[i] = bridge_match_rule_free(rules[i]);
+                return r;
+        }
+
+        bridge_conn_fail_replies(conn);
+        bridge_conn_drop_replies(conn);
+
+        /* while its old rules still count: it gets the NameOwnerChanged its rules match */
+        (void) bus_notify_name_changed(bus, conn->unique_name, conn, NULL);
+        while ((o = list_first_entry(&conn->owned, BridgeNameOwner, conn_link))) {
+                char name[WIRE_MAX_NAME_LEN + 1];
+
+                /* the owner record and maybe the name die in the release: copy it */
+                (void) snprintf(name, sizeof(name), "%s", o->name->name);
+                if (bridge_name_release(conn, name) != 0)
+                        break;          /* cannot happen: @conn is on the owner list */
+        }
+
+        while ((old = list_first_entry(&conn->matches, BridgeMatchRule, conn_link)))
+                bridge_match_rule_free(old);
+        hash_table_remove(&bus->conns_by_id, &conn->id_node);
+        conn->flags |= BRIDGE_CONN_MONITOR;
+        for (i = 0; i < n_rules; ++i) {
+                rules[i]->keys.eavesdrop = false;       /* implied; not an eavesdrop rule */
+                rules[i]->owner = conn;
+                list_append(&conn->matches, &rules[i]->conn_link);
+                ++conn->n_matches;
+                rules[i] = NULL;
+        }
+        list_unlink(&conn->match_link);
+        list_append(&bus->monitors, &conn->match_link);
+        return 0;
+}
+
+static bool monitor_wants(BridgeConn *mon, const BridgeConn *sender, const BridgeMsg *msg,
+                          const WireArgs *args) {
+        List *pos;
+
+        if (!mon->n_matches)
+                return true;
+        list_for_each(pos, &mon->matches) {
+                BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
+
+                if (bridge_match_rule_matches(rule, msg, sender, args))
+                        return true;
+        }
+        return false;
+}
+
+/**
+ * bus_monitor_capture() - copy @msg to every monitor that wants it
+ * @bus:        the bus
+ * @sender:     who sent it (NULL: the bus)
+ * @msg:        the message (a reference is taken per monitor)
+ * @skip:       a monitor not to copy it to (it is the message's destination), or NULL
+ *
+ * A monitor that cannot take fds does not get messages with fds (as with match rules); a
+ * monitor whose queue is full is kicked rather than silently missing messages.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
+                        const BridgeConn *skip) {
+        WireArgs args;
+        List *pos, *tmp;
+        bool have_args = false;
+        int r;
+
+        list_for_each_safe(pos, tmp, &bus->monitors) {
+                BridgeConn *mon = container_of(pos, BridgeConn, match_link);
+
+                if (!mon->active || mon == skip)
+                        continue;
+                if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS))
+                        continue;
+                if (mon->n_matches && !have_args) {
+                        (void) wire_message_get_args(msg->data, &msg->hdr, &args);
+                        have_args = true;
+                }
+                if (!monitor_wants(mon, sender, msg, &args))
+                        continue;
+                if (bridge_conn_queue_is_full(mon)) {
+                        bridge_conn_kick(mon);
+                        continue;
+                }
+                r = bridge_conn_queue_push(mon, msg);
+                if (r < 0)
+                        return error_trace(r);
+        }
+        return 0;
+}
+
+/**
+ * bus_monitor_count() - how many monitors @bus has
+ * @bus:        the bus
+ *
+ * Return: the number.
+ */
+unsigned bus_monitor_count(const Bus *bus) {
+        const List *pos;
+        unsigned n = 0;
+
+        for (pos = bus->monitors.next; pos != &bus->monitors; pos = pos->next)
+                ++n;
+        return n;
+}
