@@ -382,6 +382,30 @@ class LineReader:
             self.lines += [x.decode('utf-8', 'replace') for x in done]
 
 
+class GoneWatcher:
+    """Waits for the bus to announce that connections are gone (NameOwnerChanged with an
+    empty new owner), instead of polling. Create it before the connections close."""
+
+    def __init__(self, ctx):
+        self.c = ctx.conn('watcher')
+        self.c.bus('AddMatch', 's', ["type='signal',sender='org.freedesktop.DBus',"
+                                     "member='NameOwnerChanged'"], quiet=True)
+        self.gone = set()
+
+    def wait(self, uniques, timeout=10):
+        """Returns the names of @uniques the bus has not announced as gone in time."""
+        want = set(uniques)
+        deadline = time.monotonic() + timeout
+        while want - self.gone:
+            m = self.c.recv(deadline - time.monotonic())
+            if m is None:
+                break
+            if m.member == 'NameOwnerChanged' and m.body[2] == '':
+                self.gone.add(m.body[0])
+        self.c.log = []
+        return want - self.gone
+
+
 def recv_peer(c, timeout=5):
     """Next message not sent by the driver (skips NameAcquired after Hello)."""
     while True:

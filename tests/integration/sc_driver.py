@@ -29,8 +29,8 @@ def canonical_xml(text):
 
 @scenario
 def sc_driver_and_replies(ctx):
-    """Driver methods with good and bad arguments, and the reply rules: only the callee
-    may reply, once, and only to a call that expects a reply."""
+    """Driver methods with good and bad arguments, and routing to names nobody owns (the
+    reply rules are scenario unrequested-replies)."""
     a = ctx.conn('A')
     b = ctx.conn('B')
     a.sync()

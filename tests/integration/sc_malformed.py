@@ -12,7 +12,7 @@ import threading
 import time
 
 import rawbus
-from harness import EchoService, scenario
+from harness import EchoService, GoneWatcher, scenario
 from rawbus import BUS, BUS_PATH, Conn, Disconnected, Message
 
 
@@ -455,18 +455,14 @@ def sc_robustness(ctx):
     ctx.log('many clients errors:', errs)
     ln = victim.bus('ListNames', quiet=True)
     ctx.log('ListNames counts them:', sum(1 for r in ok if r[1] in ln.body[0]) == len(ok))
+    w = GoneWatcher(ctx)
     for r in ok:
         r[0].close()
     gone = {r[1] for r in ok}
-    deadline = time.monotonic() + 10
-    while True:
-        ln = victim.bus('ListNames', quiet=True)
-        left = gone & set(ln.body[0])
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    ctx.log('after closing, %d of them still listed; ListNames has %d names' % (
-        len(left), len(ln.body[0])))
+    ctx.log('after closing, %d of them not announced gone' % len(w.wait(gone)))
+    ln = victim.bus('ListNames', quiet=True)
+    ctx.log('%d of them still listed; ListNames has %d names' % (
+        len(gone & set(ln.body[0])), len(ln.body[0])))
     ctx.log(ctx.victim_ok(victim))
     svc.stop()
 
