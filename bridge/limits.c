@@ -36,6 +36,10 @@ void bus_limits_init_system(BusLimits *l) {
         l->reply_timeout_usec = 0;                              /* never */
         l->auth_timeout_usec = 5000 * MSEC;
         l->max_incomplete_connections = 64;
+        l->max_incoming_unix_fds = 64;
+        l->max_pending_service_starts = 512;
+        l->service_start_timeout_usec = 25000 * MSEC;
+        l->pending_fd_timeout_usec = 150000 * MSEC;
 }
 
 /**
@@ -55,4 +59,7 @@ void bus_limits_init_session(BusLimits *l) {
         l->max_names_per_connection = 50000;
         l->max_match_rules_per_connection = 50000;
         l->max_replies_per_connection = 50000;
+        l->max_incoming_unix_fds = 250000000;
+        l->max_pending_service_starts = 10000;
+        l->service_start_timeout_usec = 120000 * MSEC;
 }

@@ -26,6 +26,12 @@ typedef struct BusLimits {
         uint64_t reply_timeout_usec;            /* reply_timeout; 0: never */
         uint64_t auth_timeout_usec;             /* auth_timeout */
         uint32_t max_incomplete_connections;    /* max_incomplete_connections */
+        /* Kept for what uses them later (activation, issue #5) or met by construction;
+         * see README.md "Configuration" for each: */
+        uint32_t max_incoming_unix_fds;         /* max_incoming_unix_fds */
+        uint32_t max_pending_service_starts;    /* max_pending_service_starts */
+        uint64_t service_start_timeout_usec;    /* service_start_timeout */
+        uint64_t pending_fd_timeout_usec;       /* pending_fd_timeout */
 } BusLimits;
 
 /* Fills @l with dbus-daemon's built-in defaults for a session bus. */

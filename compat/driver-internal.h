@@ -20,6 +20,8 @@ struct Driver {
         Bus *bus;
         uint32_t serial;                /* the last serial the bus used; never 0 on the wire */
         char machine_id[33];            /* from /etc/machine-id; "" if unreadable */
+        DriverReloadFn reload;          /* ReloadConfig; NULL: nothing to reload */
+        void *reload_userdata;
         uint32_t stats_serial;          /* GetConnectionStats answered (Debug.Stats "Serial") */
         uint32_t stats_serial_bus;      /* GetStats answered */
         bool in_hello;                  /* driver_method_hello() reports NameOwnerChanged */

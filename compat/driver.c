@@ -502,8 +502,34 @@ static int driver_method_update_activation_environment(Driver *driver, BridgeCon
 }
 
 /* No configuration file is loaded yet, so reloading it is a successful no-op. */
+/**
+ * driver_set_reload() - what ReloadConfig runs
+ * @driver:     the driver
+ * @fn:         reloads the configuration; NULL: ReloadConfig just succeeds
+ * @userdata:   passed to @fn
+ */
+void driver_set_reload(Driver *driver, DriverReloadFn fn, void *userdata) {
+        driver->reload = fn;
+        driver->reload_userdata = userdata;
+}
+
+/* As dbus-daemon: a refused configuration is ...Error.Failed (FileNotFound for a missing
+ * file) with the reason; the running configuration stays either way. */
 static int driver_method_reload_config(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                        WireReader *args) {
+        bool not_found = false;
+        char msg[1024] = "";
+        int r;
+
+        if (driver->reload) {
+                r = driver->reload(driver->reload_userdata, &not_found, msg, sizeof(msg));
+                if (r < 0)
+                        snprintf(msg, sizeof(msg), "%s", strerror(-r));
+                if (r)
+                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                            not_found ? COMPAT_E_RELOAD_NOT_FOUND :
+                                                        COMPAT_E_RELOAD_FAILED, msg, NULL, NULL);
+        }
         return driver_reply_empty(driver, caller, call);
 }
 

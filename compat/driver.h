@@ -9,6 +9,8 @@
  * into NameOwnerChanged / NameAcquired / NameLost and NoReply errors, in dbus-daemon's
  * order. No I/O: replies and signals are queued on BridgeConns.
  */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "util/macro.h"
 
@@ -26,6 +28,14 @@ enum {
 /* Installs itself as @bus's notification handler. Return: 0 or -ENOMEM.
  * Free the driver before the bus (driver_free() uninstalls the handler). */
 int driver_new(Bus *bus, Driver **ret);
+
+/*
+ * ReloadConfig calls this (the front end reloads its configuration). Return: 0 (reloaded),
+ * 1 (refused: @msg says "file:line: why", *@ret_not_found if a file was missing), or a
+ * negative errno (the reload failed; the running configuration stays).
+ */
+typedef int (*DriverReloadFn)(void *userdata, bool *ret_not_found, char *msg, size_t n_msg);
+void driver_set_reload(Driver *driver, DriverReloadFn fn, void *userdata);
 Driver *driver_free(Driver *driver);
 DEFINE_CLEANUP(Driver *, driver_free);
 

@@ -278,16 +278,20 @@ static int parse_message_type(const char *v, ConfigMessageType *ret) {
 }
 
 /*
- * min_fds/max_fds as dbus-daemon 1.14 reads them: leading blanks, then decimal digits; what
- * follows the digits is ignored ("5x" is 5, "0x5" is 0); no digits, a sign, or a value above
- * CONFIG_MAX_FDS_LIMIT is an error.
+ * min_fds/max_fds as dbus-daemon 1.14 reads them (strtoul in base 10): leading blanks, an
+ * optional sign, decimal digits; what follows the digits is ignored ("5x" is 5, "0x5" is 0,
+ * "+5" is 5, "-0" is 0); no digits, or a value above CONFIG_MAX_FDS_LIMIT (which includes
+ * any negative one, as strtoul wraps it) is an error.
  */
 static int parse_fds(const char *v, uint32_t *ret) {
         uint64_t n = 0;
         const char *p = v;
+        bool neg = false;
 
         while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' || *p == '\v')
                 ++p;
+        if (*p == '+' || *p == '-')
+                neg = *p++ == '-';
         if (*p < '0' || *p > '9')
                 return CONFIG_E_INVALID;
         for (; *p >= '0' && *p <= '9'; ++p) {
@@ -295,18 +299,34 @@ static int parse_fds(const char *v, uint32_t *ret) {
                 if (n > CONFIG_MAX_FDS_LIMIT)
                         return CONFIG_E_INVALID;
         }
+        if (neg && n > 0)
+                return CONFIG_E_INVALID;
         *ret = (uint32_t)n;
         return 0;
 }
 
+static int digit_value(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return 99;
+}
+
 /*
- * <limit> text as dbus-daemon reads it: surrounding whitespace stripped, then a whole signed
- * integer that fits a long; negative is its own error.
+ * <limit> text as dbus-daemon 1.14 reads it (checked against it): surrounding whitespace
+ * stripped, then strtoll() in base 0 — an optional sign, "0x" hex, "0" octal or decimal —
+ * and whatever follows the number is ignored ("5abc" is 5, "0x" is 0, "1e3" is 1). No digits
+ * or a value beyond a long is "could not parse"; a negative value is its own error.
  */
 static int parse_limit(LoaderFile *f, const Frame *fr, const char *name, uint64_t *ret) {
         const char *s = fr->text, *e = fr->text + fr->n_text;
+        unsigned base = 10;
         long long v = 0;
         bool neg = false;
+        int d;
 
         while (s < e && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
                 ++s;
@@ -314,14 +334,19 @@ static int parse_limit(LoaderFile *f, const Frame *fr, const char *name, uint64_
                 --e;
         if (s < e && (*s == '-' || *s == '+'))
                 neg = *s++ == '-';
-        if (s == e)
+        if (s == e || digit_value(*s) > 9)
                 goto invalid;
-        for (; s < e; ++s) {
-                if (*s < '0' || *s > '9')
+        if (*s == '0') {
+                base = 8;
+                if (e - s > 2 && (s[1] == 'x' || s[1] == 'X') && digit_value(s[2]) < 16) {
+                        base = 16;
+                        s += 2;
+                }
+        }
+        for (; s < e && (d = digit_value(*s)) < (int)base; ++s) {
+                if (v > (LONG_MAX - d) / (long long)base)
                         goto invalid;
-                if (v > (LONG_MAX - (*s - '0')) / 10)
-                        goto invalid;
-                v = v * 10 + (*s - '0');
+                v = v * (long long)base + d;
         }
         if (neg && v > 0)
                 return file_fail(f, fr->line, "<limit name=\"%s\"> must be a positive number",
@@ -334,10 +359,19 @@ invalid:
                          name);
 }
 
+/*
+ * An <allow>/<deny> element. The checks run in dbus-daemon 1.14's order (found by feeding it
+ * rules with two faults each), so the first fault reported is the one it reports: presence,
+ * member without interface/path, own/user/group mixed with message attributes, send mixed
+ * with receive, error with member/interface, destination with prefix, then the values:
+ * message types, eavesdrop, send_broadcast (and broadcast to a named destination), the
+ * requested_reply booleans, max_fds, min_fds. The combination checks look at which
+ * attributes are present, not at their values.
+ */
 static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
         ConfigRule rule = { .allow = allow };
         const char *v, *el = allow ? "allow" : "deny";
-        bool any_send, any_recv, own, who;
+        bool any_send, any_recv, own, who, msg;
         size_t i;
         int r;
 
@@ -348,59 +382,40 @@ static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
                         goto out;
                 }
         }
-        if ((v = frame_attr(fr, "send_type")) && parse_message_type(v, &rule.send_type)) {
-                r = file_fail(f, fr->line, "Bad message type \"%s\"", v);
-                goto out;
-        }
-        if ((v = frame_attr(fr, "receive_type")) && parse_message_type(v, &rule.receive_type)) {
-                r = file_fail(f, fr->line, "Bad message type \"%s\"", v);
-                goto out;
-        }
-        /* dbus-daemon's message swaps name and value here; we word it the right way round */
-        {
-                static const struct { const char *name; size_t off; } bools[] = {
-                        { "eavesdrop", offsetof(ConfigRule, eavesdrop) },
-                        { "send_requested_reply", offsetof(ConfigRule, send_requested_reply) },
-                        { "receive_requested_reply",
-                          offsetof(ConfigRule, receive_requested_reply) },
-                        { "send_broadcast", offsetof(ConfigRule, send_broadcast) },
-                };
-
-                for (i = 0; i < ELEMENTSOF(bools); ++i) {
-                        v = frame_attr(fr, bools[i].name);
-                        if (v && parse_true_false(v, (ConfigTristate *)((char *)&rule +
-                                                                        bools[i].off))) {
-                                r = file_fail(f, fr->line,
-                                              "Bad value \"%s\" for %s attribute, must be true or false",
-                                              v, bools[i].name);
-                                goto out;
-                        }
-                }
-        }
-        if ((v = frame_attr(fr, "log")))
-                rule.log = !strcmp(v, "true") ? CONFIG_TRUE : CONFIG_FALSE;
 
         any_send = rule.str[CONFIG_ATTR_SEND_DESTINATION] ||
                    rule.str[CONFIG_ATTR_SEND_DESTINATION_PREFIX] ||
                    rule.str[CONFIG_ATTR_SEND_INTERFACE] || rule.str[CONFIG_ATTR_SEND_MEMBER] ||
                    rule.str[CONFIG_ATTR_SEND_ERROR] || rule.str[CONFIG_ATTR_SEND_PATH] ||
-                   rule.send_type || rule.send_requested_reply || rule.send_broadcast;
+                   frame_attr(fr, "send_type") || frame_attr(fr, "send_requested_reply") ||
+                   frame_attr(fr, "send_broadcast");
         any_recv = rule.str[CONFIG_ATTR_RECEIVE_SENDER] ||
                    rule.str[CONFIG_ATTR_RECEIVE_INTERFACE] ||
                    rule.str[CONFIG_ATTR_RECEIVE_MEMBER] || rule.str[CONFIG_ATTR_RECEIVE_ERROR] ||
-                   rule.str[CONFIG_ATTR_RECEIVE_PATH] || rule.receive_type ||
-                   rule.receive_requested_reply;
+                   rule.str[CONFIG_ATTR_RECEIVE_PATH] || frame_attr(fr, "receive_type") ||
+                   frame_attr(fr, "receive_requested_reply");
         own = rule.str[CONFIG_ATTR_OWN] || rule.str[CONFIG_ATTR_OWN_PREFIX];
         who = rule.str[CONFIG_ATTR_USER] || rule.str[CONFIG_ATTR_GROUP];
+        /* min_fds/max_fds count as message attributes when mixed with own/user/group ... */
+        msg = any_send || any_recv || frame_attr(fr, "eavesdrop") || frame_attr(fr, "min_fds") ||
+              frame_attr(fr, "max_fds");
 
-        /* min_fds, max_fds and log alone do not count, as in dbus-daemon */
-        if (!any_send && !any_recv && !own && !who && !rule.eavesdrop) {
+        /* ... but min_fds, max_fds and log alone are "no attributes", as in dbus-daemon */
+        if (!any_send && !any_recv && !own && !who && !frame_attr(fr, "eavesdrop")) {
                 r = file_fail(f, fr->line, "Element <%s> must have one or more attributes", el);
                 goto out;
         }
-        if ((any_send || any_recv || rule.eavesdrop) + !!rule.str[CONFIG_ATTR_OWN] +
-            !!rule.str[CONFIG_ATTR_OWN_PREFIX] + !!rule.str[CONFIG_ATTR_USER] +
-            !!rule.str[CONFIG_ATTR_GROUP] > 1) {
+        if ((rule.str[CONFIG_ATTR_SEND_MEMBER] && !rule.str[CONFIG_ATTR_SEND_INTERFACE] &&
+             !rule.str[CONFIG_ATTR_SEND_PATH]) ||
+            (rule.str[CONFIG_ATTR_RECEIVE_MEMBER] && !rule.str[CONFIG_ATTR_RECEIVE_INTERFACE] &&
+             !rule.str[CONFIG_ATTR_RECEIVE_PATH])) {
+                r = file_fail(f, fr->line,
+                              "On element <%s>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field.",
+                              el);
+                goto out;
+        }
+        if (msg + !!rule.str[CONFIG_ATTR_OWN] + !!rule.str[CONFIG_ATTR_OWN_PREFIX] +
+            !!rule.str[CONFIG_ATTR_USER] + !!rule.str[CONFIG_ATTR_GROUP] > 1) {
                 r = file_fail(f, fr->line,
                               "Invalid combination of attributes on element <%s>: own, own_prefix, user, group and the message-related attributes cannot be combined",
                               el);
@@ -409,13 +424,6 @@ static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
         if (any_send && any_recv) {
                 r = file_fail(f, fr->line,
                               "Invalid combination of attributes on element <%s>: send and receive attributes cannot be combined",
-                              el);
-                goto out;
-        }
-        if (rule.str[CONFIG_ATTR_SEND_DESTINATION] &&
-            rule.str[CONFIG_ATTR_SEND_DESTINATION_PREFIX]) {
-                r = file_fail(f, fr->line,
-                              "Invalid combination of attributes on element <%s>: send_destination cannot be combined with send_destination_prefix",
                               el);
                 goto out;
         }
@@ -429,21 +437,64 @@ static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
                               any_send ? "send" : "receive");
                 goto out;
         }
-        if ((rule.str[CONFIG_ATTR_SEND_MEMBER] && !rule.str[CONFIG_ATTR_SEND_INTERFACE] &&
-             !rule.str[CONFIG_ATTR_SEND_PATH]) ||
-            (rule.str[CONFIG_ATTR_RECEIVE_MEMBER] && !rule.str[CONFIG_ATTR_RECEIVE_INTERFACE] &&
-             !rule.str[CONFIG_ATTR_RECEIVE_PATH])) {
+        if (rule.str[CONFIG_ATTR_SEND_DESTINATION] &&
+            rule.str[CONFIG_ATTR_SEND_DESTINATION_PREFIX]) {
                 r = file_fail(f, fr->line,
-                              "On element <%s>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field.",
+                              "Invalid combination of attributes on element <%s>: send_destination cannot be combined with send_destination_prefix",
                               el);
                 goto out;
         }
-        if (rule.send_broadcast == CONFIG_TRUE && rule.str[CONFIG_ATTR_SEND_DESTINATION] &&
-            strcmp(rule.str[CONFIG_ATTR_SEND_DESTINATION], "*")) {
-                r = file_fail(f, fr->line,
-                              "Rule with send_broadcast=\"true\" and send_destination=\"%s\" cannot match anything",
-                              rule.str[CONFIG_ATTR_SEND_DESTINATION]);
+        if ((v = frame_attr(fr, "send_type")) && parse_message_type(v, &rule.send_type)) {
+                r = file_fail(f, fr->line, "Bad message type \"%s\"", v);
                 goto out;
+        }
+        if ((v = frame_attr(fr, "receive_type")) && parse_message_type(v, &rule.receive_type)) {
+                r = file_fail(f, fr->line, "Bad message type \"%s\"", v);
+                goto out;
+        }
+        /* dbus-daemon's message swaps name and value for eavesdrop; we word it the right way */
+        {
+                static const struct { const char *name; size_t off; } bools[] = {
+                        { "eavesdrop", offsetof(ConfigRule, eavesdrop) },
+                        { "send_broadcast", offsetof(ConfigRule, send_broadcast) },
+                        { NULL, 0 },    /* the broadcast/destination check goes here */
+                        { "send_requested_reply", offsetof(ConfigRule, send_requested_reply) },
+                        { "receive_requested_reply",
+                          offsetof(ConfigRule, receive_requested_reply) },
+                };
+
+                for (i = 0; i < ELEMENTSOF(bools); ++i) {
+                        if (!bools[i].name) {
+                                if (rule.send_broadcast == CONFIG_TRUE &&
+                                    rule.str[CONFIG_ATTR_SEND_DESTINATION] &&
+                                    strcmp(rule.str[CONFIG_ATTR_SEND_DESTINATION], "*")) {
+                                        r = file_fail(f, fr->line,
+                                                      "Rule with send_broadcast=\"true\" and send_destination=\"%s\" cannot match anything",
+                                                      rule.str[CONFIG_ATTR_SEND_DESTINATION]);
+                                        goto out;
+                                }
+                                continue;
+                        }
+                        v = frame_attr(fr, bools[i].name);
+                        if (v && parse_true_false(v, (ConfigTristate *)((char *)&rule +
+                                                                        bools[i].off))) {
+                                r = file_fail(f, fr->line,
+                                              "Bad value \"%s\" for %s attribute, must be true or false",
+                                              v, bools[i].name);
+                                goto out;
+                        }
+                }
+        }
+        if ((v = frame_attr(fr, "log")))
+                rule.log = !strcmp(v, "true") ? CONFIG_TRUE : CONFIG_FALSE;
+        if ((v = frame_attr(fr, "max_fds"))) {
+                if (parse_fds(v, &rule.max_fds)) {
+                        r = file_fail(f, fr->line,
+                                      "Bad value \"%s\" for max_fds attribute, must be an integer in range 0 to %u inclusive",
+                                      v, CONFIG_MAX_FDS_LIMIT);
+                        goto out;
+                }
+                rule.has_max_fds = true;
         }
         if ((v = frame_attr(fr, "min_fds"))) {
                 if (parse_fds(v, &rule.min_fds)) {
@@ -453,15 +504,6 @@ static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
                         goto out;
                 }
                 rule.has_min_fds = true;
-        }
-        if ((v = frame_attr(fr, "max_fds"))) {
-                if (parse_fds(v, &rule.max_fds)) {
-                        r = file_fail(f, fr->line,
-                                      "Bad value \"%s\" for max_fds attribute, must be an integer in range 0 to %u inclusive",
-                                      v, CONFIG_MAX_FDS_LIMIT);
-                        goto out;
-                }
-                rule.has_max_fds = true;
         }
 
         if (any_send)
@@ -771,6 +813,11 @@ static int file_start(LoaderFile *f, const char *name, const char **attrs, unsig
         } else {
                 Element parent = f->frames[f->n_frames - 1].element;
 
+                /* inside an element that never has children dbus-daemon words it so */
+                if (parent != ELEMENT_BUSCONFIG && parent != ELEMENT_POLICY &&
+                    parent != ELEMENT_SELINUX)
+                        return file_fail(f, line, "Element <%s> is not allowed in this context",
+                                         name);
                 if (e == ELEMENT_NONE || elements[e].parent != parent)
                         return file_fail(f, line,
                                          "Element <%s> not allowed inside <%s> in configuration file",

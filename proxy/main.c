@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * kdbusd's command line, modelled on dbus-daemon's so it can stand in for it. What is not
- * there yet is refused loudly rather than pretended: XML configuration (--system,
- * --config-file) is not supported yet; --session uses a built-in equivalent of the session
- * configuration (listen on unix:tmpdir=/tmp, EXTERNAL auth, session limits).
+ * kdbusd's command line, modelled on dbus-daemon's so it can stand in for it. The
+ * configuration is a dbus-daemon busconfig file (proxy/config.c): --config-file=FILE,
+ * --system (/usr/share/dbus-1/system.conf) or --session (/usr/share/dbus-1/session.conf, or
+ * a built-in equivalent when that file is absent). The command line wins over the file:
+ * --address replaces every <listen>, --fork/--nofork override <fork/>, --nopidfile drops
+ * <pidfile>, --syslog* / --nosyslog override <syslog/>.
  *
  * --fork forks first (sd-event objects do not survive fork), the child sets everything up
  * and prints the address and pid, and only then the parent exits, with the child's
@@ -19,19 +21,32 @@
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
 #include "bridge/limits.h"
+#include "compat/driver.h"
+#include "policy-xml/config.h"
 #include "proxy/address.h"
+#include "proxy/config.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
+typedef enum ArgsConfig {
+        ARGS_CONFIG_NONE,
+        ARGS_CONFIG_SESSION,
+        ARGS_CONFIG_SYSTEM,
+        ARGS_CONFIG_FILE,
+} ArgsConfig;
+
 typedef struct Args {
-        bool session;
+        ArgsConfig config;
+        const char *config_file;
         const char *address;
         int print_address_fd;           /* -1: do not print */
         int print_pid_fd;
-        bool fork;
+        int fork;                       /* -1: as the configuration says */
+        bool nopidfile;
         bool systemd_activation;
+        bool log_target_set;
         ProxyLogTarget log_target;
 } Args;
 
@@ -41,10 +56,14 @@ static void help(void) {
                "       [--address=ADDRESS] [--nopidfile] [--nosyslog] [--syslog]\n"
                "       [--syslog-only] [--nofork] [--fork] [--systemd-activation]\n\n"
                "A D-Bus message bus with kdbus semantics; the command line is dbus-daemon's.\n"
-               "  --session             built-in session bus configuration\n"
-               "                        (listen on unix:tmpdir=/tmp unless --address)\n"
-               "  --system, --config-file=FILE\n"
-               "                        not supported yet (XML configuration)\n"
+               "  --session             the session bus: " PROXY_CONFIG_SESSION_PATH "\n"
+               "                        (with its includes); when that file is absent, a\n"
+               "                        built-in equivalent (unix:tmpdir=/tmp, EXTERNAL,\n"
+               "                        allow everything, session limits)\n"
+               "  --system              the system bus: " PROXY_CONFIG_SYSTEM_PATH "\n"
+               "  --config-file=FILE    any dbus-daemon configuration file; SIGHUP or\n"
+               "                        org.freedesktop.DBus.ReloadConfig reload it (policy,\n"
+               "                        limits); <user> is not applied (no privilege drop yet)\n"
                "  --address=ADDRESS     listen on ADDRESS (';'-separated list of unix:path=,\n"
                "                        unix:abstract=, unix:dir=, unix:tmpdir=,\n"
                "                        unix:runtime=yes, systemd:)\n"
@@ -52,8 +71,8 @@ static void help(void) {
                "                        (default stdout)\n"
                "  --print-pid[=FD]      print the pid to FD (default stdout)\n"
                "  --fork / --nofork     daemonize after listening / stay in the foreground\n"
-               "                        (default)\n"
-               "  --nopidfile           accepted; there is no pid file without configuration\n"
+               "                        (default: <fork/> in the configuration)\n"
+               "  --nopidfile           do not write the configuration's <pidfile>\n"
                "  --systemd-activation  accepted; sockets passed in LISTEN_FDS are always\n"
                "                        used when no --address is given; service activation\n"
                "                        is not implemented yet\n"
@@ -119,17 +138,17 @@ static int parse_args(int argc, char **argv, Args *a) {
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 switch (c) {
                 case ARG_SESSION:
-                        a->session = true;
-                        break;
                 case ARG_SYSTEM:
-                        fprintf(stderr, "kdbusd: --system needs the XML configuration "
-                                "(/usr/share/dbus-1/system.conf), which is not supported yet; "
-                                "use --session [--address=...]\n");
-                        return -1;
                 case ARG_CONFIG_FILE:
-                        fprintf(stderr, "kdbusd: --config-file=%s: XML configuration files are "
-                                "not supported yet; use --session [--address=...]\n", optarg);
-                        return -1;
+                        if (a->config != ARGS_CONFIG_NONE) {
+                                fprintf(stderr, "kdbusd: only one of --session, --system and "
+                                        "--config-file may be given\n");
+                                return -1;
+                        }
+                        a->config = c == ARG_SESSION ? ARGS_CONFIG_SESSION :
+                                    c == ARG_SYSTEM ? ARGS_CONFIG_SYSTEM : ARGS_CONFIG_FILE;
+                        a->config_file = c == ARG_CONFIG_FILE ? optarg : NULL;
+                        break;
                 case ARG_ADDRESS:
                         a->address = optarg;
                         break;
@@ -150,12 +169,13 @@ static int parse_args(int argc, char **argv, Args *a) {
                         }
                         break;
                 case ARG_NOFORK:
-                        a->fork = false;
+                        a->fork = 0;
                         break;
                 case ARG_FORK:
-                        a->fork = true;
+                        a->fork = 1;
                         break;
                 case ARG_NOPIDFILE:
+                        a->nopidfile = true;
                         break;
                 case ARG_VERSION:
                         printf("kdbusd (kdbus-compat) 0.1\n");
@@ -168,12 +188,15 @@ static int parse_args(int argc, char **argv, Args *a) {
                         break;
                 case ARG_SYSLOG:
                         a->log_target = PROXY_LOG_JOURNAL;
+                        a->log_target_set = true;
                         break;
                 case ARG_SYSLOG_ONLY:
                         a->log_target = PROXY_LOG_JOURNAL_ONLY;
+                        a->log_target_set = true;
                         break;
                 case ARG_NOSYSLOG:
                         a->log_target = PROXY_LOG_STDERR;
+                        a->log_target_set = true;
                         break;
                 case ARG_INTROSPECT:
                         fprintf(stderr, "kdbusd: --introspect is not supported yet\n");
@@ -187,9 +210,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                 fprintf(stderr, "kdbusd: unexpected argument \"%s\"\n", argv[optind]);
                 return -1;
         }
-        if (!a->session) {
-                fprintf(stderr, "kdbusd: no configuration given: use --session (--system and "
-                        "--config-file need XML configuration, which is not supported yet)\n");
+        if (a->config == ARGS_CONFIG_NONE) {
+                fprintf(stderr, "kdbusd: no configuration given: use --session, --system or "
+                        "--config-file=FILE\n");
                 return -1;
         }
         return 0;
@@ -212,24 +235,17 @@ static int write_all(int fd, const char *s) {
         return 0;
 }
 
-static int setup_listeners(Server *s, const Args *a) {
+static int listen_on(Server *s, const char *address, const ConfigLoc *loc) {
         _cleanup_(address_list_freep) AddressList *list = NULL;
-        char err[4400] = "";
+        char err[4400] = "", where[1100] = "";
         size_t i;
         int r;
 
-        if (!a->address) {
-                r = listener_new_from_systemd(s, err, sizeof(err));
-                if (r < 0) {
-                        fprintf(stderr, "kdbusd: %s\n", err);
-                        return -1;
-                }
-                if (r > 0)
-                        return 0;
-        }
-        r = address_list_parse(a->address ? a->address : "unix:tmpdir=/tmp", &list);
+        if (loc)
+                snprintf(where, sizeof(where), "%s:%u: <listen>: ", loc->file, loc->line);
+        r = address_list_parse(address, &list);
         if (r) {
-                fprintf(stderr, "kdbusd: invalid address \"%s\": %s\n", a->address,
+                fprintf(stderr, "kdbusd: %sinvalid address \"%s\": %s\n", where, address,
                         r < 0 ? strerror(-r) : address_strerror(r));
                 return -1;
         }
@@ -237,11 +253,65 @@ static int setup_listeners(Server *s, const Args *a) {
                 err[0] = '\0';
                 r = listener_new_from_address(s, &list->entries[i], err, sizeof(err));
                 if (r) {
-                        fprintf(stderr, "kdbusd: Failed to start message bus: %s\n",
+                        fprintf(stderr, "kdbusd: Failed to start message bus: %s%s\n", where,
                                 err[0] ? err : strerror(r < 0 ? -r : EINVAL));
                         return -1;
                 }
         }
+        return 0;
+}
+
+/* --address replaces every <listen>, as with dbus-daemon; without it, sockets passed by
+ * systemd (LISTEN_FDS) come first, then every <listen> of the configuration. */
+static int setup_listeners(Server *s, const Args *a, const Config *t) {
+        char err[4400] = "";
+        size_t i;
+        int r;
+
+        if (a->address)
+                return listen_on(s, a->address, NULL);
+        r = listener_new_from_systemd(s, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "kdbusd: %s\n", err);
+                return -1;
+        }
+        if (r > 0)
+                return 0;
+        if (t->n_listen == 0) {
+                fprintf(stderr, "kdbusd: Failed to start message bus: the configuration needs "
+                        "one or more <listen> elements giving addresses (or use --address)\n");
+                return -1;
+        }
+        for (i = 0; i < t->n_listen; ++i)
+                if (listen_on(s, t->listen[i].value, &t->listen[i].loc) < 0)
+                        return -1;
+        return 0;
+}
+
+/* Like dbus-daemon: refuse to start over an existing pid file (another bus may be running). */
+static int pidfile_write(const char *path, const ConfigLoc *loc) {
+        char text[32];
+        int fd;
+
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+                if (errno == EEXIST)
+                        fprintf(stderr, "kdbusd: The pid file \"%s\" exists (%s:%u), if the "
+                                "message bus is not running, remove this file\n", path,
+                                loc->file, loc->line);
+                else
+                        fprintf(stderr, "kdbusd: cannot create the pid file \"%s\" (%s:%u): "
+                                "%m\n", path, loc->file, loc->line);
+                return -1;
+        }
+        snprintf(text, sizeof(text), "%d\n", (int)getpid());
+        if (write_all(fd, text) < 0) {
+                fprintf(stderr, "kdbusd: cannot write the pid file \"%s\": %m\n", path);
+                (void) close(fd);
+                (void) unlink(path);
+                return -1;
+        }
+        (void) close(fd);
         return 0;
 }
 
@@ -315,38 +385,94 @@ static void daemonize_finish(int notify_fd, const Args *a) {
         (void) close(notify_fd);
 }
 
+static const char *config_path(const Args *a) {
+        switch (a->config) {
+        case ARGS_CONFIG_SYSTEM:
+                return PROXY_CONFIG_SYSTEM_PATH;
+        case ARGS_CONFIG_SESSION:
+                /* the built-in equivalent (NULL) when the machine has no session.conf */
+                return access(PROXY_CONFIG_SESSION_PATH, F_OK) == 0 ?
+                       PROXY_CONFIG_SESSION_PATH : NULL;
+        default:
+                return a->config_file;
+        }
+}
+
+static void warn_unapplied(const Config *t) {
+        if (t->user.value)
+                proxy_log(LOG_NOTICE, "%s:%u: <user>%s</user> is not applied: kdbusd does not "
+                          "drop privileges yet and keeps running as uid %u", t->user.loc.file,
+                          t->user.loc.line, t->user.value, (unsigned)getuid());
+}
+
 int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
-        Args a = { .print_address_fd = -1, .print_pid_fd = -1, .log_target = PROXY_LOG_STDERR };
-        BusLimits limits;
-        int notify_fd = -1, r;
+        _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
+        Args a = { .print_address_fd = -1, .print_pid_fd = -1, .fork = -1,
+                   .log_target = PROXY_LOG_STDERR };
+        ProxyConfigError err;
+        const char *pidfile = NULL;
+        bool do_fork;
+        int notify_fd = -1, r, ret = EXIT_FAILURE;
 
         r = parse_args(argc, argv, &a);
         if (r)
                 return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
         proxy_log_set_target(a.log_target);
 
-        if (a.fork && daemonize_start(&notify_fd) < 0) {
+        r = proxy_config_load(config_path(&a), &config, &err);
+        if (r) {
+                fprintf(stderr, "kdbusd: Failed to start message bus: %s\n",
+                        r < 0 ? strerror(-r) : err.text);
+                return EXIT_FAILURE;
+        }
+        if (!a.log_target_set && config->tree->syslog.set)
+                proxy_log_set_target(a.log_target = PROXY_LOG_JOURNAL);
+        warn_unapplied(config->tree);
+        do_fork = a.fork >= 0 ? a.fork : config->tree->fork.set;
+        if (!a.nopidfile)
+                pidfile = config->tree->pidfile.value;
+
+        if (do_fork && daemonize_start(&notify_fd) < 0) {
                 fprintf(stderr, "kdbusd: cannot fork: %m\n");
                 return EXIT_FAILURE;
         }
+        if (do_fork && !config->tree->keep_umask.set)
+                (void) umask(022);
 
-        bus_limits_init_session(&limits);
-        r = server_new(&limits, &s);
+        r = server_new(&config->limits, &s);
         if (r < 0) {
                 fprintf(stderr, "kdbusd: cannot set up the bus: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
-        if (setup_listeners(s, &a) < 0 || print_info(s, &a) < 0)
+        r = proxy_config_apply(s, config);
+        if (r < 0) {
+                fprintf(stderr, "kdbusd: cannot install the configuration: %s\n",
+                        strerror(-r));
                 return EXIT_FAILURE;
-        if (a.fork)
+        }
+        if (setup_listeners(s, &a, config->tree) < 0)
+                return EXIT_FAILURE;
+        if (pidfile && pidfile_write(pidfile, &config->tree->pidfile.loc) < 0) {
+                pidfile = NULL;
+                return EXIT_FAILURE;
+        }
+        s->config = steal_ptr(&config);
+        driver_set_reload(s->driver, proxy_config_reload_hook, s);
+        if (print_info(s, &a) < 0)
+                goto out;
+        if (do_fork)
                 daemonize_finish(notify_fd, &a);
         (void) sd_notify(0, "READY=1");
 
         r = server_run(s);
         if (r < 0) {
                 proxy_log(LOG_ERR, "The event loop failed: %s", strerror(-r));
-                return EXIT_FAILURE;
+                goto out;
         }
-        return EXIT_SUCCESS;
+        ret = EXIT_SUCCESS;
+out:
+        if (pidfile)
+                (void) unlink(pidfile);
+        return ret;
 }

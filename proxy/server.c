@@ -12,6 +12,7 @@
 #include "bridge/bus.h"
 #include "compat/driver.h"
 #include "proxy/client.h"
+#include "proxy/config.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
@@ -111,8 +112,12 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
         Server *s = userdata;
 
         if (si->ssi_signo == SIGHUP) {
-                proxy_log(LOG_NOTICE, "SIGHUP: reloading the configuration is not supported "
-                          "yet, ignoring");
+                ProxyConfigError err;
+
+                /* logs the outcome; on failure the running configuration stays */
+                server_update_time(s);
+                (void) proxy_config_reload(s, &err);
+                server_rearm_timer(s);
                 return 0;
         }
         proxy_log(LOG_INFO, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -222,6 +227,7 @@ Server *server_free(Server *s) {
                 listener_free(list_entry(l, ProxyListener, link));
         s->driver = driver_free(s->driver);
         s->bus = bus_free(s->bus);
+        s->config = proxy_config_free(s->config);
         s->post = loop_source_free(s->post);
         s->ready_source = loop_source_free(s->ready_source);
         s->timer = loop_source_free(s->timer);

@@ -26,6 +26,7 @@ typedef struct Server {
         Driver *driver;
         char guid[33];                  /* the bus id as 32 hex digits */
         bool allow_anonymous;
+        struct ProxyConfig *config;     /* the running configuration (owned); NULL in tests */
 
         List listeners;                 /* ProxyListener */
         List clients;                   /* ProxyClient, all */

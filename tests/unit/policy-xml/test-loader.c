@@ -305,6 +305,56 @@ static const struct { const char *body; const char *diag; } invalid_cases[] = {
           "t.conf:2: Mode attribute on <apparmor> must have value \"required\", \"enabled\" or \"disabled\", not \"bogus\"" },
         { "<selinux><associate own=\"a\"/></selinux>",
           "t.conf:2: Element <associate> must have attributes own=\"<servicename>\" and context=\"<selinux context>\"" },
+        /* the order of dbus-daemon 1.14.10's checks: with two faults, its message names the
+         * one it checks first (found by feeding it these exact rules) */
+        { "<policy context=\"default\"><allow own=\"x\" min_fds=\"1\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: own, own_prefix, user, group and the message-related attributes cannot be combined" },
+        { "<policy context=\"default\"><allow user=\"x\" max_fds=\"1\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: own, own_prefix, user, group and the message-related attributes cannot be combined" },
+        { "<policy context=\"default\"><allow own_prefix=\"x\" send_type=\"bogus\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: own, own_prefix, user, group and the message-related attributes cannot be combined" },
+        { "<policy context=\"default\"><allow own=\"x\" eavesdrop=\"bogus\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: own, own_prefix, user, group and the message-related attributes cannot be combined" },
+        { "<policy context=\"default\"><allow send_error=\"a\" send_member=\"b\"/></policy>",
+          "t.conf:2: On element <allow>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field." },
+        { "<policy context=\"default\"><allow send_member=\"b\" receive_sender=\"x\"/></policy>",
+          "t.conf:2: On element <allow>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field." },
+        { "<policy context=\"default\"><allow send_member=\"b\" own=\"x\"/></policy>",
+          "t.conf:2: On element <allow>, if you specify a member you must specify an interface or a path. Keep in mind that not all messages have an interface field." },
+        { "<policy context=\"default\"><allow send_type=\"bogus\" send_destination=\"a\" send_destination_prefix=\"b\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: send_destination cannot be combined with send_destination_prefix" },
+        { "<policy context=\"default\"><allow send_type=\"bogus\" send_error=\"e\" send_interface=\"i\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: send_error cannot be combined with send_member or send_interface" },
+        { "<policy context=\"default\"><allow send_destination=\"a\" send_destination_prefix=\"b\" send_error=\"e\" send_interface=\"i\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: send_error cannot be combined with send_member or send_interface" },
+        { "<policy context=\"default\"><allow receive_type=\"bogus\" send_type=\"bogus\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: send and receive attributes cannot be combined" },
+        { "<policy context=\"default\"><allow send_type=\"method_call\" receive_requested_reply=\"bogus\"/></policy>",
+          "t.conf:2: Invalid combination of attributes on element <allow>: send and receive attributes cannot be combined" },
+        { "<policy context=\"default\"><allow send_broadcast=\"bogus\" send_requested_reply=\"bogus\"/></policy>",
+          "t.conf:2: Bad value \"bogus\" for send_broadcast attribute, must be true or false" },
+        { "<policy context=\"default\"><allow send_requested_reply=\"bogus\" eavesdrop=\"bogus\"/></policy>",
+          "t.conf:2: Bad value \"bogus\" for eavesdrop attribute, must be true or false" },
+        { "<policy context=\"default\"><allow send_broadcast=\"true\" send_destination=\"a\" send_requested_reply=\"bogus\"/></policy>",
+          "t.conf:2: Rule with send_broadcast=\"true\" and send_destination=\"a\" cannot match anything" },
+        { "<policy context=\"default\"><allow send_broadcast=\"true\" send_destination=\"a\" min_fds=\"x\"/></policy>",
+          "t.conf:2: Rule with send_broadcast=\"true\" and send_destination=\"a\" cannot match anything" },
+        { "<policy context=\"default\"><allow max_fds=\"x\" min_fds=\"y\" send_destination=\"a\"/></policy>",
+          "t.conf:2: Bad value \"x\" for max_fds attribute, must be an integer in range 0 to 33554432 inclusive" },
+        { "<policy context=\"default\"><allow send_destination=\"a\" min_fds=\"-5\"/></policy>",
+          "t.conf:2: Bad value \"-5\" for min_fds attribute, must be an integer in range 0 to 33554432 inclusive" },
+        /* children of elements that take none: dbus-daemon's other wording */
+        { "<fork><foo/></fork>", "t.conf:2: Element <foo> is not allowed in this context" },
+        { "<listen>x<policy context=\"default\"/></listen>", "t.conf:2: Element <policy> is not allowed in this context" },
+        { "<policy context=\"default\"><allow own=\"x\"><foo/></allow></policy>",
+          "t.conf:2: Element <foo> is not allowed in this context" },
+        { "<selinux><associate own=\"a\" context=\"b\"><foo/></associate></selinux>",
+          "t.conf:2: Element <foo> is not allowed in this context" },
+        /* strtoll base 0: hex that overflows a long, no digits at all */
+        { "<limit name=\"max_incoming_bytes\">0xffffffffffffffff</limit>",
+          "t.conf:2: <limit name=\"max_incoming_bytes\"> element has invalid value (could not parse as integer)" },
+        { "<limit name=\"max_incoming_bytes\">x5</limit>",
+          "t.conf:2: <limit name=\"max_incoming_bytes\"> element has invalid value (could not parse as integer)" },
         /* XML syntax errors: expat's message at the line where expat stopped */
         { "<policy context=\"default\">\n<allow\n", "t.conf:5: not well-formed (invalid token)" },
         { "<policy context=\"default\"><allow own=\"a\" own=\"b\"/></policy>", "t.conf:2: duplicate attribute" },
@@ -348,7 +398,35 @@ static const char *const valid_cases[] = {
         "<include ignore_missing=\"yes\">nonexistent.conf</include>",
         "<include if_selinux_enabled=\"yes\">x.conf</include>",
         "<!-- comment --><fork/>  <syslog/>\n\t",
+        /* dbus-daemon 1.14.10 accepts these (strtoul/strtoll leniency) */
+        "<policy context=\"default\"><allow send_destination=\"a\" min_fds=\"+5\" max_fds=\"-0\"/></policy>",
+        "<policy context=\"default\"><allow own=\"x\" log=\"true\"/><allow user=\"*\" log=\"x\"/></policy>",
+        "<limit name=\"max_incoming_bytes\">5abc</limit><limit name=\"max_outgoing_bytes\">0x</limit>",
+        "<limit name=\"max_message_size\">1e3</limit><limit name=\"auth_timeout\">-0</limit>",
+        "<fork> </fork><policy context=\"default\">\n </policy>",
 };
+
+/* The value dbus-daemon's strtoll(base 0) reading of <limit> gives. */
+static void test_limit_values(void) {
+        static const struct { const char *text; uint64_t value; } cases[] = {
+                { "0x10", 16 }, { "010", 8 }, { "5abc", 5 }, { "1e3", 1 }, { "0x", 0 },
+                { " +7 ", 7 }, { "-0", 0 }, { "9223372036854775807", 9223372036854775807ull },
+                { "0X7fffffffffffffff", 9223372036854775807ull }, { "09", 0 },
+        };
+
+        for (size_t i = 0; i < G_N_ELEMENTS(cases); ++i) {
+                g_autoptr(GString) diag = g_string_new(NULL);
+                g_autofree char *xml = g_strdup_printf(
+                        "<busconfig><limit name=\"reply_timeout\">%s</limit></busconfig>",
+                        cases[i].text);
+                Config *c = NULL;
+
+                g_test_message("case %zu: %s", i, cases[i].text);
+                g_assert_cmpint(load_str(xml, diag, &c), ==, 0);
+                g_assert_cmpuint(c->limits[CONFIG_LIMIT_REPLY_TIMEOUT].value, ==, cases[i].value);
+                config_free(c);
+        }
+}
 
 static void test_valid_odd(void) {
         for (size_t i = 0; i < G_N_ELEMENTS(valid_cases); ++i) {
@@ -777,6 +855,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/policy-xml/loader/root", test_root);
         g_test_add_func("/policy-xml/loader/selinux-include", test_selinux_include);
         g_test_add_func("/policy-xml/loader/limit-names", test_limit_names);
+        g_test_add_func("/policy-xml/loader/limit-values", test_limit_values);
         g_test_add("/policy-xml/loader/include-relative", Fixture, NULL, fixture_setup,
                    test_include_relative, fixture_teardown);
         g_test_add("/policy-xml/loader/include-missing", Fixture, NULL, fixture_setup,
