@@ -205,8 +205,9 @@ if [ "$do_extra" = 1 ]; then
         stop_buses
         perf_ok=0
         command -v perf >/dev/null && perf stat -e raw_syscalls:sys_enter -- true >/dev/null 2>&1 && perf_ok=1
-        events=raw_syscalls:sys_enter,context-switches
-        for sc in read write readv writev recvmsg sendmsg recvfrom sendto epoll_wait epoll_pwait epoll_ctl poll ppoll; do
+        events=task-clock,raw_syscalls:sys_enter,context-switches
+        for sc in read write readv writev recvmsg sendmsg sendmmsg recvfrom sendto epoll_wait \
+                  epoll_pwait epoll_ctl poll ppoll clock_gettime ioctl; do
                 events+=,syscalls:sys_enter_$sc
         done
         for b in "${buses[@]}"; do
@@ -237,6 +238,9 @@ for line in open(sys.argv[1]):
     if len(f) < 3 or not f[0].replace(".", "").isdigit():
         continue
     count, ev = float(f[0]), f[2]
+    if ev == "task-clock":          # msec of CPU time of the bus process
+        out.append(f"bus CPU {count * 1000 / n:.2f} us")
+        continue
     ev = ev.replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
     if count:
         out.append(f"{ev} {count / n:.3f}")
@@ -250,7 +254,7 @@ PY
                         sleep 0.3
                         bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 --repeat 1 >/dev/null
                         kill -INT "$perf_pid"; wait "$perf_pid" || true
-                        perf report -q -i "$run/kdbusd.perfdata" --no-children --sort symbol \
+                        perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
                                 --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 >"$run/kdbusd.profile" || true
                 fi
                 stop_buses
@@ -295,7 +299,8 @@ if [ "$do_extra" = 1 ]; then
                 printf '  %-12s pipelined call (call + reply): %s   signal to 8 receivers: %s\n' \
                         "$b" "${extra[$b.allocs.call-64]:-?}" "${extra[$b.allocs.signal-8]:-?}"
         done
-        echo "bus syscalls and context switches per pipelined call (64 in flight; 2 messages in, 2 out):"
+        echo "bus CPU time, syscalls and context switches per pipelined call (64 in flight; the bus"
+        echo "reads 2 messages and writes 2 per call; counted by perf stat on the bus process):"
         for b in "${buses[@]}"; do
                 printf '  %-12s %s\n' "$b" "${extra[$b.perf]:-perf unavailable}"
         done

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Native connections: HELLO, delivery into the pool, RECV, FREE, BYEBYE and the command
+ * dispatcher (SEND is in native-send.c, names and info in native-names.c).
+ *
+ * Delivery: the BridgeConn's queue is the core's; this transport empties it into the pool
+ * as soon as something is queued (queue_nonempty), writing each message once as a
+ * kdbus_msg. The written messages wait on @recv_list until RECV hands out their offsets.
+ * A message that the pool quota (per sending user: NATIVE_MAX_MSGS_PER_USER messages and
+ * bridge_pool_quota_allows()) or the free space cannot take stays in the core's queue, so
+ * the core's own queue limits push back on its senders; RECV and FREE retry. Exception, so
+ * nothing can get stuck: with nothing waiting on @recv_list the quota is not applied, and
+ * a message larger than the whole free pool is dropped and counted in dropped_msgs.
+ *
+ * A broadcast the core could not queue (it kicks the receiver) is counted in dropped_msgs
+ * instead of disconnecting: in kdbus a broadcast never fails its sender, and the receiver
+ * learns how many it lost with its next RECV.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "bridge/names.h"
+#include "bridge/native-conn.h"
+#include "bridge/pool.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+#include "wire/protocol.h"
+
+static void native_bridge_queue_nonempty(BridgeConn *conn, void *userdata) {
+        native_conn_drain(userdata);
+}
+
+static void native_bridge_kick(BridgeConn *conn, void *userdata) {
+        NativeConn *nc = userdata;
+
+        ++nc->dropped_msgs;
+}
+
+static const BridgeConnOps native_bridge_ops = {
+        .queue_nonempty = native_bridge_queue_nonempty,
+        .kick = native_bridge_kick,
+};
+
+/**
+ * native_errno_from_bridge() - kdbus's errno for an outcome of the core
+ * @r:          0, a negative errno, or a BRIDGE_E_* / NAME_E_* code
+ *
+ * Return: 0 or a negative errno.
+ */
+int native_errno_from_bridge(int r) {
+        switch (r) {
+        case 0:
+                return 0;
+        case BRIDGE_E_NAME_UNKNOWN:     return -ESRCH;
+        case BRIDGE_E_PEER_UNKNOWN:     return -ENXIO;
+        case BRIDGE_E_QUOTA:            return -ENOBUFS;
+        case BRIDGE_E_FDS_REFUSED:      return -ECOMM;
+        case BRIDGE_E_REPLY_UNEXPECTED: return -EBADSLT;
+        case BRIDGE_E_REPLIES_QUOTA:    return -EMLINK;
+        case BRIDGE_E_NOT_ACTIVE:       return -ECONNRESET;
+        case BRIDGE_E_CONN_QUOTA:       return -EMFILE;
+        default:
+                return r < 0 ? r : -EIO;
+        }
+}
+
+static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
+        list_unlink(&e->link);
+        --nc->n_entries;
+        if (release_slice)
+                bridge_pool_release(nc->pool, e->slice);
+        else
+                bridge_pool_publish(nc->pool, e->slice);
+        bridge_msg_unref(e->msg);
+        free(e);
+}
+
+/**
+ * native_conn_hello() - HELLO: a new native connection with its pool
+ * @bus:        the bus
+ * @creds:      the peer's credentials, captured at connect (taken on success)
+ * @cmd:        the peer's kdbus_cmd_hello, updated in place (id, bus_flags, offset,
+ *              items_size, id128)
+ * @size:       bytes available at @cmd
+ * @ops:        the transport's callbacks
+ * @userdata:   for them
+ * @ret:        the connection
+ *
+ * The bloom parameters go into the pool as a BLOOM_PARAMETER item at cmd->offset; the
+ * peer FREEs that slice.
+ *
+ * Return: 0, or -EINVAL, -EOPNOTSUPP, -EMFILE, -ENOMEM and other errnos for the peer.
+ */
+int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
+                      const NativeConnOps *ops, void *userdata, NativeConn **ret) {
+        _cleanup_(native_conn_freep) NativeConn *nc = NULL;
+        struct kdbus_item *item;
+        BridgePoolSlice *slice;
+        unsigned conn_flags = 0;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags & ~(uint64_t)(KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
+                                     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
+                return -EINVAL;
+        if (cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
+                return -EOPNOTSUPP;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (uint8_t *)item < (uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item))
+                if (item->type != KDBUS_ITEM_CONN_DESCRIPTION)
+                        return -EINVAL;
+        if (cmd->flags & KDBUS_HELLO_ACCEPT_FD)
+                conn_flags |= BRIDGE_CONN_ACCEPT_FDS;
+
+        nc = calloc(1, sizeof(*nc));
+        if (!nc)
+                return -ENOMEM;
+        list_init(&nc->recv_list);
+        nc->hello_flags = cmd->flags;
+        nc->attach_flags_send = cmd->attach_flags_send;
+        nc->attach_flags_recv = cmd->attach_flags_recv;
+        nc->ops = ops;
+        nc->userdata = userdata;
+
+        r = bridge_pool_new(cmd->pool_size, &nc->pool);
+        if (r == POOL_E_BAD_SIZE)
+                return -EINVAL;
+        if (r)
+                return error_trace(r);
+        r = bridge_conn_new(bus, creds, conn_flags, &native_bridge_ops, nc, &nc->conn);
+        if (r)
+                return native_errno_from_bridge(r);
+
+        /* the bloom parameters first: the slice is the peer's to FREE */
+        r = bridge_pool_alloc(nc->pool, KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)),
+                              false, &slice);
+        if (r)
+                return r == POOL_E_NO_SPACE ? -EINVAL : r;
+        item = bridge_pool_ptr(nc->pool, slice);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
+        item->type = KDBUS_ITEM_BLOOM_PARAMETER;
+        item->bloom_parameter.size = BUS_BLOOM_SIZE;
+        item->bloom_parameter.n_hash = BUS_BLOOM_N_HASH;
+
+        r = bridge_conn_hello(nc->conn);
+        if (r)
+                return native_errno_from_bridge(r);
+
+        cmd->return_flags = 0;
+        cmd->bus_flags = 0;
+        cmd->id = nc->conn->id;
+        cmd->offset = slice->offset;
+        cmd->items_size = item->size;
+        memcpy(cmd->id128, bus->id, sizeof(cmd->id128));
+        *ret = steal_ptr(&nc);
+        return 0;
+}
+
+/**
+ * native_conn_free() - disconnect (if still connected) and free
+ * @nc:         the connection or NULL
+ *
+ * Return: NULL.
+ */
+NativeConn *native_conn_free(NativeConn *nc) {
+        NativeEntry *e;
+
+        if (!nc)
+                return NULL;
+        if (nc->conn) {
+                bridge_conn_disconnect(nc->conn);
+                nc->conn->ops = NULL;
+                nc->conn->userdata = NULL;
+        }
+        while ((e = list_first_entry(&nc->recv_list, NativeEntry, link)))
+                entry_free(nc, e, true);
+        nc->conn = bridge_conn_unref(nc->conn);
+        nc->pool = bridge_pool_free(nc->pool);
+        free(nc);
+        return NULL;
+}
+
+/**
+ * native_conn_from_bridge() - the native connection behind a core connection
+ * @conn:       any connection
+ *
+ * Return: the NativeConn, or NULL for a legacy peer.
+ */
+NativeConn *native_conn_from_bridge(const BridgeConn *conn) {
+        return conn->ops == &native_bridge_ops ? conn->userdata : NULL;
+}
+
+/**
+ * native_conn_pool_fd() - the pool's memfd
+ * @nc:         the connection
+ *
+ * Return: the fd (owned by the pool).
+ */
+int native_conn_pool_fd(const NativeConn *nc) {
+        return nc->pool->fd;
+}
+
+/**
+ * native_items_check() - every item lies inside @size bytes, is at least a header long
+ * @items:      the first item
+ * @size:       bytes from @items to the end of the struct
+ *
+ * Return: 0 or -EINVAL.
+ */
+int native_items_check(const void *items, size_t size) {
+        const uint8_t *p = items;
+        size_t pos = 0;
+
+        while (pos < size) {
+                const struct kdbus_item *item = (const void *)(p + pos);
+
+                if (size - pos < KDBUS_ITEM_HEADER_SIZE || item->size < KDBUS_ITEM_HEADER_SIZE ||
+                    item->size > size - pos)
+                        return -EINVAL;
+                pos += KDBUS_ALIGN8(item->size);
+        }
+        return 0;
+}
+
+/* Duplicate @m's fds for the peer. Return: 0 or -errno. */
+static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
+        int *fds;
+        unsigned i;
+
+        *ret_fds = NULL;
+        *ret_n = 0;
+        if (!m->n_fds)
+                return 0;
+        fds = calloc(m->n_fds, sizeof(int));
+        if (!fds)
+                return -ENOMEM;
+        for (i = 0; i < m->n_fds; ++i) {
+                fds[i] = fcntl(m->fds[i], F_DUPFD_CLOEXEC, 3);
+                if (fds[i] < 0) {
+                        int r = -errno;
+
+                        while (i--)
+                                (void) close(fds[i]);
+                        free(fds);
+                        return r;
+                }
+        }
+        *ret_fds = fds;
+        *ret_n = m->n_fds;
+        return 0;
+}
+
+/* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, the payload. */
+static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice,
+                      uint64_t msg_size) {
+        struct kdbus_msg *km = bridge_pool_ptr(nc->pool, slice);
+        const WireHeader *h = &m->hdr;
+        struct kdbus_item *item;
+        unsigned i;
+
+        memset(km, 0, msg_size);
+        km->size = msg_size;
+        km->priority = m->priority;
+        km->src_id = m->sender_id ? m->sender_id : KDBUS_SRC_ID_KERNEL;
+        km->dst_id = h->destination ? nc->conn->id : KDBUS_DST_ID_BROADCAST;
+        km->payload_type = KDBUS_PAYLOAD_DBUS;
+        km->cookie = h->serial;
+        if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED))
+                km->flags |= KDBUS_MSG_EXPECT_REPLY;
+        if (h->flags & WIRE_FLAG_NO_AUTO_START)
+                km->flags |= KDBUS_MSG_NO_AUTO_START;
+        if (h->type == WIRE_MSG_SIGNAL)
+                km->flags |= KDBUS_MSG_SIGNAL;
+        if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR)
+                km->cookie_reply = h->reply_serial;
+
+        item = km->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        item->type = KDBUS_ITEM_PAYLOAD_OFF;
+        item->vec.offset = msg_size;
+        item->vec.size = m->size;
+        item = KDBUS_ITEM_NEXT(item);
+        if (m->n_fds) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + m->n_fds * sizeof(int);
+                item->type = KDBUS_ITEM_FDS;
+                /* the fds themselves travel with the RECV reply, in this order */
+                for (i = 0; i < m->n_fds; ++i)
+                        item->fds[i] = -1;
+        }
+        memcpy((uint8_t *)km + msg_size, m->data, m->size);
+}
+
+static uint32_t msg_sender_uid(NativeConn *nc, const BridgeMsg *m) {
+        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
+
+        return sender ? (uint32_t)sender->creds.uid : UINT32_MAX;
+}
+
+/*
+ * Write @m into the pool. Return: 0 (delivered or dropped), 1 (no room now: leave it
+ * queued), or -ENOMEM.
+ */
+static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
+        uint64_t msg_size, total, user_bytes = 0;
+        unsigned user_msgs = 0;
+        BridgePoolSlice *slice;
+        NativeEntry *e;
+        uint32_t uid;
+        List *pos;
+        int r;
+
+        msg_size = sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        if (m->n_fds)
+                msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
+        total = msg_size + ALIGN8(m->size);
+
+        uid = msg_sender_uid(nc, m);
+        list_for_each(pos, &nc->recv_list) {
+                e = container_of(pos, NativeEntry, link);
+                if (e->sender_uid == uid) {
+                        user_bytes += e->slice->size;
+                        ++user_msgs;
+                }
+        }
+        if (m->sender_id && !list_is_empty(&nc->recv_list) &&
+            (user_msgs >= NATIVE_MAX_MSGS_PER_USER ||
+             !bridge_pool_quota_allows(nc->pool, user_bytes, total)))
+                return 1;
+
+        r = bridge_pool_alloc(nc->pool, total, true, &slice);
+        if (r == POOL_E_NO_SPACE) {
+                if (!list_is_empty(&nc->recv_list) || nc->pool->used > nc->pool->queued)
+                        return 1;       /* RECV or FREE will make room */
+                ++nc->dropped_msgs;     /* larger than the whole pool: never fits */
+                return 0;
+        }
+        if (r)
+                return error_trace(r);
+        msg_write(nc, m, slice, msg_size);
+
+        if (nc->sync_pending && m->hdr.reply_serial == nc->sync_cookie &&
+            (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR)) {
+                int *fds;
+                unsigned n_fds;
+
+                nc->sync_pending = false;
+                bridge_pool_publish(nc->pool, slice);
+                r = msg_dup_fds(m, &fds, &n_fds);
+                if (nc->ops && nc->ops->sync_done)
+                        nc->ops->sync_done(nc, nc->userdata, r, slice->offset, msg_size,
+                                           fds, n_fds);
+                return 0;
+        }
+
+        e = calloc(1, sizeof(*e));
+        if (!e) {
+                bridge_pool_release(nc->pool, slice);
+                return error_origin(-ENOMEM);
+        }
+        e->slice = slice;
+        e->msg_size = msg_size;
+        e->priority = m->priority;
+        e->sender_uid = uid;
+        e->msg = bridge_msg_ref(m);
+        list_append(&nc->recv_list, &e->link);
+        ++nc->n_entries;
+        return 0;
+}
+
+/**
+ * native_conn_drain() - move what the core queued into the pool
+ * @nc:         the connection
+ *
+ * Stops at the first message that does not fit now (quota or space). Wakes the peer when
+ * the receive list became non-empty.
+ */
+void native_conn_drain(NativeConn *nc) {
+        bool was_empty = list_is_empty(&nc->recv_list);
+        BridgeMsg *m;
+
+        if (!nc->conn)
+                return;
+        while ((m = bridge_conn_queue_peek(nc->conn))) {
+                if (native_conn_deliver(nc, m))
+                        break;
+                bridge_conn_queue_pop(nc->conn);
+        }
+        if (was_empty && !list_is_empty(&nc->recv_list) && nc->ops && nc->ops->readable)
+                nc->ops->readable(nc, nc->userdata);
+}
+
+static NativeEntry *recv_pick(NativeConn *nc, const struct kdbus_cmd_recv *cmd) {
+        NativeEntry *best = NULL;
+        List *pos;
+
+        if (!(cmd->flags & KDBUS_RECV_USE_PRIORITY))
+                return list_first_entry(&nc->recv_list, NativeEntry, link);
+        list_for_each(pos, &nc->recv_list) {
+                NativeEntry *e = container_of(pos, NativeEntry, link);
+
+                if (e->priority >= cmd->priority && (!best || e->priority > best->priority))
+                        best = e;
+        }
+        return best;
+}
+
+static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
+                            int **ret_fds, unsigned *ret_n_fds) {
+        NativeEntry *e;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags & ~(uint64_t)(KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY))
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        if (cmd->size != sizeof(*cmd))
+                return -EINVAL;         /* RECV takes no items */
+
+        native_conn_drain(nc);
+        cmd->return_flags = 0;
+        cmd->dropped_msgs = 0;
+        if (nc->dropped_msgs) {
+                cmd->dropped_msgs = nc->dropped_msgs;
+                cmd->return_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
+                nc->dropped_msgs = 0;
+        }
+        memset(&cmd->msg, 0, sizeof(cmd->msg));
+        if (list_is_empty(&nc->recv_list))
+                return -EAGAIN;
+        e = recv_pick(nc, cmd);
+        if (!e)
+                return -ENOMSG;
+
+        if (cmd->flags & KDBUS_RECV_DROP) {
+                entry_free(nc, e, true);
+                native_conn_drain(nc);
+                return 0;
+        }
+        r = msg_dup_fds(e->msg, ret_fds, ret_n_fds);
+        if (r) {
+                if (r != -EMFILE && r != -ENFILE)
+                        return r;
+                /* kdbus hands out the message without the fds and says so */
+                cmd->msg.return_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
+                cmd->return_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
+        }
+        cmd->msg.offset = e->slice->offset;
+        cmd->msg.msg_size = e->msg_size;
+        if (!(cmd->flags & KDBUS_RECV_PEEK)) {
+                entry_free(nc, e, false);
+                native_conn_drain(nc);
+        }
+        return 0;
+}
+
+static int native_conn_free_cmd(NativeConn *nc, struct kdbus_cmd_free *cmd, size_t size) {
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        if (bridge_pool_free_offset(nc->pool, cmd->offset))
+                return -ENXIO;
+        native_conn_drain(nc);
+        return 0;
+}
+
+static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size) {
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
+                return -EINVAL;
+        native_conn_drain(nc);
+        if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn))
+                return -EBUSY;
+        nc->byebye = true;
+        bridge_conn_disconnect(nc->conn);
+        return 0;
+}
+
+/* The flags each command knows (NEGOTIATE answers with these). */
+static uint64_t command_flags(uint64_t command) {
+        switch (command) {
+        case KDBUS_CMD_SEND:            return KDBUS_SEND_SYNC_REPLY;
+        case KDBUS_CMD_RECV:            return KDBUS_RECV_PEEK | KDBUS_RECV_DROP |
+                                               KDBUS_RECV_USE_PRIORITY;
+        case KDBUS_CMD_NAME_ACQUIRE:    return KDBUS_NAME_REPLACE_EXISTING |
+                                               KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE;
+        case KDBUS_CMD_LIST:            return KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
+                                               KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED;
+        case KDBUS_CMD_CONN_INFO:       return _KDBUS_ATTACH_ALL;
+        default:                        return 0;
+        }
+}
+
+static size_t command_struct_size(uint64_t command) {
+        switch (command) {
+        case KDBUS_CMD_SEND:            return sizeof(struct kdbus_cmd_send);
+        case KDBUS_CMD_RECV:            return sizeof(struct kdbus_cmd_recv);
+        case KDBUS_CMD_FREE:            return sizeof(struct kdbus_cmd_free);
+        case KDBUS_CMD_LIST:            return sizeof(struct kdbus_cmd_list);
+        case KDBUS_CMD_CONN_INFO:       return sizeof(struct kdbus_cmd_info);
+        case KDBUS_CMD_MATCH_ADD:
+        case KDBUS_CMD_MATCH_REMOVE:    return sizeof(struct kdbus_cmd_match);
+        default:                        return sizeof(struct kdbus_cmd);
+        }
+}
+
+/**
+ * native_conn_command() - execute one command of a connected peer
+ * @nc:         the connection
+ * @command:    KDBUS_CMD_*
+ * @buf:        the command struct (8-aligned), updated in place
+ * @size:       bytes at @buf
+ * @fds:        fds that came with the command (borrowed)
+ * @n_fds:      their number
+ * @ret_reply_size: bytes of @buf to send back (the fixed part of the struct)
+ * @ret_fds:    fds to pass with the reply (owned by the caller), or NULL
+ * @ret_n_fds:  their number
+ *
+ * KDBUS_FLAG_NEGOTIATE in the flags: nothing is done, the flags the command knows are
+ * written to cmd->flags.
+ *
+ * Return: 0, 1 (SEND with SYNC_REPLY: the answer comes through sync_done), or a negative
+ * errno for the peer (ENOTTY for an unknown command, ECONNRESET after BYEBYE or when the
+ * bus dropped the connection).
+ */
+int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
+                        const int *fds, unsigned n_fds, size_t *ret_reply_size,
+                        int **ret_fds, unsigned *ret_n_fds) {
+        struct kdbus_cmd *cmd = buf;
+        size_t struct_size = command_struct_size(command);
+
+        *ret_fds = NULL;
+        *ret_n_fds = 0;
+        *ret_reply_size = MIN(size, struct_size);
+        if (size < sizeof(*cmd) || size < struct_size)
+                return -EINVAL;
+        if (nc->byebye || !bridge_conn_is_active(nc->conn))
+                return -ECONNRESET;
+        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = command_flags(command);
+                cmd->return_flags = 0;
+                return 0;
+        }
+        if (n_fds && command != KDBUS_CMD_SEND)
+                return -EINVAL;
+
+        switch (command) {
+        case KDBUS_CMD_BYEBYE:
+                return native_conn_byebye(nc, cmd, size);
+        case KDBUS_CMD_SEND:
+                return native_conn_send(nc, buf, size, fds, n_fds);
+        case KDBUS_CMD_RECV:
+                return native_conn_recv(nc, buf, size, ret_fds, ret_n_fds);
+        case KDBUS_CMD_FREE:
+                return native_conn_free_cmd(nc, buf, size);
+        case KDBUS_CMD_NAME_ACQUIRE:
+                return native_conn_name_acquire(nc, buf, size);
+        case KDBUS_CMD_NAME_RELEASE:
+                return native_conn_name_release(nc, buf, size);
+        case KDBUS_CMD_LIST:
+                return native_conn_list(nc, buf, size);
+        case KDBUS_CMD_CONN_INFO:
+                return native_conn_info(nc, buf, size);
+        case KDBUS_CMD_HELLO:
+                return -EALREADY;
+        case KDBUS_CMD_UPDATE:
+        case KDBUS_CMD_BUS_CREATOR_INFO:
+        case KDBUS_CMD_MATCH_ADD:
+        case KDBUS_CMD_MATCH_REMOVE:
+        case KDBUS_CMD_ENDPOINT_MAKE:
+        case KDBUS_CMD_ENDPOINT_UPDATE:
+        case KDBUS_CMD_BUS_MAKE:
+                return -EOPNOTSUPP;     /* not implemented yet (docs/native.md) */
+        default:
+                return -ENOTTY;
+        }
+}

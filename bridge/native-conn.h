@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * A native connection: a BridgeConn whose transport is a receive pool (bridge/pool.h) and
+ * whose peer speaks kdbus's commands (include/kdbus/kdbus.h). The commands are executed
+ * here, like system calls: each takes the command struct as the peer sent it, updates it in
+ * place as kdbus writes back into the caller's struct, and returns 0 or the negative errno
+ * kdbus would have made the ioctl() fail with. Those errnos are the command's *result* for
+ * the peer, not failures of the bus (-ENOMEM included: the peer sees ENOMEM, the bus runs on).
+ *
+ * Messages: the core carries dbus1 messages (BridgeMsg). A native SEND carries a dbus1
+ * message as its PAYLOAD_VEC bytes; its kdbus fields must agree with the dbus1 header
+ * (cookie = serial, cookie_reply = reply serial, EXPECT_REPLY = method call expecting a
+ * reply, destination = dst_id or DST_NAME). The bus stamps SENDER and routes it like any
+ * other message, so legacy peers receive it unchanged. Toward a native peer, each message
+ * queued to its BridgeConn is written once into its pool, at delivery, as a kdbus_msg with
+ * a PAYLOAD_OFF item pointing at the dbus1 bytes behind the items (and an FDS item). RECV
+ * then only hands out the slice offset. See docs/native.md.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeCreds BridgeCreds;
+typedef struct BridgeMsg BridgeMsg;
+typedef struct BridgePool BridgePool;
+typedef struct NativeConn NativeConn;
+struct kdbus_cmd_hello;
+
+typedef struct NativeConnOps {
+        /* The receive list went from empty to non-empty: wake the peer. */
+        void (*readable)(NativeConn *nc, void *userdata);
+        /* A SEND with SYNC_REPLY finished: @error (0 or -errno) and, on success, where the
+         * reply lies in the pool; @fds (owned by the callee now) go with it. */
+        void (*sync_done)(NativeConn *nc, void *userdata, int error, uint64_t offset,
+                          uint64_t size, int *fds, unsigned n_fds);
+} NativeConnOps;
+
+/* A message written into the pool and not received yet. */
+typedef struct NativeEntry {
+        List link;                      /* NativeConn.recv_list, delivery order */
+        struct BridgePoolSlice *slice;
+        uint64_t msg_size;              /* the kdbus_msg's size (items; payload behind) */
+        int64_t priority;
+        uint32_t sender_uid;            /* quota account */
+        BridgeMsg *msg;                 /* one reference: its fds go out with RECV */
+} NativeEntry;
+
+struct NativeConn {
+        BridgeConn *conn;               /* one reference */
+        BridgePool *pool;
+        uint64_t hello_flags;           /* KDBUS_HELLO_* */
+        uint64_t attach_flags_send;
+        uint64_t attach_flags_recv;
+        const NativeConnOps *ops;
+        void *userdata;
+
+        List recv_list;                 /* NativeEntry */
+        unsigned n_entries;
+        uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
+        bool byebye;                    /* BYEBYE done: every command fails ECONNRESET */
+
+        /* a SEND with SYNC_REPLY waiting for its answer */
+        bool sync_pending;
+        uint64_t sync_cookie;
+        uint64_t sync_dst_id;
+};
+
+/* At most this many messages of one sending user wait in one receiver (kdbus). */
+#define NATIVE_MAX_MSGS_PER_USER 256u
+
+/**
+ * Return: 0, or a negative errno for the peer: -EINVAL (bad struct, flags or pool size),
+ * -EOPNOTSUPP (activator, policy holder: not supported yet), -EMFILE (too many
+ * connections for this user), -ENOMEM.
+ */
+int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
+                      const NativeConnOps *ops, void *userdata, NativeConn **ret);
+/* Disconnects (if still connected) and frees. */
+NativeConn *native_conn_free(NativeConn *nc);
+DEFINE_CLEANUP(NativeConn *, native_conn_free);
+
+/* The NativeConn behind @conn, or NULL for a legacy connection. */
+NativeConn *native_conn_from_bridge(const BridgeConn *conn);
+
+/* The pool's memfd, to be handed to the peer after HELLO (the bus keeps its own). */
+int native_conn_pool_fd(const NativeConn *nc);
+
+/*
+ * Execute one command other than HELLO. @buf holds the command struct (and, for SEND, the
+ * kdbus_msg and payload bytes it points at by offset); @fds are the fds that came with it
+ * (borrowed: the callee dups what it keeps). On return *ret_reply_size says how many bytes
+ * of @buf to send back, and *ret_fds and *ret_n_fds (owned by the caller, may be NULL/0) the
+ * fds to pass with the reply. A SEND with SYNC_REPLY returns 1: no reply now, it comes
+ * through NativeConnOps.sync_done.
+ *
+ * Return: 0, 1 (SYNC_REPLY pending), or a negative errno for the peer.
+ */
+int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
+                        const int *fds, unsigned n_fds, size_t *ret_reply_size,
+                        int **ret_fds, unsigned *ret_n_fds);
+
+/* Write queued messages into the pool (after FREE made room); called internally too. */
+void native_conn_drain(NativeConn *nc);
+
+/* From bridge/native-send.c: SEND. */
+int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds);
+/* From bridge/native-names.c: NAME_ACQUIRE, NAME_RELEASE, LIST, CONN_INFO. */
+int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size);
+int native_conn_name_release(NativeConn *nc, void *buf, size_t size);
+int native_conn_list(NativeConn *nc, void *buf, size_t size);
+int native_conn_info(NativeConn *nc, void *buf, size_t size);
+
+/* Every item in @size bytes from @items is at least a header long and inside: 0 or -EINVAL. */
+int native_items_check(const void *items, size_t size);
+
+/* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
+int native_errno_from_bridge(int r);

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * NAME_ACQUIRE, NAME_RELEASE, LIST and CONN_INFO of native peers, on the one name registry
+ * legacy peers use (bridge/names.h): a name a native service acquires is seen by
+ * GetNameOwner and NameOwnerChanged of legacy clients, and the other way round.
+ *
+ * kdbus's name flags differ from dbus1's (REPLACE_EXISTING=1, ALLOW_REPLACEMENT=2, QUEUE=4
+ * against dbus1's ALLOW_REPLACEMENT=1, REPLACE_EXISTING=2, DO_NOT_QUEUE=4); they are
+ * translated here. Acquiring a name one already owns succeeds with
+ * KDBUS_NAME_ACQUIRED|KDBUS_NAME_PRIMARY in return_flags (as kdbus's final code does);
+ * a fresh primary owner gets KDBUS_NAME_PRIMARY, a queued one KDBUS_NAME_IN_QUEUE.
+ *
+ * LIST and CONN_INFO write kdbus_info records into a pool slice the peer must FREE.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/names.h"
+#include "bridge/native-conn.h"
+#include "bridge/pool.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+#include "wire/names.h"
+
+/* The NAME item of a kdbus_cmd (exactly one, valid well-known name). Return: 0 or -errno. */
+static int cmd_name(struct kdbus_cmd *cmd, size_t size, const char **ret) {
+        const struct kdbus_item *item;
+        const char *name = NULL;
+        int r;
+
+        if (cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                if (item->type != KDBUS_ITEM_NAME || name)
+                        return -EINVAL;
+                if (len < 2 || item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                        return -EINVAL;
+                name = item->str;
+        }
+        if (!name || !wire_well_known_name_is_valid(name, strlen(name)))
+                return -EINVAL;
+        *ret = name;
+        return 0;
+}
+
+/**
+ * native_conn_name_acquire() - NAME_ACQUIRE
+ * @nc:         the connection
+ * @buf:        kdbus_cmd with one NAME item; return_flags written
+ * @size:       bytes at @buf
+ *
+ * Return: 0 (return_flags say primary, already owner, or queued), or -EINVAL, -EPERM
+ * (org.freedesktop.DBus is the bus's), -EEXIST, -E2BIG (too many names), -ECONNRESET,
+ * -ENOMEM.
+ */
+int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd *cmd = buf;
+        unsigned flags = 0;
+        const char *name;
+        int r;
+
+        if (cmd->flags & ~(uint64_t)(KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT |
+                                     KDBUS_NAME_QUEUE))
+                return -EINVAL;
+        r = cmd_name(cmd, size, &name);
+        if (r)
+                return r;
+        if (!strcmp(name, "org.freedesktop.DBus"))
+                return -EPERM;
+        if (cmd->flags & KDBUS_NAME_REPLACE_EXISTING)
+                flags |= BRIDGE_NAME_REPLACE_EXISTING;
+        if (cmd->flags & KDBUS_NAME_ALLOW_REPLACEMENT)
+                flags |= BRIDGE_NAME_ALLOW_REPLACEMENT;
+        if (!(cmd->flags & KDBUS_NAME_QUEUE))
+                flags |= BRIDGE_NAME_DO_NOT_QUEUE;
+
+        cmd->return_flags = 0;
+        r = bridge_name_acquire(nc->conn, name, flags);
+        switch (r) {
+        case 0:
+                cmd->return_flags = KDBUS_NAME_PRIMARY;
+                return 0;
+        case NAME_E_ALREADY_OWNER:
+                cmd->return_flags = KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED;
+                return 0;
+        case NAME_E_IN_QUEUE:
+                cmd->return_flags = KDBUS_NAME_IN_QUEUE;
+                return 0;
+        case NAME_E_EXISTS:
+                return -EEXIST;
+        case NAME_E_QUOTA:
+                return -E2BIG;
+        default:
+                return native_errno_from_bridge(r);
+        }
+}
+
+/**
+ * native_conn_name_release() - NAME_RELEASE
+ * @nc:         the connection
+ * @buf:        kdbus_cmd with one NAME item
+ * @size:       bytes at @buf
+ *
+ * Return: 0, or -EINVAL, -ESRCH (nobody owns it), -EADDRINUSE (owned by another, and the
+ * caller is not queued for it).
+ */
+int native_conn_name_release(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd *cmd = buf;
+        const char *name;
+        int r;
+
+        if (cmd->flags)
+                return -EINVAL;
+        r = cmd_name(cmd, size, &name);
+        if (r)
+                return r;
+        cmd->return_flags = 0;
+        r = bridge_name_release(nc->conn, name);
+        switch (r) {
+        case 0:
+                return 0;
+        case NAME_E_NON_EXISTENT:
+                return -ESRCH;
+        case NAME_E_NOT_OWNER:
+                return -EADDRINUSE;
+        default:
+                return native_errno_from_bridge(r);
+        }
+}
+
+/* The kdbus flags a connection said hello with (0 for legacy peers). */
+static uint64_t conn_hello_flags(const BridgeConn *conn) {
+        const NativeConn *peer = native_conn_from_bridge(conn);
+
+        return peer ? peer->hello_flags : 0;
+}
+
+/* Size of one OWNED_NAME item for @name. */
+static size_t name_item_size(const char *name) {
+        return KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + strlen(name) + 1);
+}
+
+static uint8_t *write_name_item(uint8_t *p, const char *name, uint64_t flags) {
+        struct kdbus_item *item = (void *)p;
+        size_t len = strlen(name) + 1;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
+        item->type = KDBUS_ITEM_OWNED_NAME;
+        item->name.flags = flags;
+        memcpy(item->name.name, name, len);
+        return p + KDBUS_ALIGN8(item->size);
+}
+
+/* Which of @conn's names a record lists: primary ones, plus queued ones with QUEUED. */
+static bool owner_listed(const BridgeNameOwner *o, uint64_t list_flags) {
+        bool primary = bridge_name_primary(o->name) == o->conn;
+
+        return primary || (list_flags & KDBUS_LIST_QUEUED);
+}
+
+static uint64_t owner_kdbus_flags(const BridgeNameOwner *o) {
+        uint64_t f = 0;
+
+        if (o->flags & BRIDGE_NAME_ALLOW_REPLACEMENT)
+                f |= KDBUS_NAME_ALLOW_REPLACEMENT;
+        if (bridge_name_primary(o->name) == o->conn)
+                f |= KDBUS_NAME_PRIMARY;
+        else
+                f |= KDBUS_NAME_IN_QUEUE;
+        return f;
+}
+
+/* Size of @conn's record; 0 if LIST leaves it out. */
+static size_t info_size(const BridgeConn *conn, uint64_t list_flags, bool with_names) {
+        size_t sz = sizeof(struct kdbus_info);
+        unsigned n = 0;
+        List *pos;
+
+        list_for_each(pos, &conn->owned) {
+                const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+
+                if (!owner_listed(o, list_flags))
+                        continue;
+                ++n;
+                if (with_names)
+                        sz += name_item_size(o->name->name);
+        }
+        if (!(list_flags & KDBUS_LIST_UNIQUE) && !n)
+                return 0;
+        return sz;
+}
+
+static uint8_t *write_info(uint8_t *p, const BridgeConn *conn, uint64_t list_flags,
+                           bool with_names) {
+        struct kdbus_info *info = (void *)p;
+        uint8_t *at = (uint8_t *)info->items;
+        List *pos;
+
+        info->id = conn->id;
+        info->flags = conn_hello_flags(conn);
+        if (with_names)
+                list_for_each(pos, &conn->owned) {
+                        const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+
+                        if (owner_listed(o, list_flags))
+                                at = write_name_item(at, o->name->name, owner_kdbus_flags(o));
+                }
+        info->size = (uint64_t)(at - p);
+        return at;
+}
+
+/**
+ * native_conn_list() - LIST: connections and names, as kdbus_info records in the pool
+ * @nc:         the connection
+ * @buf:        kdbus_cmd_list; offset and list_size written
+ * @size:       bytes at @buf
+ *
+ * UNIQUE lists every connection, NAMES adds OWNED_NAME items (and, without UNIQUE, lists
+ * only connections owning a name), QUEUED adds the names a connection waits for.
+ * ACTIVATORS lists nothing yet (no activator connections).
+ *
+ * Return: 0, or -EINVAL, -ENOBUFS (the pool has no room), -ENOMEM.
+ */
+int native_conn_list(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd_list *cmd = buf;
+        bool with_names = cmd->flags & (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED);
+        BridgePoolSlice *slice;
+        size_t total = 0;
+        uint8_t *p;
+        List *pos;
+        int r;
+
+        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->size != sizeof(*cmd))
+                return -EINVAL;
+        if (cmd->flags & ~(uint64_t)(KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
+                                     KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED))
+                return -EINVAL;
+        list_for_each(pos, &nc->conn->bus->conns) {
+                const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
+
+                if (bridge_conn_is_active(c))
+                        total += info_size(c, cmd->flags, with_names);
+        }
+        r = bridge_pool_alloc(nc->pool, total ? total : 8, false, &slice);
+        if (r == POOL_E_NO_SPACE)
+                return -ENOBUFS;
+        if (r)
+                return r;
+        p = bridge_pool_ptr(nc->pool, slice);
+        list_for_each(pos, &nc->conn->bus->conns) {
+                const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
+
+                if (bridge_conn_is_active(c) && info_size(c, cmd->flags, with_names))
+                        p = write_info(p, c, cmd->flags, with_names);
+        }
+        cmd->return_flags = 0;
+        cmd->offset = slice->offset;
+        cmd->list_size = total;
+        return 0;
+}
+
+/**
+ * native_conn_info() - CONN_INFO of a connection by id, or by a NAME item
+ * @nc:         the connection asking
+ * @buf:        kdbus_cmd_info; offset and info_size written
+ * @size:       bytes at @buf
+ *
+ * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
+ * owns. Other metadata is not attached yet.
+ *
+ * Return: 0, or -EINVAL, -ENXIO (no connection with that id), -ESRCH (nobody owns the
+ * name), -ENOBUFS, -ENOMEM.
+ */
+int native_conn_info(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd_info *cmd = buf;
+        const struct kdbus_item *item;
+        const char *name = NULL;
+        BridgePoolSlice *slice;
+        BridgeConn *target;
+        bool with_names;
+        size_t total;
+        int r;
+
+        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                if (item->type != KDBUS_ITEM_NAME || name || len < 2 ||
+                    item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                        return -EINVAL;
+                name = item->str;
+        }
+        if (!!name == !!cmd->id)
+                return -EINVAL;         /* exactly one of id and name */
+        if (name) {
+                if (!wire_bus_name_is_valid(name, strlen(name)))
+                        return -EINVAL;
+                target = bus_find_conn_by_name(nc->conn->bus, name);
+                if (!target)
+                        return -ESRCH;
+        } else {
+                target = bus_find_conn(nc->conn->bus, cmd->id);
+                if (!target)
+                        return -ENXIO;
+        }
+
+        with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
+        total = info_size(target, KDBUS_LIST_UNIQUE, with_names);
+        r = bridge_pool_alloc(nc->pool, total, false, &slice);
+        if (r == POOL_E_NO_SPACE)
+                return -ENOBUFS;
+        if (r)
+                return r;
+        (void) write_info(bridge_pool_ptr(nc->pool, slice), target, KDBUS_LIST_UNIQUE,
+                          with_names);
+        cmd->return_flags = 0;
+        cmd->offset = slice->offset;
+        cmd->info_size = total;
+        return 0;
+}

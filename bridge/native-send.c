@@ -1,0 +1,325 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * SEND of a native peer. The datagram holds the kdbus_cmd_send, the kdbus_msg at
+ * cmd->msg_address (an offset into the datagram, not a pointer) and the bytes the
+ * PAYLOAD_VEC items point at (offsets again; offset 0 with a size means that many zero
+ * bytes, as a NULL address meant padding in kdbus). PAYLOAD_MEMFD parts are read from
+ * sealed memfds. The parts, in item order, must form exactly one dbus1 message, which is
+ * validated like any message from a legacy peer; its header must agree with the kdbus
+ * fields (see native-conn.h). Then the bus stamps SENDER and routes it through the core.
+ *
+ * fds: the FDS item and PAYLOAD_MEMFD carry indices into the fds of the datagram; the
+ * message keeps duplicates of the FDS ones (at most KDBUS_MSG_MAX_FDS).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "bridge/native-conn.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+#include "wire/message.h"
+#include "wire/protocol.h"
+
+/* The seals a PAYLOAD_MEMFD must carry: nobody can change it after the send. */
+#define NATIVE_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+#define NATIVE_MAX_PARTS 64u
+
+typedef struct SendParts {
+        const uint8_t *ptr[NATIVE_MAX_PARTS];   /* NULL: zero bytes */
+        uint64_t len[NATIVE_MAX_PARTS];
+        void *map[NATIVE_MAX_PARTS];            /* memfd mappings to unmap */
+        size_t map_len[NATIVE_MAX_PARTS];
+        unsigned n;
+        uint64_t total;
+        int msg_fds[KDBUS_MSG_MAX_FDS];         /* duplicates, owned until taken */
+        unsigned n_msg_fds;
+        const char *dst_name;
+} SendParts;
+
+static void send_parts_clear(SendParts *p) {
+        unsigned i;
+
+        for (i = 0; i < p->n; ++i)
+                if (p->map[i])
+                        (void) munmap(p->map[i], p->map_len[i]);
+        for (i = 0; i < p->n_msg_fds; ++i)
+                (void) close(p->msg_fds[i]);
+        p->n = 0;
+        p->n_msg_fds = 0;
+}
+
+static int parts_add(SendParts *p, const uint8_t *ptr, uint64_t len, void *map, size_t map_len) {
+        if (p->n >= NATIVE_MAX_PARTS)
+                return -E2BIG;
+        if (len > KDBUS_WIRE_MAX_DATAGRAM * 16ull || p->total + len > WIRE_MAX_MESSAGE_SIZE)
+                return -EMSGSIZE;
+        p->ptr[p->n] = ptr;
+        p->len[p->n] = len;
+        p->map[p->n] = map;
+        p->map_len[p->n] = map_len;
+        ++p->n;
+        p->total += len;
+        return 0;
+}
+
+static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds,
+                      unsigned n_fds) {
+        int fd, seals;
+        struct stat st;
+        void *map;
+
+        if (mf->fd < 0 || (unsigned)mf->fd >= n_fds || mf->__pad)
+                return -EINVAL;
+        fd = fds[mf->fd];
+        seals = fcntl(fd, F_GET_SEALS);
+        if (seals < 0)
+                return -EMEDIUMTYPE;            /* not a memfd */
+        if ((seals & NATIVE_MEMFD_SEALS) != NATIVE_MEMFD_SEALS)
+                return -ETXTBSY;                /* kdbus: a memfd that is not sealed */
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (mf->size == 0 || mf->start > (uint64_t)st.st_size ||
+            mf->size > (uint64_t)st.st_size - mf->start)
+                return -EINVAL;
+        map = mmap(NULL, mf->start + mf->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        return parts_add(p, (uint8_t *)map + mf->start, mf->size, map, mf->start + mf->size);
+}
+
+/* Walk the message's items into @p. Return: 0 or -errno for the peer. */
+static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
+                        const struct kdbus_msg *km, const int *fds, unsigned n_fds) {
+        const struct kdbus_item *item;
+        unsigned i, n;
+        int r;
+
+        r = native_items_check(km->items, km->size - sizeof(*km));
+        if (r)
+                return r;
+        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                switch (item->type) {
+                case KDBUS_ITEM_PAYLOAD_VEC:
+                        if (payload != sizeof(struct kdbus_vec))
+                                return -EINVAL;
+                        if (item->vec.offset == 0) {
+                                r = parts_add(p, NULL, item->vec.size, NULL, 0);
+                        } else {
+                                if (item->vec.offset > size || item->vec.size > size - item->vec.offset)
+                                        return -EFAULT;
+                                r = parts_add(p, buf + item->vec.offset, item->vec.size, NULL, 0);
+                        }
+                        if (r)
+                                return r;
+                        break;
+                case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        if (payload != sizeof(struct kdbus_memfd))
+                                return -EINVAL;
+                        r = part_memfd(p, &item->memfd, fds, n_fds);
+                        if (r)
+                                return r;
+                        break;
+                case KDBUS_ITEM_FDS:
+                        n = payload / sizeof(int);
+                        if (payload % sizeof(int) || p->n_msg_fds)
+                                return -EEXIST;
+                        if (n > KDBUS_MSG_MAX_FDS)
+                                return -EMFILE;
+                        for (i = 0; i < n; ++i) {
+                                if (item->fds[i] < 0 || (unsigned)item->fds[i] >= n_fds)
+                                        return -EBADF;
+                                p->msg_fds[i] = fcntl(fds[item->fds[i]], F_DUPFD_CLOEXEC, 3);
+                                if (p->msg_fds[i] < 0)
+                                        return -errno;
+                                p->n_msg_fds = i + 1;
+                        }
+                        break;
+                case KDBUS_ITEM_DST_NAME:
+                        if (payload < 2 || item->str[payload - 1] != '\0' ||
+                            strlen(item->str) != payload - 1 || p->dst_name)
+                                return -EINVAL;
+                        p->dst_name = item->str;
+                        break;
+                case KDBUS_ITEM_BLOOM_FILTER:
+                        /* the bus computes the filter from the dbus1 header itself */
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+/* The header against the kdbus fields. Return: 0 or -errno. */
+static int send_check_header(NativeConn *nc, const struct kdbus_msg *km, const WireHeader *h,
+                             const SendParts *p) {
+        bool expect = h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED);
+        bool reply = h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR;
+        BridgeConn *owner;
+
+        if (km->cookie != h->serial || !!(km->flags & KDBUS_MSG_EXPECT_REPLY) != expect ||
+            !!(km->flags & KDBUS_MSG_SIGNAL) != (h->type == WIRE_MSG_SIGNAL))
+                return -EINVAL;
+        if (reply && km->cookie_reply != h->reply_serial)
+                return -EINVAL;
+        if (h->n_fds != p->n_msg_fds)
+                return -EINVAL;
+
+        if (km->dst_id == KDBUS_DST_ID_BROADCAST) {
+                if (expect || p->n_msg_fds)
+                        return -ENOTUNIQ;
+                if (h->destination || h->type != WIRE_MSG_SIGNAL || p->dst_name)
+                        return -EINVAL;
+                return 0;
+        }
+        if (!h->destination)
+                return -EINVAL;
+        if (km->dst_id == KDBUS_DST_ID_NAME) {
+                if (!p->dst_name)
+                        return -EDESTADDRREQ;
+                return strcmp(p->dst_name, h->destination) ? -EINVAL : 0;
+        }
+        if (p->dst_name && strcmp(p->dst_name, h->destination))
+                return -EINVAL;
+        if (h->destination[0] == ':') {
+                char expected[sizeof(nc->conn->unique_name)];
+
+                (void) snprintf(expected, sizeof(expected), ":1.%llu",
+                                (unsigned long long)km->dst_id);
+                return strcmp(expected, h->destination) ? -EINVAL : 0;
+        }
+        owner = bus_find_conn_by_name(nc->conn->bus, h->destination);
+        if (owner && owner->id != km->dst_id)
+                return -EREMCHG;
+        return 0;
+}
+
+/**
+ * native_conn_send() - SEND
+ * @nc:         the sender
+ * @buf:        the datagram's command part (kdbus_cmd_send first)
+ * @size:       its size
+ * @fds:        the datagram's fds (borrowed)
+ * @n_fds:      their number
+ *
+ * Return: 0, 1 (SYNC_REPLY: the reply comes through sync_done), or a negative errno for
+ * the peer: EINVAL (malformed, or header and kdbus fields disagree), EFAULT (an offset
+ * outside the datagram), EBADMSG (the payload is not a valid dbus1 message), EOPNOTSUPP
+ * (a payload type other than DBUS), ETXTBSY (a memfd not sealed), EMFILE (more than 16
+ * fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds), EDESTADDRREQ, EREMCHG,
+ * ESRCH, ENXIO, ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM.
+ */
+int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
+        struct kdbus_cmd_send *cmd = buf;
+        const struct kdbus_msg *km;
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        SendParts p = { .n = 0 };
+        uint8_t *joined = NULL;
+        const uint8_t *payload;
+        WireHeader hdr;
+        size_t frame;
+        unsigned i;
+        int r;
+
+        if (cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags & ~(uint64_t)KDBUS_SEND_SYNC_REPLY)
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        if (cmd->size != sizeof(*cmd))
+                return -EOPNOTSUPP;     /* CANCEL_FD: not supported yet */
+        memset(&cmd->reply, 0, sizeof(cmd->reply));
+        cmd->return_flags = 0;
+        if (cmd->msg_address % 8 || cmd->msg_address < cmd->size ||
+            cmd->msg_address > size || size - cmd->msg_address < sizeof(*km))
+                return -EFAULT;
+        km = (const void *)((uint8_t *)buf + cmd->msg_address);
+        if (km->size < sizeof(*km) || km->size > size - cmd->msg_address)
+                return -EINVAL;
+        if (km->payload_type != KDBUS_PAYLOAD_DBUS)
+                return -EOPNOTSUPP;
+        if (km->flags & ~(uint64_t)(KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START |
+                                    KDBUS_MSG_SIGNAL))
+                return -EINVAL;
+        if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && !(km->flags & KDBUS_MSG_EXPECT_REPLY))
+                return -EINVAL;
+        if (km->src_id != 0 && km->src_id != nc->conn->id)
+                return -EINVAL;
+
+        r = send_collect(&p, buf, size, km, fds, n_fds);
+        if (r)
+                goto out;
+        if (p.total < 16) {
+                r = -EBADMSG;
+                goto out;
+        }
+        if (p.n == 1 && p.ptr[0]) {
+                payload = p.ptr[0];
+        } else {
+                uint64_t at = 0;
+
+                joined = malloc(p.total);
+                if (!joined) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                for (i = 0; i < p.n; ++i) {
+                        if (p.ptr[i])
+                                memcpy(joined + at, p.ptr[i], p.len[i]);
+                        else
+                                memset(joined + at, 0, p.len[i]);
+                        at += p.len[i];
+                }
+                payload = joined;
+        }
+        if (wire_message_frame(payload, p.total, &frame) || frame != p.total ||
+            wire_message_parse(payload, p.total, p.n_msg_fds, 0, &hdr)) {
+                r = -EBADMSG;
+                goto out;
+        }
+        r = send_check_header(nc, km, &hdr, &p);
+        if (r)
+                goto out;
+
+        r = bridge_msg_new_stamped(payload, &hdr, nc->conn->unique_name, nc->conn->id, &m);
+        if (r) {
+                r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
+                goto out;
+        }
+        m->priority = km->priority;
+        if (p.n_msg_fds) {
+                int *mfds = malloc(p.n_msg_fds * sizeof(int));
+
+                if (!mfds) {
+                        r = -ENOMEM;
+                        goto out;
+                }
+                memcpy(mfds, p.msg_fds, p.n_msg_fds * sizeof(int));
+                bridge_msg_take_fds(m, mfds, p.n_msg_fds);
+                p.n_msg_fds = 0;
+        }
+
+        r = native_errno_from_bridge(bridge_conn_send(nc->conn, m));
+        if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {
+                nc->sync_pending = true;
+                nc->sync_cookie = km->cookie;
+                nc->sync_dst_id = km->dst_id;
+                r = 1;
+        }
+out:
+        free(joined);
+        send_parts_clear(&p);
+        return r;
+}
