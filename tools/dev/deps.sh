@@ -12,6 +12,8 @@ packages=(
         python3 python3-dbus python3-gi
         # kdbusctl monitor --pcap test reads the capture back
         tshark
+        # benchmarks (bench/run.sh): taskset pins the buses, perf counts their syscalls
+        util-linux linux-perf
 )
 
 if [ "$(id -u)" -ne 0 ]; then
