@@ -69,6 +69,20 @@ static void print_message(const CtlMsg *m, uint64_t usec) {
         fflush(stdout);
 }
 
+/*
+ * Becoming a monitor makes the connection lose its unique name, and the bus tells it so
+ * with a NameLost addressed to it (dbus-daemon and kdbusd alike). That is not traffic on
+ * the bus, so neither the text output nor the capture shows it.
+ */
+static bool is_own_name_lost(const CtlConn *c, const CtlMsg *m) {
+        const WireHeader *h = &m->hdr;
+
+        return h->type == WIRE_MSG_SIGNAL && h->sender && h->destination && h->member &&
+               h->interface && !strcmp(h->sender, WIRE_DRIVER_NAME) &&
+               !strcmp(h->interface, WIRE_DRIVER_INTERFACE) && !strcmp(h->member, "NameLost") &&
+               !strcmp(h->destination, c->unique_name);
+}
+
 static int become_monitor(CtlConn *c, char **rules, int n_rules) {
         CtlMsg reply = CTL_MSG_NULL(reply);
         WireWriter w;
@@ -175,6 +189,10 @@ int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv) {
                 }
                 if (r < 0)
                         goto out;
+                if (is_own_name_lost(c, &m)) {
+                        ctl_msg_deinit(&m);
+                        continue;
+                }
                 usec = now_usec();
                 if (pcap) {
                         r = ctl_pcap_write_record(pcap, m.data, m.size, usec);
