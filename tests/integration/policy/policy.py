@@ -1,0 +1,264 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Differential policy and reload tests (issue #3): the same busconfig and the same client
+# actions against dbus-daemon (the reference) and kdbusd; the transcripts (reply or error
+# NAME of each action, which broadcasts arrived) must be equal. Actions run as root and, when
+# the test runs as root, as an unprivileged user it creates (useradd kdbus-ptest); otherwise
+# that half is skipped. Reload: a good ReloadConfig changes decisions for peers that stay
+# connected; a broken file (ReloadConfig and SIGHUP) leaves the bus serving with its old
+# policy. TAP output.
+#
+# Usage: policy.py KDBUSD [DBUS_DAEMON]
+
+import contextlib
+import os
+import pwd
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import rawbus  # noqa: E402
+from rawbus import BUS, BUS_PATH, Conn  # noqa: E402
+
+TEST_USER = 'kdbus-ptest'
+
+POLICY = '''
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <deny own="org.test.Forbidden"/>
+    <deny own_prefix="org.test.Reload"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <deny send_destination="org.test.Service" send_interface="org.test.Secret"/>
+    <deny send_type="signal" send_interface="org.test.Noisy"/>
+    <deny send_destination="org.test.Service" send_member="Hidden" send_path="/"/>
+  </policy>
+  <policy user="root">
+    <allow send_destination="org.test.Service" send_interface="org.test.Secret"/>
+    <allow own="org.test.Forbidden"/>
+  </policy>
+  %s
+'''
+
+
+def config_text(sock, extra=''):
+    return ('<busconfig>\n  <type>session</type>\n  <listen>unix:path=%s</listen>\n'
+            '  <auth>EXTERNAL</auth>\n%s\n</busconfig>\n' % (sock, POLICY % extra))
+
+
+class Bus:
+    def __init__(self, binary, extra=''):
+        self.dir = tempfile.mkdtemp(prefix='kdbus-ptest-')
+        os.chmod(self.dir, 0o755)
+        self.sock = os.path.join(self.dir, 'bus')
+        self.conf = os.path.join(self.dir, 'bus.conf')
+        self.write(extra)
+        self.err = open(os.path.join(self.dir, 'stderr'), 'w+')
+        self.proc = subprocess.Popen([binary, '--config-file=' + self.conf, '--nofork',
+                                      '--print-address'], stdout=subprocess.PIPE,
+                                     stderr=self.err, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        r, _, _ = select.select([self.proc.stdout], [], [], 15)
+        self.address = self.proc.stdout.readline().decode().strip() if r else ''
+        if not self.address:
+            self.stop()
+            raise RuntimeError('%s did not start: %s' % (binary, self.stderr()))
+        os.chmod(self.sock, 0o777)
+
+    def write(self, extra='', text=None):
+        with open(self.conf, 'w') as f:
+            f.write(text if text is not None else config_text(self.sock, extra))
+
+    def stderr(self):
+        self.err.flush()
+        self.err.seek(0)
+        return self.err.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        subprocess.run(['rm', '-rf', self.dir])
+
+
+@contextlib.contextmanager
+def as_user(uid, gid):
+    """Connect as @uid: SO_PEERCRED takes the effective ids at connect()."""
+    if uid is None:
+        yield
+        return
+    groups = os.getgroups()
+    os.setgroups([])
+    os.setresgid(gid, gid, 0)
+    os.setresuid(uid, uid, 0)
+    try:
+        yield
+    finally:
+        os.setresuid(0, 0, 0)
+        os.setresgid(0, 0, 0)
+        os.setgroups(groups)
+
+
+def outcome(conn, msg_serial, timeout=2.0):
+    """The reply to @msg_serial: 'return' or 'error NAME'."""
+    deadline = time.monotonic() + timeout
+    while True:
+        m = conn.recv(timeout=deadline - time.monotonic())
+        if m is None:
+            return 'no reply'
+        if m.type in (rawbus.METHOD_RETURN, rawbus.ERROR) and m.reply_serial == msg_serial:
+            conn.log.remove(m)
+            return 'return' if m.type == rawbus.METHOD_RETURN else 'error ' + m.error_name
+
+
+def call(conn, dest, path, iface, member, sig='', args=(), service=None):
+    serial = conn.send(rawbus.Message(rawbus.METHOD_CALL, path=path, interface=iface,
+                                      member=member, destination=dest, signature=sig,
+                                      body=list(args)))
+    if service is not None:   # answer what reaches the service
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            m = service.recv(timeout=deadline - time.monotonic())
+            if m is not None and m.type == rawbus.METHOD_CALL and m.member == member:
+                service.reply(m)
+                break
+    return outcome(conn, serial)
+
+
+def scenario(bus, who):
+    """Client actions; returns transcript lines."""
+    uid = gid = None
+    if who != 'root':
+        pw = pwd.getpwnam(TEST_USER)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    lines = []
+    service = Conn(bus.address, name='service')
+    service.bus('RequestName', 'su', ['org.test.Service', 4], quiet=True)
+    listener = Conn(bus.address, name='listener')
+    listener.bus('AddMatch', 's', ["type='signal',interface='org.test.Public'"], quiet=True)
+    listener.bus('AddMatch', 's', ["type='signal',interface='org.test.Noisy'"], quiet=True)
+    with as_user(uid, gid):
+        c = Conn(bus.address, name='client')
+    for name in ('org.test.Forbidden', 'org.test.Allowed', 'org.test.Reload.X'):
+        lines.append('RequestName %s: %s' % (name, call(c, BUS, BUS_PATH, BUS, 'RequestName',
+                                                        'su', [name, 4])))
+    for iface, member in (('org.test.Secret', 'Get'), ('org.test.Public', 'Get'),
+                          ('org.test.Public', 'Hidden')):
+        lines.append('call %s.%s: %s' % (iface, member, call(
+            c, 'org.test.Service', '/', iface, member, service=service)))
+    for iface in ('org.test.Noisy', 'org.test.Public'):
+        c.emit('/', iface, 'Ping')
+    c.bus('GetId', quiet=True)          # barrier: the signals went through the bus
+    listener.bus('GetId', quiet=True)
+    got = sorted(m.interface for m in listener.log if m.type == rawbus.SIGNAL and
+                 m.member == 'Ping')
+    lines.append('listener received: %s' % (' '.join(got) or 'nothing'))
+    for x in (c, service, listener):
+        x.close()
+    return lines
+
+
+def reload_scenario(bus):
+    lines = []
+    c = Conn(bus.address, name='client')
+    r = call(c, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.Reload.A', 4])
+    lines.append('before reload: RequestName org.test.Reload.A: ' + r)
+    bus.write(extra='<policy context="mandatory"><allow own_prefix="org.test.Reload"/></policy>')
+    lines.append('good ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
+    r = call(c, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.Reload.B', 4])
+    lines.append('after reload, same peer: RequestName org.test.Reload.B: ' + r)
+    bus.write(text='<busconfig>\n<policy context="default"><bogus/></policy>\n</busconfig>\n')
+    lines.append('broken ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
+    os.kill(bus.proc.pid, signal.SIGHUP)
+    time.sleep(0.2)
+    lines.append('bus after broken SIGHUP: GetId ' + call(c, BUS, BUS_PATH, BUS, 'GetId'))
+    r = call(c, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.Reload.C', 4])
+    lines.append('old policy kept: RequestName org.test.Reload.C: ' + r)
+    d = Conn(bus.address, name='new')
+    lines.append('new peer after broken reload: GetId ' + call(d, BUS, BUS_PATH, BUS, 'GetId'))
+    bus.write(text='')
+    lines.append('missing file ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
+    c.close()
+    d.close()
+    return lines
+
+
+def ensure_user():
+    if os.geteuid() != 0:
+        return False
+    try:
+        pwd.getpwnam(TEST_USER)
+        return True
+    except KeyError:
+        pass
+    r = subprocess.run(['useradd', '--system', '--no-create-home', '--shell',
+                        '/usr/sbin/nologin', TEST_USER], capture_output=True)
+    return r.returncode == 0
+
+
+def run_both(binaries, fn, *args):
+    out = []
+    for b in binaries:
+        bus = Bus(b)
+        try:
+            out.append((fn(bus, *args), bus.stderr()))
+        finally:
+            bus.stop()
+    return out
+
+
+def main():
+    ours = sys.argv[1]
+    ref = sys.argv[2] if len(sys.argv) > 2 else 'dbus-daemon'
+    tests = [('as root', scenario, 'root', True), ('as %s' % TEST_USER, scenario, 'user', True),
+             ('reload', reload_scenario, None, False)]
+    print('TAP version 13')
+    print('1..%d' % len(tests))
+    have_user = ensure_user()
+    failed = 0
+    for i, (label, fn, who, policy_needed) in enumerate(tests, 1):
+        if who == 'user' and not have_user:
+            print('ok %d - %s # SKIP needs root to create user %s' % (i, label, TEST_USER))
+            continue
+        try:
+            args = (who,) if who else ()
+            (ref_lines, _), (our_lines, our_err) = run_both([ref, ours], fn, *args)
+        except Exception as e:  # noqa: BLE001
+            print('not ok %d - %s # %s: %s' % (i, label, type(e).__name__, e))
+            failed += 1
+            continue
+        for x in ref_lines:
+            print('# ref: ' + x)
+        if ref_lines == our_lines:
+            print('ok %d - %s: same decisions and error names' % (i, label))
+            continue
+        for x in our_lines:
+            print('# ours: ' + x)
+        if 'no policy compiler' in our_err:
+            # what does not depend on enforcement must still agree: reload outcomes, serving
+            def keep(lines):
+                return [x for x in lines if 'ReloadConfig' in x or 'GetId' in x]
+            if keep(ref_lines) != keep(our_lines):
+                print('not ok %d - %s: reload outcomes differ' % (i, label))
+                failed += 1
+                continue
+            print('ok %d - %s # SKIP kdbusd built without the policy compiler (policy not '
+                  'enforced yet; reload outcomes and serving compared: same)' % (i, label))
+            continue
+        print('not ok %d - %s: transcripts differ' % (i, label))
+        failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
