@@ -101,6 +101,21 @@ static bool parse_bool(const char *s, uint32_t *ret) {
         return false;
 }
 
+/* A token for an error message: printable ASCII as is, other bytes as \xNN, shortened. */
+static void escape_token(const char *tok, char *buf, size_t size) {
+        size_t n = 0;
+
+        for (const unsigned char *p = (const unsigned char *)tok; *p && n + 8 < size; ++p) {
+                if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+                        buf[n++] = (char)*p;
+                else
+                        n += (size_t)snprintf(buf + n, size - n, "\\x%02x", *p);
+        }
+        if (tok[0] && n + 8 >= size && n + 4 < size)
+                n += (size_t)snprintf(buf + n, size - n, "...");
+        buf[n] = 0;
+}
+
 static const char *type_name(char t) {
         switch (t) {
         case 'y': return "byte (0..255)";
@@ -178,10 +193,14 @@ static int append_basic(WireWriter *w, char t, ArgCursor *c) {
         default:
                 return args_fail(c, CTL_ARGS_E_BAD_SIGNATURE, -1, "unknown type '%c'", t);
         }
-        if (!ok)
+        if (!ok) {
+                char shown[64];
+
+                escape_token(tok, shown, sizeof(shown));
                 return args_fail(c, CTL_ARGS_E_BAD_VALUE, index,
-                                 "argument %d: \"%s\" is not a valid %s", index + 1, tok,
+                                 "argument %d: \"%s\" is not a valid %s", index + 1, shown,
                                  type_name(t));
+        }
         r = wire_writer_append_basic(w, t, p);
         if (r < 0)
                 return r;

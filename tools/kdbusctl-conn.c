@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -147,20 +148,25 @@ static int write_all(int fd, const void *data, size_t size) {
         return 0;
 }
 
-static int wait_readable(int fd, int timeout_ms) {
+/*
+ * @sigmask: NULL, or the mask to wait with (ppoll): a caller that blocks its stop signals
+ * and passes the unblocked mask here gets -EINTR for a signal that arrives at any moment,
+ * without the race of checking a flag before poll().
+ */
+static int wait_readable(int fd, int timeout_ms, const sigset_t *sigmask) {
         struct pollfd pfd = { .fd = fd, .events = POLLIN };
+        struct timespec ts = {
+                .tv_sec = timeout_ms / 1000,
+                .tv_nsec = (long)(timeout_ms % 1000) * 1000000L,
+        };
         int k;
 
-        for (;;) {
-                k = poll(&pfd, 1, timeout_ms);
-                if (k < 0 && errno == EINTR)
-                        return -EINTR;
-                if (k < 0)
-                        return -errno;
-                if (k == 0)
-                        return -ETIMEDOUT;
-                return 0;
-        }
+        k = ppoll(&pfd, 1, timeout_ms < 0 ? NULL : &ts, sigmask);
+        if (k < 0)
+                return -errno;
+        if (k == 0)
+                return -ETIMEDOUT;
+        return 0;
 }
 
 /* One SASL line without the "\r\n", read byte by byte: nothing after it may be consumed. */
@@ -169,7 +175,7 @@ static int read_line(int fd, char *buf, size_t size) {
 
         for (;;) {
                 ssize_t k;
-                int r = wait_readable(fd, CTL_DEFAULT_TIMEOUT_MS);
+                int r = wait_readable(fd, CTL_DEFAULT_TIMEOUT_MS, NULL);
 
                 if (r < 0)
                         return r;
@@ -387,7 +393,9 @@ int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret) {
                         c->in = n;
                         c->in_alloc = a;
                 }
-                r = wait_readable(c->fd, timeout_ms);
+                r = wait_readable(c->fd, timeout_ms, c->has_sigmask ? &c->sigmask : NULL);
+                if (r == -EINTR && !c->has_sigmask)
+                        continue;
                 if (r < 0)
                         return r;
                 {

@@ -114,7 +114,7 @@ int ctl_cmd_list(const CtlOptions *o, int argc, char **argv) {
         CtlMsg names = CTL_MSG_NULL(names), act = CTL_MSG_NULL(act);
         char **v = NULL, **va = NULL, **all = NULL;
         size_t n = 0, na = 0, n_all = 0;
-        int width = 4, ret = CTL_EXIT_FAILED, r;
+        int width = 4, owidth = 10, ret = CTL_EXIT_FAILED, r;
 
         if (argc > 1) {
                 fprintf(stderr, "kdbusctl list: unexpected argument \"%s\"\n", argv[1]);
@@ -156,8 +156,13 @@ int ctl_cmd_list(const CtlOptions *o, int argc, char **argv) {
         for (size_t i = 0; i < n_all; ++i)
                 if ((int)strlen(all[i]) > width)
                         width = (int)strlen(all[i]);
+        /* an owner is a unique name, or the driver's own name for the driver */
+        for (size_t i = 0; i < n; ++i)
+                if ((v[i][0] == ':' || !strcmp(v[i], WIRE_DRIVER_NAME)) &&
+                    (int)strlen(v[i]) > owidth)
+                        owidth = (int)strlen(v[i]);
         if (!o->quiet)
-                printf("%-*s %-12s %7s %-15s %6s\n", width, "NAME", "CONNECTION", "PID",
+                printf("%-*s %-*s %7s %-15s %6s\n", width, "NAME", owidth, "CONNECTION", "PID",
                        "PROCESS", "UID");
         for (size_t i = 0; i < n_all; ++i) {
                 CtlPeerInfo info;
@@ -166,7 +171,7 @@ int ctl_cmd_list(const CtlOptions *o, int argc, char **argv) {
                 for (size_t j = 0; j < n && !owned; ++j)
                         owned = !strcmp(all[i], v[j]);
                 if (!owned) {
-                        printf("%-*s %-12s %7s %-15s %6s\n", width, all[i], "-", "-",
+                        printf("%-*s %-*s %7s %-15s %6s\n", width, all[i], owidth, "-", "-",
                                "(activatable)", "-");
                         continue;
                 }
@@ -175,7 +180,7 @@ int ctl_cmd_list(const CtlOptions *o, int argc, char **argv) {
                         goto out;
                 if (r > 0)
                         continue;       /* gone meanwhile */
-                printf("%-*s %-12s ", width, all[i], info.owner);
+                printf("%-*s %-*s ", width, all[i], owidth, info.owner);
                 print_num(info.pid, 7);
                 printf(" %-15s ", info.comm);
                 print_num(info.uid, 6);

@@ -125,6 +125,7 @@ int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv) {
         };
         _cleanup_(ctl_conn_freep) CtlConn *c = NULL;
         struct sigaction sa = { .sa_handler = on_signal };
+        sigset_t stop;
         const char *pcap_path = NULL;
         unsigned long count = 0, seen = 0;
         FILE *pcap = NULL;
@@ -170,6 +171,12 @@ int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv) {
                 fprintf(stderr, "kdbusctl monitor: cannot write \"%s\": %m\n", pcap_path);
                 goto out;
         }
+        /* block the stop signals except inside ppoll(): see wait_readable() */
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        (void) sigprocmask(SIG_BLOCK, &stop, &c->sigmask);
+        c->has_sigmask = true;
         (void) sigaction(SIGINT, &sa, NULL);
         (void) sigaction(SIGTERM, &sa, NULL);
         if (!o->quiet)

@@ -13,6 +13,7 @@
  * operation failed, 2 bad command line (options, signature, arguments), 3 cannot connect to or
  * authenticate with the bus. Every error message names the address or peer at fault.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@ typedef struct CtlConn {
         char *unique_name;
         uint32_t serial;
         bool lenient_fds;               /* monitors see UNIX_FDS fields without the fds */
+        bool has_sigmask;               /* wait with @sigmask; -EINTR is returned, not retried */
+        sigset_t sigmask;
         uint8_t *in;
         size_t in_size;
         size_t in_alloc;
