@@ -68,8 +68,8 @@ def sc_name_ownership(ctx):
                  req(b, 2), req(c, 3), queued()):
         ownership_step(ctx, conns, '', step)
     # names that cannot be owned
-    for n in (':1.1', 'org.freedesktop.DBus', 'nodots', 'a..b', '', 'x' * 256, '1a.b',
-              'com.example.' + 'é'):
+    for n in (a.unique, ':1.4242', 'org.freedesktop.DBus', 'nodots', 'a..b', '', 'x' * 256,
+              '1a.b', 'com.example.' + 'é'):
         ownership_step(ctx, conns, '', req(a, 0, n))
         ownership_step(ctx, conns, '', rel(a, n))
     ownership_step(ctx, conns, '', queued('nodots'))

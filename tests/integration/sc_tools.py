@@ -79,7 +79,8 @@ def busctl_norm(lines):
     for x in lines:
         x = re.sub(r'\s+', ' ', x)
         # busctl list: PID and process name of the bus itself differ by construction
-        x = re.sub(r'^(out: org\.freedesktop\.DBus) \d+ \S+', r'\1 <BUSPID> <BUSPROC>', x)
+        x = re.sub(r'^(out: org\.freedesktop\.DBus) (\d+|<BUSPID>) \S+',
+                   r'\1 <BUSPID> <BUSPROC>', x)
         x = re.sub(r'^(out: :U\d+) \d+ ', r'\1 <PID> ', x)
         out.append(x)
     return out
