@@ -158,6 +158,28 @@ work_pid() {
         fi
 }
 
+# perf_summary FILE N: perf stat -x, output as "per operation" figures
+perf_summary() {
+        "$py" - "$1" "$2" <<'PY'
+import sys
+n = int(sys.argv[2])
+out = []
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) < 3 or not f[0].replace(".", "").isdigit():
+        continue
+    count, ev = float(f[0]), f[2]
+    if ev == "task-clock":          # msec of CPU time of the bus process
+        out.append(f"CPU {count * 1000 / n:.2f} us")
+        continue
+    ev = ev.replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
+    ev = ev.replace("context-switches", "ctx-switches")
+    if count:
+        out.append(f"{ev} {count / n:.3f}")
+print("; ".join(out))
+PY
+}
+
 # bench_one BUS ARGS...: run kdbus-bench pinned to $peer_cpu, print its RESULT line
 bench_one() {
         local b=$1; shift
@@ -221,50 +243,47 @@ if [ "$do_extra" = 1 ]; then
                                 --alloc-file "$run/$b.allocs")
                         extra[$b.allocs.$name]=$(sed -n 's/.*allocs=\([0-9.]*\).*/\1/p' <<<"$line")
                 done
-                # syscalls per call: a fixed count of pipelined calls under perf stat
-                if [ "$perf_ok" = 1 ]; then
-                        n=100000
-                        perf stat -x, -o "$run/$b.perf" -e "$events" -p "$(work_pid "$b")" &
-                        perf_pid=$!
-                        sleep 0.3
-                        bench_one "$b" --workload call --inflight 64 --warmup 0 --count $n --repeat 1 >/dev/null
-                        kill -INT "$perf_pid"; wait "$perf_pid" || true
-                        extra[$b.perf]=$("$py" - "$run/$b.perf" "$n" <<'PY'
-import sys
-n = int(sys.argv[2])
-out = []
-for line in open(sys.argv[1]):
-    f = line.strip().split(",")
-    if len(f) < 3 or not f[0].replace(".", "").isdigit():
-        continue
-    count, ev = float(f[0]), f[2]
-    if ev == "task-clock":          # msec of CPU time of the bus process
-        out.append(f"bus CPU {count * 1000 / n:.2f} us")
-        continue
-    ev = ev.replace("syscalls:sys_enter_", "").replace("raw_syscalls:sys_enter", "syscalls")
-    if count:
-        out.append(f"{ev} {count / n:.3f}")
-print("; ".join(out))
-PY
-)
-                fi
-                if [ "$do_profile" = 1 ] && [ "$b" = kdbusd ] && [ "$perf_ok" = 1 ]; then
-                        perf record -q -g -o "$run/kdbusd.perfdata" -p "${bus_pid[$b]}" 2>/dev/null &
-                        perf_pid=$!
-                        sleep 0.3
-                        bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 --repeat 1 >/dev/null
-                        kill -INT "$perf_pid"; wait "$perf_pid" || true
-                        perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
-                                --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 >"$run/kdbusd.profile" || true
-                fi
                 stop_buses
         done
+        # CPU time and syscalls of the bus per operation: a fixed count under perf stat, on
+        # buses without the counter. Robust against background load, unlike rates.
+        if [ "$perf_ok" = 1 ]; then
+                for b in "${buses[@]}"; do
+                        start_bus "$b"
+                        for w in "call-1|10001|--workload call --inflight 1 --count 10000" \
+                                 "call-64|100001|--workload call --inflight 64 --count 100000" \
+                                 "signal-8|25664|--workload signal --receivers 8 --count 25600"; do
+                                IFS='|' read -r name n args <<<"$w"
+                                perf stat -x, -o "$run/$b.$name.perf" -e "$events" -p "$(work_pid "$b")" &
+                                perf_pid=$!
+                                sleep 0.3
+                                # shellcheck disable=SC2086
+                                bench_one "$b" $args --warmup 0 --repeat 1 >/dev/null
+                                kill -INT "$perf_pid"; wait "$perf_pid" || true
+                                extra[$b.perf.$name]=$(perf_summary "$run/$b.$name.perf" "$n")
+                        done
+                        if [ "$do_profile" = 1 ] && [ "$b" = kdbusd ]; then
+                                perf record -q -o "$run/kdbusd.perfdata" -p "${bus_pid[$b]}" 2>/dev/null &
+                                perf_pid=$!
+                                sleep 0.3
+                                bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 \
+                                        --repeat 1 >/dev/null
+                                kill -INT "$perf_pid"; wait "$perf_pid" || true
+                                perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
+                                        --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 \
+                                        >"$run/kdbusd.profile" || true
+                        fi
+                        stop_buses
+                done
+        fi
 fi
 
-"$py" - "$results" "$json" "$rounds" "$seconds" <<'PY' "${workloads[@]}"
+: >"$run/extra.txt"
+for k in "${!extra[@]}"; do printf '%s\t%s\n' "$k" "${extra[$k]}" >>"$run/extra.txt"; done
+"$py" - "$results" "$json" "$rounds" "$seconds" "$run/extra.txt" "$built_from" <<'PY' "${workloads[@]}"
 import json, statistics, sys
-results, json_path, rounds, seconds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[5:]}
+results, json_path, rounds, seconds, extra_path, built_from = sys.argv[1:7]
+units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[7:]}
 data = {}
 for line in open(results):
     name, bus, value = line.split()
@@ -275,7 +294,9 @@ def cell(v):
 print()
 print(f"{'workload':<10} {'unit':<22} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
       + f" {'kdbusd/dbus-daemon':>19} {'kdbusd/dbus-broker':>19}")
-summary = {"rounds": int(rounds), "seconds_per_round": float(seconds), "workloads": {}}
+summary = {"kdbusd": built_from, "rounds": int(rounds), "seconds_per_round": float(seconds),
+           "workloads": {}, "per_operation": dict(l.rstrip("\n").split("\t", 1)
+                                                  for l in open(extra_path) if "\t" in l)}
 for name in units:
     d = data[name]
     med = {b: statistics.median(d[b]) for b in buses}
@@ -299,10 +320,12 @@ if [ "$do_extra" = 1 ]; then
                 printf '  %-12s pipelined call (call + reply): %s   signal to 8 receivers: %s\n' \
                         "$b" "${extra[$b.allocs.call-64]:-?}" "${extra[$b.allocs.signal-8]:-?}"
         done
-        echo "bus CPU time, syscalls and context switches per pipelined call (64 in flight; the bus"
-        echo "reads 2 messages and writes 2 per call; counted by perf stat on the bus process):"
-        for b in "${buses[@]}"; do
-                printf '  %-12s %s\n' "$b" "${extra[$b.perf]:-perf unavailable}"
+        echo "bus CPU time, syscalls and context switches per operation (perf stat on the bus"
+        echo "process over a fixed count; a call is 2 messages in and 2 out, a signal 1 in, 8 out):"
+        for name in call-1 call-64 signal-8; do
+                for b in "${buses[@]}"; do
+                        printf '  %-9s %-12s %s\n' "$name" "$b" "${extra[$b.perf.$name]:-perf unavailable}"
+                done
         done
         if [ -s "$run/kdbusd.profile" ]; then
                 echo "kdbusd profile, pipelined calls (perf record, self time by symbol):"
