@@ -54,6 +54,13 @@ int ctl_address_resolve(const char *address, bool session, bool system, char **r
         }
         if (!a)
                 return -ENOMEM;
+        if (!a[0]) {
+                fprintf(stderr, "kdbusctl: the bus address is empty (%s); use --address=unix:"
+                        "path=SOCKET\n", address ? "--address=" :
+                        system ? "DBUS_SYSTEM_BUS_ADDRESS" : "DBUS_SESSION_BUS_ADDRESS");
+                free(a);
+                return -EINVAL;
+        }
         *ret_address = a;
         return 0;
 }
