@@ -491,6 +491,39 @@ def check_registered(args):
     return 0
 
 
+FAKE_BUS = """#!/bin/sh
+# a stand-in for kdbusd that prints an address, then reports %s on SIGTERM
+trap 'printf "%%s\\n" "%s" >&2; exit %d' TERM
+echo "unix:path=$(mktemp -u)"
+while :; do sleep 0.05; done
+"""
+
+
+def check_sanitizer_detection():
+    """The check at SIGTERM must be able to fail: stand-ins for the bus that report an ASan
+    error, a UBSan error, a leak, or exit non-zero must each be flagged."""
+    cases = [('ASan', '==1==ERROR: AddressSanitizer: heap-use-after-free', 0),
+             ('UBSan', 'proxy/client.c:1:1: runtime error: signed integer overflow', 0),
+             ('LSan', '==1==ERROR: LeakSanitizer: detected memory leaks', 0),
+             ('exit status', 'nothing', 1),
+             ('clean', 'nothing', 0)]
+    print('1..%d' % len(cases))
+    failed = 0
+    d = tempfile.mkdtemp(prefix='kdbus-itest-fake-')
+    for i, (what, text, status) in enumerate(cases, 1):
+        exe = os.path.join(d, 'kdbusd')
+        with open(exe, 'w') as f:
+            f.write(FAKE_BUS % (what, text, status))
+        os.chmod(exe, 0o755)
+        problems = Bus(exe).stop()
+        ok = bool(problems) == (what != 'clean')
+        failed += not ok
+        print('%s %d - %s %s' % ('ok' if ok else 'not ok', i, what,
+                                 'flagged' if problems else 'not flagged'))
+    subprocess.run(['rm', '-rf', d])
+    return 1 if failed else 0
+
+
 def run_one(name, fn, post, test_bus, ref, compare):
     """Returns (ok, notes)."""
     notes = []
@@ -524,6 +557,8 @@ def run_one(name, fn, post, test_bus, ref, compare):
 def main(argv):
     if argv[:1] == ['--check-registered']:
         return check_registered(argv[1:])
+    if argv[:1] == ['--check-sanitizer-detection']:
+        return check_sanitizer_detection()
     listing = '-l' in argv
     sel = select_scenarios([a for a in argv if not a.startswith('-')])
     if listing:
