@@ -175,6 +175,9 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
                 --conn->user->n_conns;
                 bus_user_put(conn->bus, conn->user);
         }
+        /* what the driver answered before hello and was not written */
+        while (!list_is_empty(&conn->queue))
+                bridge_conn_queue_pop(conn);
         creds_clear(&conn->creds);
         free(conn);
         return NULL;
@@ -332,7 +335,8 @@ void bridge_conn_queue_pop(BridgeConn *conn) {
 
 /**
  * bridge_conn_queue_msg() - queue a message the bus itself sends
- * @dst:        the receiver
+ * @dst:        the receiver: active, or one that has not said hello yet (the driver's
+ *              errors to what it sends before Hello)
  * @msg:        the message (a reference is taken)
  *
  * No reply tracking, no fd check (the driver knows what it sends).
@@ -342,7 +346,7 @@ void bridge_conn_queue_pop(BridgeConn *conn) {
 int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
         int r;
 
-        if (!bridge_conn_is_active(dst))
+        if (!bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst))
                 return BRIDGE_E_NOT_ACTIVE;
         /* answers without SENDER are not routed in dbus-daemon: monitors never see them */
         if (msg->hdr.sender && !list_is_empty(&dst->bus->monitors)) {
@@ -382,8 +386,12 @@ static void conn_free_matches(BridgeConn *conn) {
 void bridge_conn_disconnect(BridgeConn *conn) {
         Bus *bus = conn->bus;
 
-        if (!conn->active)
+        if (!conn->active) {
+                /* one that never said hello may hold the driver's answers (bus_free) */
+                while (!list_is_empty(&conn->queue))
+                        bridge_conn_queue_pop(conn);
                 return;
+        }
         conn->active = false;
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
 

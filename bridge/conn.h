@@ -153,3 +153,9 @@ void bridge_conn_queue_pop(BridgeConn *conn);
 static inline bool bridge_conn_is_active(const BridgeConn *conn) {
         return conn && conn->active;
 }
+
+/* Never said hello (ids are given at hello, so it was never disconnected either): the bus
+ * may still answer it, as dbus-daemon answers what a client sends before Hello. */
+static inline bool bridge_conn_is_unregistered(const BridgeConn *conn) {
+        return conn && !conn->active && conn->id == 0;
+}

@@ -3,9 +3,13 @@
  * The driver: where every message of a legacy client enters the bus, and the peer named
  * org.freedesktop.DBus. Behaviour follows dbus-daemon 1.14, checked call by call:
  *
- *   - Before Hello only a Hello method call to the driver is accepted. dbus-daemon answers
- *     anything else with AccessDenied and keeps the connection, but an inactive BridgeConn
- *     cannot be queued to, so we drop the peer (DRIVER_E_DISCONNECT), as dbus-broker does.
+ *   - Before Hello (driver_handle_unregistered()): a Hello method call to the driver
+ *     registers; anything else to the driver is answered AccessDenied, the connection kept,
+ *     with DESTINATION ":not.active.yet" as dbus-daemon writes it; a method call without
+ *     destination gets its usual answer; anything else drops the peer.
+ *   - Messages of a type the specification does not define (driver_refuse_unknown_type())
+ *     are not delivered: without destination they vanish, to a name nobody owns they get
+ *     ServiceUnknown, to the bus or an existing peer AccessDenied, whatever the flags.
  *   - The driver answers every method call addressed to it, NO_REPLY_EXPECTED or not
  *     (dbus-daemon does); signals, replies and errors sent to it are ignored. Everything it
  *     sends carries NO_REPLY_EXPECTED, unicasts also DESTINATION, like dbus-daemon's.
@@ -88,7 +92,8 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
 
         /* to a peer that is gone: only monitors could still see it (dbus-daemon shows them
          * the NameLost signals of a leaving peer) */
-        if (dst && !bridge_conn_is_active(dst) && list_is_empty(&driver->bus->monitors))
+        if (dst && !bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst) &&
+            list_is_empty(&driver->bus->monitors))
                 return BRIDGE_E_NOT_ACTIVE;
         spec->serial = driver_next_serial(driver);
         spec->sender = anonymous ? NULL : WIRE_DRIVER_NAME;
@@ -114,7 +119,7 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
 
         if (!dst)
                 return error_trace(bus_broadcast(driver->bus, m));
-        if (!bridge_conn_is_active(dst)) {
+        if (!bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst)) {
                 r = bus_monitor_capture(driver->bus, NULL, m, NULL);
                 return r < 0 ? error_trace(r) : BRIDGE_E_NOT_ACTIVE;
         }
@@ -212,6 +217,9 @@ int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char
         return r;
 }
 
+/* What dbus-daemon 1.14.10 puts in DESTINATION of its answers before Hello. */
+#define DRIVER_UNREGISTERED_NAME ":not.active.yet"
+
 /* An error from the bus to @dst, answering its message @reply_serial. */
 static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
                              CompatErrorDomain domain, int code, const char *a, const char *b,
@@ -221,7 +229,7 @@ static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_ser
                 .type = WIRE_MSG_ERROR,
                 .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
                 .reply_serial = reply_serial,
-                .destination = dst->unique_name,
+                .destination = dst->unique_name[0] ? dst->unique_name : DRIVER_UNREGISTERED_NAME,
         };
         WireWriter w;
         int r;
@@ -769,6 +777,60 @@ static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         }
 }
 
+/*
+ * A message of a type outside the specification's four (wire/ lets them in: the
+ * specification says to ignore them). dbus-daemon 1.14.10 never delivers one: without
+ * destination it vanishes; to a name nobody owns it is answered as a call would be
+ * (ServiceUnknown); to the bus or any existing peer its security check answers
+ * AccessDenied, NO_REPLY_EXPECTED or not.
+ */
+static int driver_refuse_unknown_type(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+        int code;
+
+        if (!h->destination)
+                return 0;
+        if (driver_is_driver_name(h->destination) ||
+            bus_find_conn_by_name(driver->bus, h->destination))
+                code = COMPAT_E_UNKNOWN_TYPE;
+        else
+                code = (h->flags & WIRE_FLAG_NO_AUTO_START) ? COMPAT_E_NAME_NOT_EXIST :
+                                                              COMPAT_E_SERVICE_UNKNOWN;
+        return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_COMPAT, code,
+                                 h->destination, NULL, NULL);
+}
+
+/*
+ * Before Hello, as dbus-daemon 1.14.10 does it (checked with a raw client): messages to
+ * the driver are answered and the connection stays (a Hello method call, with or without
+ * interface, on any path, registers; with arguments it is InvalidArgs; a message of unknown
+ * type is refused as such; anything else is AccessDenied "Client tried to send a message
+ * other than Hello without being registered"); a method call without destination gets the
+ * answer it gets after Hello; a message of unknown type without destination is ignored;
+ * anything else (to a peer, a broadcast) drops the peer.
+ */
+static int driver_handle_unregistered(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+        bool is_hello;
+
+        if (h->type > WIRE_MSG_SIGNAL && (!h->destination || driver_is_driver_name(h->destination)))
+                return driver_refuse_unknown_type(driver, sender, msg);
+        if (!driver_is_driver_name(h->destination)) {
+                if (!h->destination && h->type == WIRE_MSG_METHOD_CALL)
+                        return driver_answer_no_destination(driver, sender, msg);
+                return DRIVER_E_DISCONNECT;
+        }
+        is_hello = h->type == WIRE_MSG_METHOD_CALL && streq0(h->member, "Hello") &&
+                   (!h->interface || strcmp(h->interface, WIRE_DRIVER_INTERFACE) == 0);
+        if (!is_hello)
+                return driver_error(driver, sender, msg, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_NOT_REGISTERED, NULL, NULL, NULL);
+        if (h->signature[0])
+                return driver_error(driver, sender, msg, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_WRONG_ARGS, "Hello", h->signature, "");
+        return driver_method_hello(driver, sender, msg, NULL);
+}
+
 /**
  * driver_handle_message() - a validated, stamped message from @sender enters the bus
  * @driver:     the driver
@@ -776,7 +838,8 @@ static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
  * @msg:        the message (borrowed; the core takes its own references)
  *
  * Return: 0 (handled: routed, answered, or answered with an error), DRIVER_E_DISCONNECT
- * (anything but Hello before Hello; or @sender's queue is full of unread driver replies),
+ * (before Hello, a message to a peer or a broadcast; or @sender's queue is full of unread
+ * driver replies),
  * or a negative errno (fatal).
  */
 int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
@@ -791,11 +854,11 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         if (msg->n_fds > sender->peak_in_fds)
                 sender->peak_in_fds = msg->n_fds;
         if (!bridge_conn_is_active(sender)) {
-                if (!to_driver || h->type != WIRE_MSG_METHOD_CALL || !streq0(h->member, "Hello") ||
-                    (h->interface && strcmp(h->interface, WIRE_DRIVER_INTERFACE) != 0) ||
-                    h->signature[0])
-                        return DRIVER_E_DISCONNECT;
-                r = driver_method_hello(driver, sender, msg, NULL);
+                r = driver_handle_unregistered(driver, sender, msg);
+                if (r == DRIVER_E_DISCONNECT)
+                        return r;
+        } else if (h->type > WIRE_MSG_SIGNAL) {
+                r = driver_refuse_unknown_type(driver, sender, msg);
         } else if (!to_driver) {
                 r = driver_route(driver, sender, msg);
                 /* eavesdroppers have seen it; now the answer dbus-daemon gives */

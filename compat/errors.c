@@ -24,6 +24,8 @@ static const CompatError compat_error_failed = { E("Failed"), "%s" };
 static const CompatError compat_errors[_COMPAT_E_N] = {
         [COMPAT_E_NOT_REGISTERED] = { E("AccessDenied"),
                 "Client tried to send a message other than Hello without being registered" },
+        [COMPAT_E_UNKNOWN_TYPE] = { E("AccessDenied"),
+                "Message bus will not accept messages of unknown type\n" },
         [COMPAT_E_HELLO_TWICE] = { E("Failed"), "Already handled an Hello message" },
         [COMPAT_E_UNKNOWN_METHOD] = { E("UnknownMethod"),
                 "org.freedesktop.DBus does not understand message %s" },

@@ -26,6 +26,7 @@ typedef enum CompatErrorDomain {
 enum {
         _COMPAT_E_SUCCESS,
         COMPAT_E_NOT_REGISTERED,        /* a message other than Hello before Hello */
+        COMPAT_E_UNKNOWN_TYPE,          /* a message of a type the specification lacks */
         COMPAT_E_HELLO_TWICE,
         COMPAT_E_UNKNOWN_METHOD,        /* @a: member */
         COMPAT_E_UNKNOWN_INTERFACE,     /* @a: member */

@@ -381,9 +381,10 @@ static int client_process_one(ProxyClient *c) {
                         client_log(c, LOG_NOTICE, "Disconnecting: its queue of unread bus "
                                    "replies is full");
                 else
-                        client_log(c, LOG_NOTICE, "Disconnecting: the first message must be "
-                                   "a Hello() call to org.freedesktop.DBus, but it was type %u "
-                                   "member \"%s\" interface \"%s\" destination \"%s\"",
+                        client_log(c, LOG_NOTICE, "Disconnecting: before its Hello() call "
+                                   "to org.freedesktop.DBus it sent a message to a peer or a "
+                                   "broadcast: type %u member \"%s\" interface \"%s\" "
+                                   "destination \"%s\"",
                                    hdr.type, hdr.member ? hdr.member : "",
                                    hdr.interface ? hdr.interface : "",
                                    hdr.destination ? hdr.destination : "");

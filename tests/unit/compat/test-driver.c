@@ -30,30 +30,134 @@ static void test_hello(Fixture *f, gconstpointer data) {
         assert_empty(f, 0);
 }
 
+/* An error of the bus to conn @i before its Hello, answering its last message. */
+static void expect_unregistered_error(Fixture *f, unsigned i, const char *name, const char *text) {
+        Got g;
+
+        g_assert_true(pop(f, i, &g));
+        if (g.hdr.type != WIRE_MSG_ERROR)
+                g_error("conn %u: expected %s, got type %u %s \"%s\"", i, name, g.hdr.type,
+                        g.hdr.member, g.body);
+        expect_from_bus(&g);
+        g_assert_cmpstr(g.hdr.error_name, ==, name);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[i]);
+        /* what dbus-daemon 1.14.10 writes there */
+        g_assert_cmpstr(g.hdr.destination, ==, ":not.active.yet");
+        g_assert_true(g.hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED);
+        g_assert_cmpstr(g.body, ==, text);
+}
+
+/*
+ * Before Hello, what dbus-daemon 1.14.10 did with the same messages from a raw client:
+ * messages to the driver are answered and the connection stays; to a peer or a broadcast
+ * it is dropped; a call without destination is answered; an unknown type without
+ * destination is ignored.
+ */
 static void test_before_hello(Fixture *f, gconstpointer data) {
+        static const char not_registered[] =
+                "Client tried to send a message other than Hello without being registered";
         Send to_peer = { .destination = "org.example.X", .path = "/", .interface = "a.b",
                          .member = "M" };
         Send sig = { .type = WIRE_MSG_SIGNAL, .path = "/", .interface = "a.b", .member = "S" };
+        Send sig_driver = { .type = WIRE_MSG_SIGNAL, .destination = "org.freedesktop.DBus",
+                            .path = "/", .interface = "a.b", .member = "Hello" };
         Send hello_other = { .destination = "org.example.X", .path = "/",
                              .interface = "org.freedesktop.DBus", .member = "Hello" };
         Send hello_iface = { .destination = "org.freedesktop.DBus", .path = "/",
                              .interface = "org.example.X", .member = "Hello" };
         Send hello_bare = { .destination = "org.freedesktop.DBus", .path = "/x",
                             .member = "Hello" };
+        Send ping = { .path = "/", .interface = "org.freedesktop.DBus.Peer", .member = "Ping" };
+        Send reply = { .type = WIRE_MSG_METHOD_RETURN, .destination = "org.freedesktop.DBus",
+                       .reply_serial = 1 };
+        Send type5 = { .type = 5 };
+        Send type5_driver = { .type = 5, .destination = "org.freedesktop.DBus" };
+        Send type5_peer = { .type = 5, .destination = "org.example.X" };
+        Got g;
 
-        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==,
-                        DRIVER_E_DISCONNECT);
-        g_assert_cmpint(call_driver(f, 0, "GetId", NULL), ==, DRIVER_E_DISCONNECT);
-        g_assert_cmpint(call_driver(f, 0, "Hello", "s", "x"), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(call_driver(f, 0, "AddMatch", "s", "type='signal'"), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", not_registered);
+        g_assert_cmpint(call_driver(f, 0, "GetId", NULL), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", not_registered);
+        g_assert_cmpint(send_msg(f, 0, &hello_iface, NULL), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", not_registered);
+        g_assert_cmpint(send_msg(f, 0, &sig_driver, NULL), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", not_registered);
+        g_assert_cmpint(send_msg(f, 0, &reply, NULL), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", not_registered);
+        g_assert_cmpint(call_driver(f, 0, "Hello", "s", "x"), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.InvalidArgs",
+                                  "Call to Hello has wrong args (s, expected )\n");
+        g_assert_cmpint(send_msg(f, 0, &type5_driver, NULL), ==, 0);
+        expect_unregistered_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied",
+                                  "Message bus will not accept messages of unknown type\n");
+        g_assert_cmpint(send_msg(f, 0, &type5, NULL), ==, 0);
+        assert_empty(f, 0);
+        /* a call without destination: answered as after Hello, no SENDER, no DESTINATION */
+        g_assert_cmpint(send_msg(f, 0, &ping, NULL), ==, 0);
+        g_assert_true(pop(f, 0, &g));
+        g_assert_cmpint(g.hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpuint(g.hdr.reply_serial, ==, f->serial[0]);
+        g_assert_null(g.hdr.destination);
+
+        /* to a peer, or a broadcast: dropped */
         g_assert_cmpint(send_msg(f, 0, &to_peer, NULL), ==, DRIVER_E_DISCONNECT);
         g_assert_cmpint(send_msg(f, 0, &sig, NULL), ==, DRIVER_E_DISCONNECT);
         g_assert_cmpint(send_msg(f, 0, &hello_other, NULL), ==, DRIVER_E_DISCONNECT);
-        g_assert_cmpint(send_msg(f, 0, &hello_iface, NULL), ==, DRIVER_E_DISCONNECT);
+        g_assert_cmpint(send_msg(f, 0, &type5_peer, NULL), ==, DRIVER_E_DISCONNECT);
+        assert_empty(f, 0);
         g_assert_false(bridge_conn_is_active(f->c[0]));
+
         /* Hello without interface, on any path, is Hello (libdbus matches it so) */
         g_assert_cmpint(send_msg(f, 0, &hello_bare, NULL), ==, 0);
         g_assert_true(bridge_conn_is_active(f->c[0]));
         expect_reply(f, 0, NAME(f, 0));
+
+        /* an unregistered connection that leaves with answers still queued (no leak) */
+        g_assert_cmpint(call_driver(f, 1, "GetId", NULL), ==, 0);
+        f->c[1] = bridge_conn_unref(f->c[1]);
+}
+
+/*
+ * Messages of an unknown type (5) after Hello, as dbus-daemon 1.14.10 treats them: never
+ * delivered; no destination: nothing; the bus or an existing peer: AccessDenied, also with
+ * NO_REPLY_EXPECTED; a name nobody owns: ServiceUnknown (NameHasNoOwner with
+ * NO_AUTO_START), like a call.
+ */
+static void test_unknown_type(Fixture *f, gconstpointer data) {
+        static const char denied[] = "Message bus will not accept messages of unknown type\n";
+        Send m = { .type = 5 };
+
+        hello(f, 0);
+        hello_listening(f, 1);
+        drain(f, 0);
+        drain(f, 1);
+
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        assert_empty(f, 0);
+        m.destination = "org.freedesktop.DBus";
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", denied);
+        m.destination = NAME(f, 1);
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", denied);
+        m.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", denied);
+        m.destination = NAME(f, 0);
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.AccessDenied", denied);
+        m.flags = 0;
+        m.destination = "com.no.Body";
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.ServiceUnknown",
+                     "The name com.no.Body was not provided by any .service files");
+        m.flags = WIRE_FLAG_NO_AUTO_START;
+        g_assert_cmpint(send_msg(f, 0, &m, NULL), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
+                     "Name \"com.no.Body\" does not exist");
+        assert_empty(f, 0);
+        assert_empty(f, 1);
 }
 
 static void test_request_name(Fixture *f, gconstpointer data) {
@@ -1099,6 +1203,7 @@ int main(int argc, char **argv) {
 #define T(name, fn) g_test_add("/compat/driver/" name, Fixture, NULL, setup, fn, teardown)
         T("hello", test_hello);
         T("before-hello", test_before_hello);
+        T("unknown-type", test_unknown_type);
         T("request-name", test_request_name);
         T("disconnect-order", test_disconnect_order);
         T("signal-order", test_signal_order);
