@@ -425,6 +425,37 @@ int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret) {
         }
 }
 
+int ctl_conn_wait_reply(CtlConn *c, const WireMsgSpec *call, int timeout_ms, CtlMsg *ret) {
+        int r;
+
+        for (;;) {
+                CtlMsg m = CTL_MSG_NULL(m);
+
+                r = ctl_conn_recv(c, timeout_ms, &m);
+                if (r == -ETIMEDOUT) {
+                        fprintf(stderr, "kdbusctl: %s: no reply from %s to %s.%s within %d ms\n",
+                                c->address, call->destination ? call->destination
+                                                              : "(no destination)",
+                                call->interface ? call->interface : "", call->member,
+                                timeout_ms);
+                        return r;
+                }
+                if (r == -ECONNRESET) {
+                        fprintf(stderr, "kdbusctl: %s: the bus closed the connection while "
+                                "waiting for the reply to %s\n", c->address, call->member);
+                        return r;
+                }
+                if (r < 0)
+                        return r;
+                if ((m.hdr.type == WIRE_MSG_METHOD_RETURN || m.hdr.type == WIRE_MSG_ERROR) &&
+                    m.hdr.reply_serial == call->serial) {
+                        *ret = m;
+                        return 0;
+                }
+                ctl_msg_deinit(&m);
+        }
+}
+
 int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *iface,
                   const char *member, const WireWriter *body, int timeout_ms, CtlMsg *ret) {
         WireMsgSpec spec = {
@@ -439,30 +470,7 @@ int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *if
         r = ctl_conn_send(c, &spec, body);
         if (r < 0)
                 return r;
-        for (;;) {
-                CtlMsg m = CTL_MSG_NULL(m);
-
-                r = ctl_conn_recv(c, timeout_ms, &m);
-                if (r == -ETIMEDOUT) {
-                        fprintf(stderr, "kdbusctl: %s: no reply from %s to %s.%s within %d ms\n",
-                                c->address, dest ? dest : "(no destination)",
-                                iface ? iface : "", member, timeout_ms);
-                        return r;
-                }
-                if (r == -ECONNRESET) {
-                        fprintf(stderr, "kdbusctl: %s: the bus closed the connection while "
-                                "waiting for the reply to %s\n", c->address, member);
-                        return r;
-                }
-                if (r < 0)
-                        return r;
-                if ((m.hdr.type == WIRE_MSG_METHOD_RETURN || m.hdr.type == WIRE_MSG_ERROR) &&
-                    m.hdr.reply_serial == spec.serial) {
-                        *ret = m;
-                        return 0;
-                }
-                ctl_msg_deinit(&m);
-        }
+        return ctl_conn_wait_reply(c, &spec, timeout_ms, ret);
 }
 
 int ctl_conn_call_driver(CtlConn *c, const char *iface, const char *member, const char *arg,

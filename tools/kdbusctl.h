@@ -94,6 +94,8 @@ int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret);
  */
 int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *iface,
                   const char *member, const WireWriter *body, int timeout_ms, CtlMsg *ret);
+/* Wait for the reply to @call (sent with ctl_conn_send()); other messages are dropped. */
+int ctl_conn_wait_reply(CtlConn *c, const WireMsgSpec *call, int timeout_ms, CtlMsg *ret);
 /* Convenience for the driver: one string argument (or none if @arg is NULL). */
 int ctl_conn_call_driver(CtlConn *c, const char *iface, const char *member, const char *arg,
                          CtlMsg *ret);

@@ -350,6 +350,9 @@ def sc_monitor_pcap(bus):
     tshark = os.environ.get('TSHARK') or shutil.which('tshark')
     path = os.path.join(bus.dir, 'capture.pcap')
     m = start_monitor(bus, '--pcap=' + path)
+    rc, out, err = ctl(bus, 'call', '--expect-reply=no', '--auto-start=no', NAME,
+                       '/com/example/Obj', 'com.example.Test.Echo', 's', 'noreply')
+    check(rc == 0 and out == '', tag + ': call --expect-reply=no returns at once, silent', err)
     traffic(bus)
     # the monitor's copy arrives asynchronously: wait for the last message of the traffic
     deadline = time.monotonic() + 15
@@ -387,6 +390,14 @@ def sc_monitor_pcap(bus):
           '\n'.join(rows))
     check(not any('NameLost' in r and 'org.freedesktop.DBus' in r for r in rows[:1]),
           tag + ': the monitor\'s own NameLost is not captured', '\n'.join(rows))
+    p = subprocess.run([tshark, '-r', path, '-Y', 'dbus.type.string == "noreply"', '-T',
+                        'fields', '-e', 'dbus.flags.no_reply_expected',
+                        '-e', 'dbus.flags.no_auto_start', '-e', 'dbus.message_type'],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    flags = p.stdout.decode().split()
+    check(flags[:3] in (['True', 'True', '1'], ['1', '1', '1']),
+          tag + ': --expect-reply=no --auto-start=no set both header flags (tshark)',
+          p.stdout.decode() + p.stderr.decode())
     p = subprocess.run([tshark, '-r', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=60)
     summary = p.stdout.decode()
