@@ -341,6 +341,13 @@ def sc_monitor_text(bus):
     check(summary == want, tag + ': the matched messages, in order', out)
     check('\n  s "hello"\n' in out and '\n  s "pong"\n' in out, tag + ': bodies printed', out)
     check(' sender=%s ' % owner in out, tag + ': the signal carries the sender', out)
+    rc, out, err = ctl(bus, 'monitor', "type='bogus'", timeout=20)
+    check(rc == 1 and 'BecomeMonitor failed: org.freedesktop.DBus.Error.MatchRuleInvalid' in err
+          and bus.address in err, tag + ' with an invalid match rule: exit 1, the bus\'s error',
+          err)
+    rc, out, err = ctl(bus, 'monitor', '--count=0', timeout=20)
+    check(rc == 2 and '--count' in err, tag + ' --count=0: usage error', err)
+    summary.append(err.split(': ', 1)[-1] if rc == 2 else '')
     return '\n'.join(summary)
 
 
