@@ -21,6 +21,7 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/policy.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
 #include "util/error.h"
@@ -92,6 +93,7 @@ Bus *bus_free(Bus *bus) {
         bus_free_entries_flush(bus);
         bus_users_flush(bus);
         hash_table_deinit(&bus->users);
+        bus->policy = policy_db_unref(bus->policy);
         hash_table_deinit(&bus->conns_by_id);
         hash_table_deinit(&bus->names);
         hash_table_deinit(&bus->replies);

@@ -47,6 +47,7 @@ struct Bus {
         uint64_t now_usec;              /* set by the caller: CLOCK_MONOTONIC, microseconds */
         uint64_t next_conn_id;          /* ids are never reused */
         BusLimits limits;
+        struct PolicyDb *policy;        /* NULL: no policy, no checks (bridge/policy.h) */
         LogSink log;
         const BusNotifyOps *notify;
         void *notify_userdata;

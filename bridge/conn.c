@@ -37,6 +37,7 @@
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/policy.h"
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "util/siphash24.h"
@@ -179,6 +180,7 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
         creds_clear(&conn->creds);
+        conn->policy = policy_snapshot_free(conn->policy);
         free(conn);
         return NULL;
 }
@@ -425,6 +427,7 @@ void bridge_conn_kick(BridgeConn *conn) {
  */
 static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                              const BridgeConn *addressed, bool eavesdrop_only) {
+        PolicyMsgInfo pinfo = { .db = NULL };
         WireArgs args;
         List *pos, *tmp;
         int r;
@@ -457,6 +460,12 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                         }
                 }
                 if (!match)
+                        continue;
+                /* eavesdropped replies count as requested when they passed routing */
+                if (bus->policy &&
+                    !bridge_policy_allows_copy(&pinfo, sender, conn, msg,
+                                               addressed && msg->hdr.reply_serial,
+                                               msg->hdr.destination != NULL))
                         continue;
                 if (conn_queue_is_full(conn)) {
                         bridge_conn_kick(conn);
@@ -504,8 +513,14 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
 
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
                 answered = bus_find_reply(sender->bus, dst, sender, h->reply_serial);
-                if (!answered)
+                /* with a policy, dbus-daemon lets the rules decide on unrequested replies */
+                if (!answered && !sender->bus->policy)
                         return BRIDGE_E_REPLY_UNEXPECTED;
+        }
+        if (sender->bus->policy) {
+                r = bridge_policy_check_unicast(sender, dst, msg, answered != NULL);
+                if (r)
+                        return r;
         }
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return BRIDGE_E_FDS_REFUSED;

@@ -57,6 +57,8 @@ enum {
         BRIDGE_E_NOT_ACTIVE,            /* the connection has not said hello or is gone */
         BRIDGE_E_ALREADY_ACTIVE,        /* hello twice */
         BRIDGE_E_CONN_QUOTA,            /* too many connections for this user */
+        BRIDGE_E_ACCESS_DENIED,         /* the policy denies it (bridge/policy.h); the text is
+                                         * bridge_conn_get_denial(sender) */
         _BRIDGE_E_N,
 };
 
@@ -68,6 +70,7 @@ struct BridgeConn {
         char unique_name[24];           /* ":1.<id>", "" until hello */
         Bus *bus;
         BridgeCreds creds;
+        struct PolicySnapshot *policy;  /* NULL: not checked (bridge/policy.h) */
         struct BridgeUser *user;        /* the per-uid account of creds.uid */
         const BridgeConnOps *ops;
         void *userdata;                 /* the transport's */

@@ -29,6 +29,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/names.h"
+#include "bridge/policy.h"
 #include "util/error.h"
 #include "util/siphash24.h"
 
@@ -156,9 +157,15 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
         Bus *bus = conn->bus;
         BridgeName *n;
         bool can_replace;
+        int r;
 
         if (!bridge_conn_is_active(conn))
                 return BRIDGE_E_NOT_ACTIVE;
+        if (conn->policy) {
+                r = bridge_policy_check_own(conn, name);
+                if (r)
+                        return r;
+        }
         if ((uint64_t)conn->n_names + 1 >= bus->limits.max_names_per_connection)
                 return NAME_E_QUOTA;
 

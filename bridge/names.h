@@ -29,6 +29,7 @@ enum {
         NAME_E_QUOTA,                   /* acquire: max_names_per_connection reached */
         NAME_E_NON_EXISTENT,            /* release: nobody owns the name */
         NAME_E_NOT_OWNER,               /* release: the caller neither owns nor queues for it */
+        NAME_E_ACCESS_DENIED,           /* acquire: the policy denies it (bridge_conn_get_denial()) */
         _NAME_E_N,
 };
 

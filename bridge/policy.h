@@ -268,3 +268,27 @@ typedef struct Bus Bus;
  * old db and snapshots stay. Return: 0 or -ENOMEM.
  */
 int bus_set_policy(Bus *bus, PolicyDb *db);
+
+/* ---- what bridge routing calls (bridge/policy-route.c) ---- */
+
+/*
+ * A unicast from @sender to its addressed recipient @dst: the sender's send check, then
+ * @dst's receive check. Return: 0, or BRIDGE_E_ACCESS_DENIED with the text for the sender
+ * kept until its next denial (bridge_conn_get_denial()), or -ENOMEM.
+ */
+int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
+                                const BridgeMsg *msg, bool requested_reply);
+/*
+ * A copy of @msg for @receiver that nobody asks an answer for (a broadcast, an eavesdropped
+ * message, a message of the bus itself when @sender is NULL): true if the sender may send it
+ * to @receiver and @receiver may receive it. @info caches the message's facts across
+ * receivers: zero it (PolicyMsgInfo info = {}) before the first call for a message.
+ */
+bool bridge_policy_allows_copy(PolicyMsgInfo *info, const BridgeConn *sender,
+                               const BridgeConn *receiver, const BridgeMsg *msg,
+                               bool requested_reply, bool eavesdropping);
+/* May @conn own @name? Return: 0, or NAME_E_ACCESS_DENIED (text: bridge_conn_get_denial()),
+ * or -ENOMEM. */
+int bridge_policy_check_own(BridgeConn *conn, const char *name);
+/* The text of @conn's last AccessDenied (send, receive or own), or NULL. */
+const char *bridge_conn_get_denial(const BridgeConn *conn);

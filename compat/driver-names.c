@@ -22,6 +22,7 @@
 #include "bridge/conn.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/policy.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
 #include "wire/names.h"
@@ -100,6 +101,9 @@ int driver_method_request_name(Driver *driver, BridgeConn *caller, BridgeMsg *ca
                                 (unsigned)driver->bus->limits.max_names_per_connection);
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_NAME, r,
                                     caller->unique_name, limit, NULL);
+        case NAME_E_ACCESS_DENIED:
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_NAME, r,
+                                    bridge_conn_get_denial(caller), NULL, NULL);
         default:
                 return r < 0 ? error_trace(r) : error_fold(r);
         }

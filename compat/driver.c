@@ -43,6 +43,7 @@
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/policy.h"
 #include "compat/driver-internal.h"
 #include "compat/match-rule.h"
 #include "util/error.h"
@@ -769,6 +770,9 @@ static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                                 driver->bus->limits.max_replies_per_connection);
                 return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
                                          sender->unique_name, limit, NULL);
+        case BRIDGE_E_ACCESS_DENIED:
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
+                                         bridge_conn_get_denial(sender), NULL, NULL);
         case BRIDGE_E_REPLY_UNEXPECTED:
         case BRIDGE_E_NOT_ACTIVE:
                 return 0;

@@ -126,6 +126,8 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         [BRIDGE_E_CONN_QUOTA] = { E("LimitsExceeded"),
                 "The maximum number of active connections for this user has been reached "
                 "(max_connections_per_user=%s)" },
+        /* @a: dbus-daemon's text, from bridge_conn_get_denial() */
+        [BRIDGE_E_ACCESS_DENIED] = { E("AccessDenied"), "%s" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */
@@ -138,6 +140,8 @@ static const CompatError name_errors[_NAME_E_N] = {
                 "configuration file if required; max_names_per_connection=%s)" },
         [NAME_E_NON_EXISTENT] = { E("NameHasNoOwner"), "Name \"%s\" does not exist" },
         [NAME_E_NOT_OWNER] = { E("Failed"), "Name \"%s\" is not owned by the caller" },
+        /* @a: dbus-daemon's text, from bridge_conn_get_denial() */
+        [NAME_E_ACCESS_DENIED] = { E("AccessDenied"), "%s" },
 };
 
 /* @a defaults to wire_strerror(code) */

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The inside of PolicyDb and PolicySnapshot, shared by policy.c (evaluation) and
+ * policy-text.c (dumps, AccessDenied texts, binding to the bus). Nothing else includes it.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "bridge/policy.h"
+#include "util/hash-table.h"
+
+/* A message field that is present but named by no rule of the db. Rule ids 0 mean "any",
+ * message ids 0 mean "absent". */
+#define POLICY_ID_UNKNOWN UINT32_MAX
+
+typedef struct PolicyString {
+        HashNode node;                  /* PolicyDb.strings, hash_string(str) */
+        uint32_t id;                    /* >= 1 */
+        char str[];
+} PolicyString;
+
+/* One rule; strings are interned ids (0: any). */
+typedef struct PolicyRule {
+        PolicyContext context;
+        uint32_t context_id;            /* uid / gid for USER / GROUP contexts */
+        PolicyRuleKind kind;
+        bool allow;
+        bool name_is_prefix;
+        bool requested_reply;
+        bool eavesdrop;
+        bool log;
+        bool any_id;                    /* USER/GROUP rules: "*" */
+        uint8_t msg_type;
+        PolicyTristate broadcast;
+        uint32_t name;
+        uint32_t interface;
+        uint32_t member;
+        uint32_t error;
+        uint32_t path;
+        const char *name_str;           /* the interned name, NULL: any */
+        uint32_t min_fds;
+        uint32_t max_fds;
+        uint32_t id;                    /* USER/GROUP rules: uid / gid */
+        const char *file;               /* interned; NULL: unknown */
+        unsigned line;
+} PolicyRule;
+
+struct PolicyDb {
+        unsigned n_refs;
+        bool sealed;
+        bool names_unique;              /* some rule names a unique name (":1.5") */
+        HashTable strings;              /* PolicyString */
+        PolicyString **by_id;           /* [1 .. n_strings] */
+        size_t n_strings;
+        PolicyRule *rules;              /* in the order they were added */
+        size_t n_rules;
+        size_t n_alloc;
+};
+
+typedef struct PolicyEntry {
+        uint32_t name;                  /* the rule's name id */
+        uint32_t prio;                  /* its position in PolicyKindSet.all */
+        const PolicyRule *rule;
+} PolicyEntry;
+
+/* The rules of one kind that apply to a peer, in evaluation order, plus the name index. */
+typedef struct PolicyKindSet {
+        const PolicyRule **all;         /* position = priority; the last match wins */
+        size_t n_all;
+        uint32_t *generic;              /* positions of rules without an exact name, ascending */
+        size_t n_generic;
+        PolicyEntry *named;             /* rules with an exact name, by (name, prio) */
+        size_t n_named;
+} PolicyKindSet;
+
+struct PolicySnapshot {
+        PolicyDb *db;                   /* one reference */
+        uid_t uid;
+        gid_t *gids;
+        size_t n_gids;
+        bool at_console;
+        pid_t pid;
+        char *comm;
+        char *loginfo;
+        char *denial;                   /* the last AccessDenied text for this peer */
+        PolicyKindSet send;
+        PolicyKindSet receive;
+        PolicyKindSet own;
+};
+
+int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapshot **ret);

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Policy in bridge routing: the few calls conn.c and names.c make (see bridge/policy.h).
+ * Each returns at once when the connections involved carry no snapshot, so a bus without
+ * a policy pays one pointer test per message.
+ *
+ * As in dbus-daemon, a unicast is checked twice: the sender's send rules against the
+ * receiver, then the receiver's receive rules against the sender; a denial answers the
+ * sender with AccessDenied ("Rejected send message" / "Rejected receive message"). A copy
+ * (broadcast, eavesdropping, the bus's own messages) gets the same two checks per receiver
+ * and is dropped silently for a receiver that is denied.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "bridge/names.h"
+#include "bridge/policy-internal.h"
+#include "bridge/policy.h"
+#include "util/error.h"
+
+static void snapshot_set_denial(PolicySnapshot *s, char *text) {
+        free(s->denial);
+        s->denial = text;
+}
+
+/**
+ * bridge_policy_check_unicast() - send and receive checks of a unicast
+ * @sender:             the sender
+ * @dst:                the addressed recipient
+ * @msg:                the message
+ * @requested_reply:    it answers a pending call of @dst to @sender
+ *
+ * Return: 0, BRIDGE_E_ACCESS_DENIED (text: bridge_conn_get_denial(@sender)), or -ENOMEM.
+ */
+int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
+                                const BridgeMsg *msg, bool requested_reply) {
+        PolicyMsgInfo info;
+        PolicyVerdict verdict;
+        char *text;
+        bool send = true;
+        int r = 0;
+
+        if (!sender->policy && !dst->policy)
+                return 0;
+        if (sender->policy) {
+                policy_msg_info_init(&info, sender->policy->db, msg);
+                r = policy_check_send(sender->policy, &info, dst, requested_reply, &verdict);
+        }
+        if (r == 0 && dst->policy) {
+                if (!sender->policy || info.db != dst->policy->db)
+                        policy_msg_info_init(&info, dst->policy->db, msg);
+                send = false;
+                r = policy_check_receive(dst->policy, &info, sender, requested_reply, false,
+                                         &verdict);
+        }
+        if (r == 0)
+                return 0;
+        if (sender->policy) {
+                r = policy_format_denial(send, &verdict, msg, sender, dst, requested_reply,
+                                         &text);
+                if (r < 0)
+                        return error_trace(r);
+                snapshot_set_denial(sender->policy, text);
+        }
+        return BRIDGE_E_ACCESS_DENIED;
+}
+
+/**
+ * bridge_policy_allows_copy() - may @receiver get this copy of @msg?
+ * @info:               the message's facts, cached across receivers (zeroed at first)
+ * @sender:             the sender, NULL: the bus
+ * @receiver:           who would get it
+ * @msg:                the message
+ * @requested_reply:    it answers a pending call (of its addressed recipient)
+ * @eavesdropping:      @receiver is not the addressed recipient of a message that has one
+ *
+ * Return: true if both the send and the receive check allow it.
+ */
+bool bridge_policy_allows_copy(PolicyMsgInfo *info, const BridgeConn *sender,
+                               const BridgeConn *receiver, const BridgeMsg *msg,
+                               bool requested_reply, bool eavesdropping) {
+        if (sender && sender->policy) {
+                if (info->db != sender->policy->db || info->msg != msg)
+                        policy_msg_info_init(info, sender->policy->db, msg);
+                if (policy_check_send(sender->policy, info, receiver, requested_reply, NULL))
+                        return false;
+        }
+        if (receiver->policy) {
+                if (info->db != receiver->policy->db || info->msg != msg)
+                        policy_msg_info_init(info, receiver->policy->db, msg);
+                if (policy_check_receive(receiver->policy, info, sender, requested_reply,
+                                         eavesdropping, NULL))
+                        return false;
+        }
+        return true;
+}
+
+/**
+ * bridge_policy_check_own() - may @conn own (or queue for) @name?
+ * @conn:       the connection
+ * @name:       a valid well-known name
+ *
+ * Return: 0, NAME_E_ACCESS_DENIED (text: bridge_conn_get_denial(@conn)), or -ENOMEM.
+ */
+int bridge_policy_check_own(BridgeConn *conn, const char *name) {
+        char *text;
+        int r;
+
+        if (!conn->policy || policy_check_own(conn->policy, name) == 0)
+                return 0;
+        r = policy_format_own_denial(conn, name, &text);
+        if (r < 0)
+                return error_trace(r);
+        snapshot_set_denial(conn->policy, text);
+        return NAME_E_ACCESS_DENIED;
+}
+
+/**
+ * bridge_conn_get_denial() - the text of @conn's last AccessDenied
+ * @conn:       the connection
+ *
+ * Return: the text (valid until the next denial or the snapshot's end), or NULL.
+ */
+const char *bridge_conn_get_denial(const BridgeConn *conn) {
+        return conn->policy ? conn->policy->denial : NULL;
+}
