@@ -390,6 +390,12 @@ static int driver_method_hello(Driver *driver, BridgeConn *caller, BridgeMsg *ca
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
 
+        /* as dbus-daemon: Hello fails once max_completed_connections peers are registered
+         * (the peer stays connected, unregistered) */
+        if (driver->bus->conns_by_id.n_entries >= driver->bus->limits.max_completed_connections)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_COMPLETED_QUOTA, NULL, NULL, NULL);
+
         driver->in_hello = true;
         r = bridge_conn_hello(caller);
         driver->in_hello = false;

@@ -78,6 +78,8 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
                 "Unable to read the machine ID of this system (/etc/machine-id)" },
         [COMPAT_E_RELOAD_FAILED] = { E("Failed"), "%s" },
         [COMPAT_E_RELOAD_NOT_FOUND] = { E("FileNotFound"), "%s" },
+        [COMPAT_E_COMPLETED_QUOTA] = { E("LimitsExceeded"),
+                "The maximum number of active connections has been reached" },
         [COMPAT_E_NOT_CANONICAL_PATH] = { E("AccessDenied"),
                 "Method '%s' is only available at the canonical object path "
                 "'/org/freedesktop/DBus'" },

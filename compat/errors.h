@@ -57,6 +57,7 @@ enum {
         COMPAT_E_NO_MACHINE_ID,         /* Peer.GetMachineId without a readable machine id */
         COMPAT_E_RELOAD_FAILED,         /* ReloadConfig: the new configuration is invalid; @a */
         COMPAT_E_RELOAD_NOT_FOUND,      /* ReloadConfig: a file of it is missing; @a */
+        COMPAT_E_COMPLETED_QUOTA,       /* Hello beyond max_completed_connections */
         COMPAT_E_NOT_CANONICAL_PATH,    /* a privileged method off /org/freedesktop/DBus; @a */
         COMPAT_E_NOT_PRIVILEGED,        /* @a: method, @b: "<unique> (uid=… pid=…)", @c: uid */
         COMPAT_E_PEER_UNKNOWN_METHOD,   /* a call without destination: Peer, unknown member */
