@@ -34,7 +34,7 @@ enum {
         WIRE_E_BAD_PADDING,             /* non-zero alignment padding */
         WIRE_E_TRUNCATED,               /* data ends before what the header or signature says */
         WIRE_E_TRAILING,                /* body longer than its signature accounts for */
-        WIRE_E_BAD_FD_INDEX,            /* 'h' index >= number of passed fds, or UNIX_FDS mismatch */
+        WIRE_E_BAD_FD_INDEX,            /* UNIX_FDS claims more fds than were passed */
         WIRE_E_TOO_DEEP,                /* container nesting over the limits */
         WIRE_E_BAD_VARIANT,             /* variant signature not a single complete type */
         WIRE_E_BAD_DICT,                /* dict entry outside an array, or non-basic key */
@@ -82,9 +82,9 @@ enum {
  * wire_message_parse() - validate one complete message and describe its header
  * @data:       the message, exactly @size bytes (as framed by wire_message_frame())
  * @size:       its size
- * @n_fds:      how many fds arrived with it (for UNIX_FDS and 'h' checks): the UNIX_FDS
- *              field may not claim more (WIRE_E_BAD_FD_INDEX); the message owns the first
- *              hdr.n_fds of them, and every 'h' must index below hdr.n_fds
+ * @n_fds:      how many fds arrived with it: the UNIX_FDS field may not claim more
+ *              (WIRE_E_BAD_FD_INDEX); the message owns the first hdr.n_fds of them. 'h'
+ *              values are not checked against hdr.n_fds, as in libdbus (wire/message.c)
  * @flags:      WIRE_PARSE_*
  * @ret:        the header, written only on success
  *

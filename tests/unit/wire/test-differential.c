@@ -439,6 +439,50 @@ static void test_unix_fds(void) {
 }
 
 /* GDBus messages of every type with every header field, in both byte orders */
+/*
+ * 'h' values past UNIX_FDS: libdbus's validation (what dbus-daemon 1.14.10 applies to
+ * everything it receives) accepts them, and dbus-daemon delivers such messages; so do we.
+ * Checked without fds (libdbus's demarshaller cannot be handed any).
+ */
+static void test_fd_index_unchecked(void) {
+        static const uint32_t indexes[] = { 0, 1, 5, UINT32_MAX };
+        size_t i;
+
+        for (i = 0; i < G_N_ELEMENTS(indexes); ++i) {
+                WireMsgSpec spec = { .type = WIRE_MSG_METHOD_CALL, .serial = 3, .path = "/o",
+                                     .member = "M", .destination = ":1.7" };
+                DBusMessage *m;
+                DBusError err;
+                WireHeader h;
+                WireWriter w;
+                uint8_t *msg;
+                size_t size;
+                char *blob;
+                int len;
+
+                wire_writer_init(&w);
+                g_assert_cmpint(wire_writer_append_basic(&w, 'h', &indexes[i]), ==, 0);
+                g_assert_cmpint(wire_writer_append_basic(&w, 'h', &indexes[i]), ==, 0);
+                g_assert_cmpint(wire_message_build(&spec, &w, &msg, &size), ==, 0);
+                wire_writer_deinit(&w);
+                len = (int)size;
+                dbus_error_init(&err);
+                m = dbus_message_demarshal((const char *)msg, len, &err);
+                if (!m)
+                        g_error("libdbus refused 'h' = %u: %s", indexes[i], err.message);
+                g_assert_cmpint(wire_message_parse(msg, (size_t)len, 0, 0, &h), ==, 0);
+                g_assert_cmpuint(h.n_fds, ==, 0);
+                /* and as libdbus marshals it again */
+                dbus_message_set_serial(m, 4);
+                dbus_message_lock(m);
+                g_assert_true(dbus_message_marshal(m, &blob, &len));
+                g_assert_cmpint(wire_message_parse(blob, (size_t)len, 0, 0, &h), ==, 0);
+                dbus_free(blob);
+                dbus_message_unref(m);
+                free(msg);
+        }
+}
+
 static void test_gdbus_headers(void) {
         for (int be = 0; be < 2; ++be)
                 for (int type = 1; type <= 4; ++type) {
@@ -505,6 +549,7 @@ int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/wire/differential/random-bodies", test_random);
         g_test_add_func("/wire/differential/unix-fds", test_unix_fds);
+        g_test_add_func("/wire/differential/fd-index-unchecked", test_fd_index_unchecked);
         g_test_add_func("/wire/differential/gdbus-headers", test_gdbus_headers);
         return g_test_run();
 }

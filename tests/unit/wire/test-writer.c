@@ -281,7 +281,8 @@ static void test_build_fds(void) {
         free(msg);
         spec.n_fds = 1;
         g_assert_cmpint(wire_message_build(&spec, &w, &msg, &size), ==, 0);
-        g_assert_cmpint(wire_message_parse(msg, size, 1, 0, &h), ==, WIRE_E_BAD_FD_INDEX);
+        /* index 1 with one fd: libdbus does not check 'h' values, nor do we */
+        g_assert_cmpint(wire_message_parse(msg, size, 1, 0, &h), ==, 0);
         free(msg);
         wire_writer_deinit(&w);
 }
