@@ -67,7 +67,7 @@ struct Bus {
         /* statistics (Debug.Stats) */
         uint64_t n_messages_routed;
         uint64_t n_broadcasts;
-        unsigned n_match_rules;         /* rules of non-monitor connections */
+        unsigned n_match_rules;         /* match rules of all connections, monitors' too */
         unsigned peak_match_rules;
         unsigned peak_match_rules_per_conn;
         unsigned peak_names;            /* unique + well-known names at once */

@@ -122,7 +122,7 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
                 if (rule->keys.eavesdrop && owner->bus)
                         --owner->bus->n_eavesdrop_rules;
                 --owner->n_matches;
-                if (owner->bus && !(owner->flags & BRIDGE_CONN_MONITOR))
+                if (owner->bus)
                         --owner->bus->n_match_rules;
                 if (!owner->n_matches)
                         list_unlink(&owner->match_link);

@@ -77,8 +77,10 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
                 rules[i]->owner = conn;
                 list_append(&conn->matches, &rules[i]->conn_link);
                 ++conn->n_matches;
+                ++bus->n_match_rules;   /* dbus-daemon's MatchRules counts them too */
                 rules[i] = NULL;
         }
+        bus_stats_note_matches(bus, conn);
         list_unlink(&conn->match_link);
         list_append(&bus->monitors, &conn->match_link);
         return 0;

@@ -20,7 +20,8 @@
  * A monitor is invisible: it owns no name (its unique name and well-known names are
  * released when it becomes one), it is out of the id table, so nothing can be addressed
  * to it, and it is in no match list but Bus.monitors. Its rules are BridgeMatchRules on
- * BridgeConn.matches (eavesdropping implied; they do not count as eavesdrop rules).
+ * BridgeConn.matches (eavesdropping implied; they do not count as eavesdrop rules, but
+ * count in Bus.n_match_rules, as in dbus-daemon's Debug.Stats).
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,9 +12,9 @@
  *                          free entries (Bus.free_entries), Allocated = both
  *   ActiveConnections      connections past Hello (monitors included), IncompleteConnections
  *                          those before it
- *   MatchRules, BusNames   AddMatch rules (monitors' rules are not match rules), names
- *                          (unique names of non-monitors and well-known names); Peak*: the
- *                          highest value seen, per bus and per connection
+ *   MatchRules, BusNames   match rules (AddMatch and monitors' rules), names (unique names
+ *                          of non-monitors and well-known names); Peak*: the highest value
+ *                          seen, per bus and per connection
  *   Incoming*              what the bus holds from the peer and has not dispatched: kdbusd
  *                          dispatches each message as soon as it has read it, so that is the
  *                          message being dispatched (the stats call itself when a peer asks
@@ -223,10 +223,10 @@ static void rule_to_string(const BridgeMatchKeys *k, char *buf, size_t size) {
  * @call:       the call (its signature already checked)
  * @args:       a reader at the call's first argument
  *
- * Every active connection, oldest first, with its AddMatch rules in dbus-daemon's order
- * (rules without type first, then by message type, each group oldest first); monitors
- * with none (their rules are not match rules). Answers the call itself. Return: 0, a
- * negative errno, or BRIDGE_E_QUOTA.
+ * Every active connection but monitors (dbus-daemon does not list them), oldest first, with
+ * its AddMatch rules in dbus-daemon's order (rules without type first, then by message
+ * type, each group oldest first). Answers the call itself. Return: 0, a negative errno,
+ * or BRIDGE_E_QUOTA.
  */
 int driver_method_get_all_match_rules(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                       WireReader *args) {
@@ -240,12 +240,12 @@ int driver_method_get_all_match_rules(Driver *driver, BridgeConn *caller, Bridge
         list_for_each(pos, &driver->bus->conns) {
                 BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (!c->active)
+                if (!c->active || bridge_conn_is_monitor(c))
                         continue;
                 (void) wire_writer_open(&w, '{', NULL);
                 (void) wire_writer_append_basic(&w, 's', c->unique_name);
                 (void) wire_writer_open(&w, 'a', "s");
-                for (type = 0; type <= WIRE_MSG_SIGNAL && !bridge_conn_is_monitor(c); ++type)
+                for (type = 0; type <= WIRE_MSG_SIGNAL; ++type)
                         list_for_each(rpos, &c->matches) {
                                 BridgeMatchRule *rule = container_of(rpos, BridgeMatchRule,
                                                                      conn_link);

@@ -97,8 +97,8 @@ static void test_rules_filter(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_conn_become_monitor(mon, rules, 2), ==, 0);
         g_assert_null(rules[0]);
         g_assert_cmpuint(mon->n_matches, ==, 2);
-        /* monitor rules are neither AddMatch rules nor eavesdrop rules */
-        g_assert_cmpuint(f->bus->n_match_rules, ==, 0);
+        /* monitor rules count as match rules (Debug.Stats), not as eavesdrop rules */
+        g_assert_cmpuint(f->bus->n_match_rules, ==, 2);
         g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 0);
 
         g_assert_cmpint(test_send(a, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .member = "Drop" }), ==, 0);
@@ -164,7 +164,7 @@ static void test_old_rules_and_replies_go(Fixture *f, gconstpointer ctx) {
                                                  .destination = mon->unique_name }), ==, 0);
         fixture_log_reset(f);
         become_monitor_all(f, 2);
-        g_assert_cmpuint(f->bus->n_match_rules, ==, 0);
+        g_assert_cmpuint(f->bus->n_match_rules, ==, 0);         /* no rule: everything */
         g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 0);
         g_assert_true(list_is_empty(&mon->replies_in));
         g_assert_nonnull(strstr(f->ev.log->str, "lost :1.1 4 gone"));
