@@ -336,6 +336,9 @@ int ctl_args_append(WireWriter *w, const char *signature, char *const *tokens, i
         return 0;
 }
 
+/**
+ * ctl_print_string() - @s double-quoted, with quote, backslash and control bytes escaped
+ */
 void ctl_print_string(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {

@@ -24,6 +24,9 @@ static bool parse_bool_option(const char *s, uint32_t *ret) {
         return false;
 }
 
+/**
+ * ctl_cmd_call() - the call command. Return: CTL_EXIT_*.
+ */
 int ctl_cmd_call(const CtlOptions *o, int argc, char **argv) {
         enum { ARG_EXPECT_REPLY = 0x100, ARG_AUTO_START };
         static const struct option options[] = {

@@ -18,11 +18,21 @@
 #include "tools/kdbusctl.h"
 #include "wire/protocol.h"
 
+/**
+ * ctl_msg_deinit() - free the message bytes; @m becomes CTL_MSG_NULL (idempotent)
+ */
 void ctl_msg_deinit(CtlMsg *m) {
         free(m->data);
         *m = (CtlMsg) CTL_MSG_NULL(*m);
 }
 
+/**
+ * ctl_address_resolve() - the bus address from --address, --system or the session default
+ * @ret_address: malloc()ed, never empty
+ *
+ * Reports what is wrong on stderr. Return: 0, -EINVAL (conflicting options, empty address),
+ * -ENOENT (no session bus configured), -ENOMEM.
+ */
 int ctl_address_resolve(const char *address, bool session, bool system, char **ret_address) {
         const char *e;
         char *a = NULL;
@@ -266,6 +276,13 @@ static int conn_auth(CtlConn *c) {
         return write_all(c->fd, "BEGIN\r\n", 7);
 }
 
+/**
+ * ctl_conn_open() - connect to the first entry of @address that accepts, authenticate
+ * (EXTERNAL with our uid) and say Hello
+ *
+ * Reports failures on stderr, naming the address entry. Return: 0, -EACCES (rejected),
+ * -EINVAL (no usable entry), -EPROTO (Hello failed), or another negative errno.
+ */
 int ctl_conn_open(const char *address, CtlConn **ret_conn) {
         _cleanup_(ctl_conn_freep) CtlConn *c = NULL;
         CtlMsg reply = CTL_MSG_NULL(reply);
@@ -321,6 +338,9 @@ int ctl_conn_open(const char *address, CtlConn **ret_conn) {
         return 0;
 }
 
+/**
+ * ctl_conn_free() - close and free; accepts NULL. Return: NULL.
+ */
 CtlConn *ctl_conn_free(CtlConn *c) {
         if (!c)
                 return NULL;
@@ -333,6 +353,10 @@ CtlConn *ctl_conn_free(CtlConn *c) {
         return NULL;
 }
 
+/**
+ * ctl_conn_send() - assign the next serial to @spec, build the message and write it whole
+ * Return: 0, -EINVAL (the writer or spec is invalid), or negative errno (reported).
+ */
 int ctl_conn_send(CtlConn *c, WireMsgSpec *spec, const WireWriter *body) {
         uint8_t *data = NULL;
         size_t size;
@@ -353,6 +377,11 @@ int ctl_conn_send(CtlConn *c, WireMsgSpec *spec, const WireWriter *body) {
         return r;
 }
 
+/**
+ * ctl_conn_recv() - the next complete, validated message from the bus
+ * Return: 0, -ETIMEDOUT, -EINTR (only with a sigmask set), -ECONNRESET (hang-up),
+ * -EBADMSG (malformed, reported), -ENOMEM, or another negative errno (reported).
+ */
 int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret) {
         size_t need;
         int r;
@@ -425,6 +454,10 @@ int ctl_conn_recv(CtlConn *c, int timeout_ms, CtlMsg *ret) {
         }
 }
 
+/**
+ * ctl_conn_wait_reply() - the method return or error answering @call
+ * Return: 0 (@ret may be an error message), or negative errno as ctl_conn_recv(), reported.
+ */
 int ctl_conn_wait_reply(CtlConn *c, const WireMsgSpec *call, int timeout_ms, CtlMsg *ret) {
         int r;
 
@@ -456,6 +489,10 @@ int ctl_conn_wait_reply(CtlConn *c, const WireMsgSpec *call, int timeout_ms, Ctl
         }
 }
 
+/**
+ * ctl_conn_call() - send a method call and wait for its reply
+ * Return: 0 (@ret may be an error message) or negative errno, reported.
+ */
 int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *iface,
                   const char *member, const WireWriter *body, int timeout_ms, CtlMsg *ret) {
         WireMsgSpec spec = {
@@ -473,6 +510,10 @@ int ctl_conn_call(CtlConn *c, const char *dest, const char *path, const char *if
         return ctl_conn_wait_reply(c, &spec, timeout_ms, ret);
 }
 
+/**
+ * ctl_conn_call_driver() - call org.freedesktop.DBus with no argument or one string
+ * Return: as ctl_conn_call().
+ */
 int ctl_conn_call_driver(CtlConn *c, const char *iface, const char *member, const char *arg,
                          CtlMsg *ret) {
         WireWriter w;
@@ -487,6 +528,9 @@ int ctl_conn_call_driver(CtlConn *c, const char *iface, const char *member, cons
         return r;
 }
 
+/**
+ * ctl_msg_error_text() - "ErrorName: message" of an error reply, in a static buffer
+ */
 const char *ctl_msg_error_text(const CtlMsg *m) {
         static char buf[1024];
         WireReader rd;

@@ -109,6 +109,9 @@ static void print_num(int64_t v, int width) {
                 printf("%*" PRId64, width, v);
 }
 
+/**
+ * ctl_cmd_list() - the list command. Return: CTL_EXIT_*.
+ */
 int ctl_cmd_list(const CtlOptions *o, int argc, char **argv) {
         _cleanup_(ctl_conn_freep) CtlConn *c = NULL;
         CtlMsg names = CTL_MSG_NULL(names), act = CTL_MSG_NULL(act);

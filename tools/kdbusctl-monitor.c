@@ -116,6 +116,9 @@ static int become_monitor(CtlConn *c, char **rules, int n_rules) {
         return 0;
 }
 
+/**
+ * ctl_cmd_monitor() - the monitor command. Return: CTL_EXIT_*.
+ */
 int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv) {
         enum { ARG_PCAP = 0x100, ARG_COUNT };
         static const struct option options[] = {

@@ -192,6 +192,9 @@ static int status_bus(CtlConn *c) {
         return r ? CTL_EXIT_FAILED : CTL_EXIT_OK;
 }
 
+/**
+ * ctl_cmd_status() - the status command. Return: CTL_EXIT_*.
+ */
 int ctl_cmd_status(const CtlOptions *o, int argc, char **argv) {
         _cleanup_(ctl_conn_freep) CtlConn *c = NULL;
 
