@@ -31,6 +31,7 @@
 #include "bridge/msg.h"
 #include "compat/driver.h"
 #include "proxy/client.h"
+#include "proxy/config.h"
 #include "proxy/server.h"
 #include "util/error.h"
 #include "wire/message.h"
@@ -282,6 +283,19 @@ static bool client_process_auth(ProxyClient *c) {
         }
         if (sasl_server_is_done(&c->sasl)) {
                 client_auth_done(c);
+                /* the configuration's policy: may this user connect; its snapshot */
+                r = proxy_config_admit(c->server, c->conn);
+                if (r) {
+                        if (r > 0)
+                                client_log(c, LOG_NOTICE, "Disconnecting: the configuration's "
+                                           "policy does not allow uid %u to connect",
+                                           (unsigned)c->uid);
+                        else
+                                client_log(c, LOG_ERR, "Disconnecting: cannot set up the "
+                                           "policy: %s", strerror(-r));
+                        client_close_later(c);
+                        return false;
+                }
                 return true;
         }
         /* no whole line left, or no room for a reply until client_flush() made some */

@@ -71,6 +71,11 @@ int proxy_config_apply(Server *s, const ProxyConfig *c);
  */
 int proxy_config_reload(Server *s, ProxyConfigError *ret_error);
 
+/* After authentication: may @conn's user connect (1: no), and its policy snapshot.
+ * Return: 0, 1, or -ENOMEM. (config-peer.c) */
+typedef struct BridgeConn BridgeConn;
+int proxy_config_admit(Server *s, BridgeConn *conn);
+
 /* proxy_config_reload() as the driver's ReloadConfig hook (DriverReloadFn); @userdata is
  * the Server. */
 int proxy_config_reload_hook(void *userdata, bool *ret_not_found, char *msg, size_t n_msg);

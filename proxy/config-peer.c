@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A peer meets the configuration's policy once, right after it authenticated: may this user
+ * connect at all (the user=/group= rules), and its PolicySnapshot (uid, groups, at_console
+ * resolved once, STYLE.md rule 4). A reload re-resolves the snapshots in the core
+ * (bus_set_policy()) from the same facts; only the front end can learn them, so they are
+ * gathered here: at_console as dbus-daemon decides it on a systemd machine (the user has a
+ * seat, sd_uid_get_seats()) or else by /var/run/console/<user>, and the command line that
+ * dbus-daemon quotes in its AccessDenied texts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
+#include "bridge/conn.h"
+#include "bridge/policy.h"
+#include "proxy/config.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+static bool uid_is_at_console(uid_t uid) {
+        struct passwd pw, *res = NULL;
+        char buf[4096], path[4200];
+
+        if (sd_booted() > 0)
+                return sd_uid_get_seats(uid, 1, NULL) > 0;
+        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+                return false;
+        snprintf(path, sizeof(path), "/var/run/console/%s", res->pw_name);
+        return access(path, F_OK) == 0;
+}
+
+/* The peer's command line with spaces for NULs, as dbus-daemon shows it; "" if unknown. */
+static void read_cmdline(pid_t pid, char *buf, size_t size) {
+        char path[64];
+        ssize_t n;
+        int fd;
+
+        buf[0] = '\0';
+        if (pid <= 0)
+                return;
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        n = read(fd, buf, size - 1);
+        (void) close(fd);
+        if (n <= 0) {
+                buf[0] = '\0';
+                return;
+        }
+        while (n > 0 && buf[n - 1] == '\0')
+                --n;
+        buf[n] = '\0';
+        for (ssize_t i = 0; i < n; ++i)
+                if (buf[i] == '\0')
+                        buf[i] = ' ';
+}
+
+/**
+ * proxy_config_admit() - the policy's say on a peer that just authenticated
+ * @s:          the server
+ * @conn:       the peer's connection (creds captured at connect)
+ *
+ * Without a policy on the bus nothing is checked. Otherwise the user=/group= rules decide
+ * whether @conn may connect (the bus's own uid may unless a rule says otherwise), and @conn
+ * gets its snapshot.
+ *
+ * Return: 0, 1 (the policy does not let this user connect), or -ENOMEM.
+ */
+int proxy_config_admit(Server *s, BridgeConn *conn) {
+        _cleanup_(policy_snapshot_freep) PolicySnapshot *snapshot = NULL;
+        const BridgeCreds *cr = &conn->creds;
+        PolicyDb *db = s->config ? s->config->policy : NULL;   /* the one on the bus */
+        gid_t *gids;
+        char comm[512];
+        PolicyPeer peer;
+        size_t n_gids;
+        int r;
+
+        if (!db)
+                return 0;
+        /* the primary group first, then the supplementary ones (dbus-daemon's group list) */
+        n_gids = cr->n_groups + 1;
+        gids = malloc(n_gids * sizeof(gid_t));
+        if (!gids)
+                return error_origin(-ENOMEM);
+        gids[0] = cr->gid;
+        n_gids = 1;
+        for (unsigned i = 0; i < cr->n_groups; ++i)
+                if (cr->groups[i] != cr->gid)
+                        gids[n_gids++] = cr->groups[i];
+
+        r = policy_db_check_connect(db, cr->uid, gids, n_gids, getuid());
+        if (r == POLICY_E_ACCESS_DENIED) {
+                free(gids);
+                return 1;
+        }
+        if (r < 0) {
+                free(gids);
+                return error_trace(r);
+        }
+        read_cmdline(cr->pid, comm, sizeof(comm));
+        peer = (PolicyPeer){
+                .uid = cr->uid,
+                .gids = gids,
+                .n_gids = n_gids,
+                .at_console = uid_is_at_console(cr->uid),
+                .pid = cr->pid,
+                .comm = comm[0] ? comm : NULL,
+        };
+        r = policy_snapshot_new(db, &peer, &snapshot);
+        free(gids);
+        if (r < 0)
+                return error_trace(r);
+        bridge_conn_set_policy(conn, steal_ptr(&snapshot));
+        return 0;
+}
