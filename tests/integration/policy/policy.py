@@ -39,17 +39,27 @@ POLICY = '''
     <deny send_type="signal" send_interface="org.test.Noisy"/>
     <deny send_destination="org.test.Service" send_member="Hidden" send_path="/"/>
   </policy>
+  <policy context="default">
+    <deny receive_interface="org.test.NoRecv"/>
+    <deny send_type="error" send_error="org.test.Error.Secret"/>
+    <deny own="org.test.GroupOwned"/>
+    <deny send_destination="org.test.Service" send_interface="org.test.Fds" min_fds="1"/>
+  </policy>
+  <policy group="%(group)s">
+    <allow own="org.test.GroupOwned"/>
+  </policy>
   <policy user="root">
     <allow send_destination="org.test.Service" send_interface="org.test.Secret"/>
     <allow own="org.test.Forbidden"/>
   </policy>
-  %s
+  %(extra)s
 '''
 
 
 def config_text(sock, extra=''):
     return ('<busconfig>\n  <type>session</type>\n  <listen>unix:path=%s</listen>\n'
-            '  <auth>EXTERNAL</auth>\n%s\n</busconfig>\n' % (sock, POLICY % extra))
+            '  <auth>EXTERNAL</auth>\n%s\n</busconfig>\n'
+            % (sock, POLICY % {'extra': extra, 'group': TEST_USER}))
 
 
 class Bus:
@@ -168,6 +178,81 @@ def scenario(bus, who):
     return lines
 
 
+def errors_scenario(bus, who):
+    """Receive rules, denied error replies, unicast signals, eavesdropping, fds."""
+    uid = gid = None
+    if who != 'root':
+        pw = pwd.getpwnam(TEST_USER)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    lines = []
+    service = Conn(bus.address, name='service')
+    service.bus('RequestName', 'su', ['org.test.Service', 4], quiet=True)
+    spy = Conn(bus.address, name='spy')
+    spy.bus('AddMatch', 's', ["eavesdrop=true,interface='org.test.Public'"], quiet=True)
+    with as_user(uid, gid):
+        c = Conn(bus.address, name='client', fds=True)
+    lines.append('RequestName org.test.GroupOwned: ' + call(
+        c, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.GroupOwned', 4]))
+    lines.append('call to a receive-denied interface: ' + call(
+        c, 'org.test.Service', '/', 'org.test.NoRecv', 'Get', service=service))
+    # the service answers with an error the policy does not let it send
+    serial = c.send(rawbus.Message(rawbus.METHOD_CALL, path='/', interface='org.test.Public',
+                                   member='Fail', destination='org.test.Service'))
+    m = service.recv(timeout=1.0)
+    while m is not None and m.member != 'Fail':
+        m = service.recv(timeout=1.0)
+    if m is not None:
+        es = service.error(m, 'org.test.Error.Secret', 'secret')
+        lines.append('service sends a denied error: service gets ' +
+                     outcome(service, es, timeout=0.5))
+    lines.append('... caller gets: ' + outcome(c, serial))
+    # a unicast signal to an interface the receiver may not receive
+    s1 = c.send(rawbus.Message(rawbus.SIGNAL, path='/', interface='org.test.NoRecv',
+                               member='Uni', destination=service.unique))
+    lines.append('unicast signal to a receive-denied interface: sender gets ' +
+                 outcome(c, s1, timeout=0.5))
+    got = service.recv(timeout=0.3)
+    lines.append('... receiver got: ' + ('%s.%s' % (got.interface, got.member)
+                                         if got is not None else 'nothing'))
+    # a method call carrying an fd to a destination that refuses fds
+    r, w = os.pipe()
+    try:
+        s2 = c.send(rawbus.Message(rawbus.METHOD_CALL, path='/', interface='org.test.Fds',
+                                   member='Take', destination='org.test.Service',
+                                   signature='h', body=[0]), fds=[r])
+        m = service.recv(timeout=0.5)
+        if m is not None and m.type == rawbus.METHOD_CALL:
+            service.reply(m)
+        lines.append('call with an fd to a min_fds-denied interface: ' + outcome(c, s2))
+    finally:
+        os.close(r)
+        os.close(w)
+    lines.append('call seen by an eavesdropper: ' + call(
+        c, 'org.test.Service', '/', 'org.test.Public', 'Get', service=service))
+    spy.bus('GetId', quiet=True)
+    seen = [m for m in spy.log if m.type == rawbus.METHOD_CALL and m.member == 'Get']
+    lines.append('... eavesdropper saw: %d' % len(seen))
+    for x in (c, service, spy):
+        x.close()
+    return lines
+
+
+def connect_scenario(bus, who):
+    """<deny user=> in the default context: the user cannot connect at all."""
+    pw = pwd.getpwnam(TEST_USER)
+    bus_lines = []
+    for label, ids in (('root', (None, None)), (TEST_USER, (pw.pw_uid, pw.pw_gid))):
+        try:
+            with as_user(*ids):
+                c = Conn(bus.address, name='c')
+            r = call(c, BUS, BUS_PATH, BUS, 'GetId')
+            c.close()
+            bus_lines.append('%s connects: GetId %s' % (label, r))
+        except (RuntimeError, rawbus.Disconnected, OSError, TimeoutError):
+            bus_lines.append('%s connects: refused' % label)
+    return bus_lines
+
+
 def reload_scenario(bus):
     lines = []
     c = Conn(bus.address, name='client')
@@ -208,8 +293,11 @@ def ensure_user():
 
 def run_both(binaries, fn, *args):
     out = []
+    extra = ''
+    if fn is connect_scenario:
+        extra = '<policy context="mandatory"><deny user="%s"/></policy>' % TEST_USER
     for b in binaries:
-        bus = Bus(b)
+        bus = Bus(b, extra)
         try:
             out.append((fn(bus, *args), bus.stderr()))
         finally:
@@ -221,6 +309,10 @@ def main():
     ours = sys.argv[1]
     ref = sys.argv[2] if len(sys.argv) > 2 else 'dbus-daemon'
     tests = [('as root', scenario, 'root', True), ('as %s' % TEST_USER, scenario, 'user', True),
+             ('receive/error/fd/eavesdrop rules as root', errors_scenario, 'root', True),
+             ('receive/error/fd/eavesdrop rules as %s' % TEST_USER, errors_scenario, 'user',
+              True),
+             ('connect rules (deny user=%s)' % TEST_USER, connect_scenario, 'user', True),
              ('reload', reload_scenario, None, False)]
     print('TAP version 13')
     print('1..%d' % len(tests))
@@ -247,6 +339,8 @@ def main():
         if 'no policy compiler' in our_err:
             # what does not depend on enforcement must still agree: reload outcomes, serving
             def keep(lines):
+                if fn is not reload_scenario:
+                    return []
                 return [x for x in lines if 'ReloadConfig' in x or 'GetId' in x]
             if keep(ref_lines) != keep(our_lines):
                 print('not ok %d - %s: reload outcomes differ' % (i, label))
