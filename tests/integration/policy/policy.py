@@ -272,6 +272,19 @@ def reload_scenario(bus):
     d = Conn(bus.address, name='new')
     lines.append('new peer after broken reload: GetId ' + call(d, BUS, BUS_PATH, BUS, 'GetId'))
     bus.write(text='')
+    lines.append('empty file ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
+    # a good file through SIGHUP: the stricter policy applies to the connected peer
+    bus.write(extra='<policy context="mandatory"><deny own="org.test.Allowed"/></policy>')
+    os.kill(bus.proc.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while True:     # the reload is asynchronous: poll until the decision changes (or 5 s)
+        r = call(c, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.Allowed', 4])
+        if r != 'return' or time.monotonic() > deadline:
+            break
+        call(c, BUS, BUS_PATH, BUS, 'ReleaseName', 's', ['org.test.Allowed'])
+        time.sleep(0.1)
+    lines.append('after good SIGHUP, same peer: RequestName org.test.Allowed: ' + r)
+    os.unlink(bus.conf)
     lines.append('missing file ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
     c.close()
     d.close()
