@@ -133,9 +133,9 @@ static const char *driver_child_node(const char *path) {
         size_t len = strlen(path);
 
         if (strcmp(path, "/") == 0)
-                return WIRE_DRIVER_PATH + 1;
+                return &WIRE_DRIVER_PATH[1];
         if (strncmp(WIRE_DRIVER_PATH, path, len) == 0 && WIRE_DRIVER_PATH[len] == '/')
-                return WIRE_DRIVER_PATH + len + 1;
+                return &WIRE_DRIVER_PATH[len + 1];
         return NULL;
 }
 
