@@ -304,3 +304,38 @@ def sc_libdbus_name_queue(ctx):
         x.ready()
     for x in (a, b, c):
         ctx.lines += x.transcript()
+
+
+@scenario
+def sc_tool_signals(ctx):
+    """Signals sent by dbus-send, gdbus emit and busctl emit reach a client whose match rule
+    selects them (broadcast and unicast), in the order sent, with their arguments. `gdbus
+    emit --address` without --dest sends before Hello (it is not a bus connection): dropped."""
+    r = ctx.conn('R')
+    r.bus('AddMatch', 's', ["type='signal',interface='com.example.Sig'"], quiet=True)
+    r.log = []
+    addr = ctx.bus.address
+    sends = [  # (argv, whether R must get it)
+        (['dbus-send', '--bus=' + addr, '--type=signal', '/o', 'com.example.Sig.FromDbusSend',
+          'string:x', 'int32:7'], True),
+        (['dbus-send', '--bus=' + addr, '--type=signal', '--dest=' + r.unique, '/o',
+          'com.example.Sig.UnicastDbusSend', 'string:y'], True),
+        (['gdbus', 'emit', '--address', addr, '--object-path', '/o/g', '--signal',
+          'com.example.Sig.FromGdbus', "'s'", '3'], False),
+        (['gdbus', 'emit', '--address', addr, '--object-path', '/o/g', '--dest', r.unique,
+          '--signal', 'com.example.Sig.UnicastGdbus', "'u'"], True),
+        (['busctl', '--address=' + addr, 'emit', '/o/b', 'com.example.Sig', 'FromBusctl',
+          'sas', 'z', '2', 'a', 'b'], True),
+        (['dbus-send', '--bus=' + addr, '--type=signal', '/o',
+          'com.example.Other.NotMatched'], False),
+    ]
+    for argv, expected in sends:
+        rc, out, err = run(argv)
+        shown = [a for a in argv if addr not in a and a != '--address']
+        ctx.log('%s: rc=%d %s' % (' '.join(shown), rc, err.strip()))
+        if expected:  # each tool exits once its signal is sent: wait for it to arrive
+            m = r.recv(10)
+            ctx.log('  R got', m.describe() if m else 'nothing')
+    r.log = []
+    r.sync()
+    ctx.log('R got otherwise', r.take_log())
