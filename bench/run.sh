@@ -259,7 +259,7 @@ if [ "$do_extra" = 1 ]; then
                                 sleep 0.3
                                 # shellcheck disable=SC2086
                                 bench_one "$b" $args --warmup 0 --repeat 1 >/dev/null
-                                kill -INT "$perf_pid"; wait "$perf_pid" || true
+                                kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" || true
                                 extra[$b.perf.$name]=$(perf_summary "$run/$b.$name.perf" "$n")
                         done
                         if [ "$do_profile" = 1 ] && [ "$b" = kdbusd ]; then
@@ -268,7 +268,7 @@ if [ "$do_extra" = 1 ]; then
                                 sleep 0.3
                                 bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 \
                                         --repeat 1 >/dev/null
-                                kill -INT "$perf_pid"; wait "$perf_pid" || true
+                                kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" || true
                                 perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
                                         --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 \
                                         >"$run/kdbusd.profile" || true
