@@ -627,7 +627,11 @@ static int file_includedir(LoaderFile *f, const Frame *fr) {
         if (!d) {
                 if (errno == ENOMEM)
                         return error_origin(-ENOMEM);
-                return 0;               /* a missing or unreadable directory is no error */
+                if (errno == ENOENT)
+                        return 0;       /* a missing directory is no error, as in dbus-daemon */
+                /* anything else (not a directory, no permission) is, as in dbus-daemon */
+                return file_fail(f, fr->line, "Failed to read directory \"%s\": %s", dir,
+                                 strerror(errno));
         }
         while ((de = readdir(d))) {
                 size_t len = strlen(de->d_name);

@@ -638,7 +638,23 @@ static void test_includedir(Fixture *f, gconstpointer ctx) {
                                "%s:3: warning: Encountered error while parsing \"%s/d/m.conf\", ignoring it\n",
                                broken, top, f->dir);
         g_assert_cmpstr(diag->str, ==, want);
-        config_free(c);
+        c = config_free(c);
+
+        /* an <includedir> that is a file is an error (dbus-daemon 1.14.10: "Failed to read
+         * directory ...: Not a directory"); a missing one is not */
+        {
+                g_autoptr(GString) diag2 = g_string_new(NULL);
+                g_autofree char *notdir = put(f, "notdir.conf",
+                                              "<includedir>missing.d</includedir>\n"
+                                              "<includedir>top.conf</includedir>");
+                g_autofree char *want2 = g_strdup_printf(
+                        "%s:3: Failed to read directory \"%s/top.conf\": Not a directory\n",
+                        notdir, f->dir);
+
+                g_assert_cmpint(load_file(notdir, 0, diag2, &c), ==, CONFIG_E_INVALID);
+                g_assert_null(c);
+                g_assert_cmpstr(diag2->str, ==, want2);
+        }
 }
 
 static void test_include_cycle(Fixture *f, gconstpointer ctx) {
