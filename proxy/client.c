@@ -391,7 +391,12 @@ static int client_process_one(ProxyClient *c) {
 
         r = driver_handle_message(s->driver, c->conn, m);
         if (r == DRIVER_E_DISCONNECT) {
-                if (c->conn->active)
+                if (c->conn->flags & BRIDGE_CONN_MONITOR)
+                        client_log(c, LOG_NOTICE, "Disconnecting: it became a monitor "
+                                   "(BecomeMonitor) and then sent a message (type %u member "
+                                   "\"%s\"); monitors may only receive", hdr.type,
+                                   hdr.member ? hdr.member : "");
+                else if (c->conn->active)
                         client_log(c, LOG_NOTICE, "Disconnecting: its queue of unread bus "
                                    "replies is full");
                 else
