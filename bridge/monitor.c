@@ -26,12 +26,13 @@
  * @rules:      new rules (bridge_match_rule_new()), all taken, also on failure
  * @n_rules:    how many; 0 means "every message"
  *
- * First the pending replies go (callers waiting for @conn get reply_lost, the calls @conn
- * waits for are forgotten); then its names are released, the unique name first and then
- * the well-known names oldest first, each reported through name_changed, while @conn is
- * still an ordinary connection with its old rules (dbus-daemon 1.14.10 sends NameLost and
- * NameOwnerChanged in this order after the BecomeMonitor reply, and the new monitor gets
- * a NameOwnerChanged only if its old rules match it); last its old rules go and it becomes
+ * First the calls @conn waits for are forgotten; then its names are released, the unique
+ * name first and then the well-known names oldest first, each reported through
+ * name_changed, while @conn is still an ordinary connection with its old rules
+ * (dbus-daemon 1.14.10 sends NameLost and NameOwnerChanged in this order after the
+ * BecomeMonitor reply, and the new monitor gets a NameOwnerChanged only if its old rules
+ * match it); then callers waiting for a reply from @conn get reply_lost (dbus-daemon's
+ * NoReply comes after the NameOwnerChanged signals); last its old rules go and it becomes
  * an unreachable monitor with @rules.
  *
  * Return: 0, BRIDGE_E_NOT_ACTIVE (inactive or already a monitor), BRIDGE_E_MATCH_QUOTA
@@ -54,7 +55,6 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
                 return r;
         }
 
-        bridge_conn_fail_replies(conn);
         bridge_conn_drop_replies(conn);
 
         /* while its old rules still count: it gets the NameOwnerChanged its rules match */
@@ -67,6 +67,8 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
                 if (bridge_name_release(conn, name) != 0)
                         break;          /* cannot happen: @conn is on the owner list */
         }
+        /* after the NameOwnerChanged signals, as dbus-daemon sends its NoReply errors */
+        bridge_conn_fail_replies(conn);
 
         while ((old = list_first_entry(&conn->matches, BridgeMatchRule, conn_link)))
                 bridge_match_rule_free(old);

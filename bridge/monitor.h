@@ -30,10 +30,10 @@
 
 /*
  * Turn @conn into a monitor with @rules (taken, also on failure; n_rules 0: everything):
- * its pending calls are forgotten, callers waiting for it get reply_lost, its names are
- * released, unique name first (name_changed for each, with the unique name too, so the
- * layer above reports NameLost and NameOwnerChanged as dbus-daemon does), and then its old
- * match rules give way to @rules. Return: 0, BRIDGE_E_NOT_ACTIVE (not active, or a monitor already),
+ * its pending calls are forgotten, its names are released, unique name first (name_changed
+ * for each, with the unique name too, so the layer above reports NameLost and
+ * NameOwnerChanged as dbus-daemon does), callers waiting for it get reply_lost, and then
+ * its old match rules give way to @rules. Return: 0, BRIDGE_E_NOT_ACTIVE (not active, or a monitor already),
  * BRIDGE_E_MATCH_QUOTA (more rules than max_match_rules_per_connection).
  */
 int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t n_rules);
