@@ -49,6 +49,10 @@ for tool in taskset dbus-daemon dbus-broker "$py"; do
                 echo "bench/run.sh: '$tool' is missing: run tools/dev/deps.sh" >&2; exit 1; }
 done
 
+run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
+declare -A bus_pid bus_addr
+buses=(kdbusd dbus-daemon dbus-broker)
+trap 'rm -rf "$run"' EXIT
 src=$root
 if [ "$from_tree" = 0 ] && git -C "$root" rev-parse --verify -q HEAD >/dev/null; then
         src=$build.src
@@ -70,11 +74,11 @@ if [ "$do_build" = 1 ]; then
         fi
         if [ ! -f "$build/build.ninja" ]; then
                 meson setup "$build" "$src" --buildtype=release -Dtests=false -Dwerror=true \
-                        >"$build.setup.log" 2>&1 || { cat "$build.setup.log" >&2; exit 1; }
+                        >"$run/setup.log" 2>&1 || { cat "$run/setup.log" >&2; exit 1; }
         fi
         if ! nice ninja -C "$build" -j2 proxy/kdbusd bench/kdbus-bench bench/malloc-count.so \
-                        >"$build.ninja.log" 2>&1; then
-                tail -30 "$build.ninja.log" >&2
+                        >"$run/ninja.log" 2>&1; then
+                tail -30 "$run/ninja.log" >&2
                 echo "bench/run.sh: build failed (log: $build.ninja.log)" >&2
                 exit 1
         fi
@@ -87,9 +91,6 @@ buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
             "$py" -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])' ||
             echo unknown)
 
-run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
-declare -A bus_pid bus_addr
-buses=(kdbusd dbus-daemon dbus-broker)
 
 stop_buses() {
         local b
