@@ -25,6 +25,9 @@ struct Driver {
         uint32_t stats_serial;          /* GetConnectionStats answered (Debug.Stats "Serial") */
         uint32_t stats_serial_bus;      /* GetStats answered */
         bool in_hello;                  /* driver_method_hello() reports NameOwnerChanged */
+        struct BusActivation *activation;       /* NULL: activation not enabled */
+        const struct DriverActivationOps *activation_ops;
+        void *activation_userdata;
 };
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -48,6 +51,16 @@ int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char
 int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErrorDomain domain,
                  int code, const char *a, const char *b, const char *c);
 
+/* An error with any name and text from the bus to @dst, answering @reply_serial. */
+int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
+                           const char *error_name, const char *text);
+/* A broadcast signal of the bus. Return: 0 or -ENOMEM. */
+int driver_emit_signal(Driver *driver, WireMsgSpec *spec, const WireWriter *body);
+/* The transport drops @conn (it does not read what the bus sends). */
+void driver_kick_conn(BridgeConn *conn);
+/* Route a message not for the driver, answering the core's refusal (driver.c). */
+int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+
 /* The active connection @name (unique or well-known) resolves to; NULL for invalid names. */
 BridgeConn *driver_lookup(Driver *driver, const char *name);
 bool driver_is_driver_name(const char *name);
@@ -61,14 +74,10 @@ int driver_method_list_queued_owners(Driver *driver, BridgeConn *caller, BridgeM
                                      WireReader *args);
 int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                              WireReader *args);
-int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
-                                         WireReader *args);
 int driver_method_name_has_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args);
 int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                  WireReader *args);
-int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
-                                        WireReader *args);
 int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                 WireReader *args);
 int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -79,6 +88,17 @@ int driver_method_get_selinux_context(Driver *driver, BridgeConn *caller, Bridge
                                       WireReader *args);
 int driver_method_get_adt_audit_data(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                      WireReader *args);
+
+/* driver-activation.c */
+int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                        WireReader *args);
+int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                         WireReader *args);
+int driver_method_update_activation_environment(Driver *driver, BridgeConn *caller,
+                                                BridgeMsg *call, WireReader *args);
+int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *owner);
+void driver_activation_conn_removed(Driver *driver, BridgeConn *conn);
 
 /* driver-introspect.c */
 /* The introspection XML for @path (to free()). Return: 0 or -ENOMEM. */

@@ -248,29 +248,6 @@ int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call
 }
 
 /**
- * driver_method_list_activatable_names() - ListActivatableNames() -> as: only the driver (no activation yet)
- * @driver:     the driver
- * @caller:     the calling connection
- * @call:       the call (its signature already checked)
- * @args:       a reader at the call's first argument
- *
- * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
- * queue is full).
- */
-int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
-                                         WireReader *args) {
-        static const char *const names[] = { WIRE_DRIVER_NAME, NULL };
-        WireWriter w;
-        int r;
-
-        wire_writer_init(&w);
-        (void) wire_writer_append_strv(&w, names);
-        r = driver_reply(driver, caller, call, &w);
-        wire_writer_deinit(&w);
-        return r;
-}
-
-/**
  * driver_method_name_has_owner() - NameHasOwner(s name) -> b
  * @driver:     the driver
  * @caller:     the calling connection
@@ -319,35 +296,6 @@ int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_NO_OWNER_OWNER, name, NULL, NULL);
         return driver_reply_basic(driver, caller, call, 's', conn->unique_name);
-}
-
-/**
- * driver_method_start_service_by_name() - StartServiceByName(s name, u flags) -> u (2 if owned, else ServiceUnknown)
- * @driver:     the driver
- * @caller:     the calling connection
- * @call:       the call (its signature already checked)
- * @args:       a reader at the call's first argument
- *
- * Answers the call itself. Return: 0, a negative errno, or BRIDGE_E_QUOTA (the caller's
- * queue is full).
- */
-int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
-                                        WireReader *args) {
-        const char *name;
-        uint32_t flags, result = START_REPLY_ALREADY_RUNNING;
-        int r;
-
-        r = driver_read_name(args, &name);
-        if (!r)
-                r = wire_reader_read_basic(args, 'u', &flags);
-        if (r)
-                return error_fold(r);
-
-        /* dbus-daemon looks only at well-known names other than its own */
-        if (name[0] != ':' && !driver_is_driver_name(name) && driver_lookup(driver, name))
-                return driver_reply_basic(driver, caller, call, 'u', &result);
-        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT, COMPAT_E_SERVICE_UNKNOWN,
-                            name, NULL, NULL);
 }
 
 /*

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bridge/activation.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/match.h"
@@ -76,6 +77,14 @@ static uint32_t driver_next_serial(Driver *driver) {
 static void driver_kick(BridgeConn *conn) {
         if (conn->ops && conn->ops->kick)
                 conn->ops->kick(conn, conn->userdata);
+}
+
+/**
+ * driver_kick_conn() - the transport drops @conn
+ * @conn:       a peer that does not read what the bus sends it
+ */
+void driver_kick_conn(BridgeConn *conn) {
+        driver_kick(conn);
 }
 
 /*
@@ -134,6 +143,18 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
 static int driver_emit(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
                        const WireWriter *body, int fd) {
         return driver_emit_full(driver, dst, spec, body, fd, false);
+}
+
+/**
+ * driver_emit_signal() - broadcast a signal of the bus
+ * @driver:     the driver
+ * @spec:       the message (sender filled in here)
+ * @body:       its body, or NULL
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_emit_signal(Driver *driver, WireMsgSpec *spec, const WireWriter *body) {
+        return driver_emit(driver, NULL, spec, body, -1);
 }
 
 /* A signal to someone other than the caller: a full queue drops that peer, not the call. */
@@ -244,6 +265,35 @@ static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_ser
 }
 
 /**
+ * driver_send_error_text() - an error of any name from the bus to @dst
+ * @driver:             the driver
+ * @dst:                the receiver
+ * @reply_serial:       the serial of the message answered
+ * @error_name:         the error name
+ * @text:               the message
+ *
+ * Return: as driver_reply_fd().
+ */
+int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
+                           const char *error_name, const char *text) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_ERROR,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .reply_serial = reply_serial,
+                .destination = dst->unique_name,
+                .error_name = error_name,
+        };
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, 's', text);
+        r = driver_emit(driver, dst, &spec, &w, -1);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+/**
  * driver_error() - answer @call of @caller with the error of @code (compat/errors.h)
  * @driver:     the driver
  * @caller:     the caller
@@ -323,6 +373,8 @@ static int driver_notify_conn_removed(void *userdata, BridgeConn *conn) {
         Driver *driver = userdata;
         int r;
 
+        driver_activation_conn_removed(driver, conn);
+
         /* the peer is gone: only monitors see its NameLost, as on dbus-daemon */
         r = driver_signal(driver, conn, "NameLost", conn->unique_name, NULL, NULL);
         if (r < 0)
@@ -348,6 +400,10 @@ static int driver_notify_name_changed(void *userdata, const char *name, BridgeCo
                 return error_trace(r);
         if (new_owner) {
                 r = driver_signal(driver, new_owner, "NameAcquired", name, NULL, NULL);
+                if (r)
+                        return error_trace(r);
+                /* what waited for the name goes to it now, as dbus-daemon does */
+                r = driver_activation_name_owned(driver, name, new_owner);
                 if (r)
                         return error_trace(r);
         }
@@ -505,15 +561,6 @@ static int driver_method_get_id(Driver *driver, BridgeConn *caller, BridgeMsg *c
         for (i = 0; i < 16; ++i)
                 (void) snprintf(hex + 2 * i, 3, "%02x", driver->bus->id[i]);
         return driver_reply_basic(driver, caller, call, 's', hex);
-}
-
-/*
- * Accepted and answered like dbus-daemon does for a session bus; there is no activation
- * yet, so the environment has no one to go to and is not stored.
- */
-static int driver_method_update_activation_environment(Driver *driver, BridgeConn *caller,
-                                                       BridgeMsg *call, WireReader *args) {
-        return driver_reply_empty(driver, caller, call);
 }
 
 /* No configuration file is loaded yet, so reloading it is a successful no-op. */
@@ -748,8 +795,9 @@ static void driver_describe(const BridgeConn *sender, const BridgeMsg *msg, char
                         h->destination ?: "(unset)", dst_creds);
 }
 
-/* Not for the driver: hand it to the core and turn its refusal into dbus-daemon's error. */
-static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+/* Not for the driver: hand it to the core and turn its refusal into dbus-daemon's error;
+ * a well-known name without owner may be activatable (driver-activation.c). */
+int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
         char limit[16], text[1024];
         int r, code;
@@ -759,6 +807,12 @@ static int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         case 0:
                 return 0;
         case BRIDGE_E_NAME_UNKNOWN:
+                if (!(h->flags & WIRE_FLAG_NO_AUTO_START)) {
+                        r = driver_activation_autostart(driver, sender, msg);
+                        if (r)
+                                return r < 0 ? error_trace(r) : 0;
+                }
+                /* fall through */
         case BRIDGE_E_PEER_UNKNOWN:
                 code = (h->flags & WIRE_FLAG_NO_AUTO_START) ? COMPAT_E_NAME_NOT_EXIST :
                                                               COMPAT_E_SERVICE_UNKNOWN;
@@ -877,8 +931,16 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         } else {
                 /* monitors see what is sent to the bus before its answer */
                 r = bus_monitor_capture(driver->bus, sender, msg, NULL);
-                if (r == 0 && h->type == WIRE_MSG_METHOD_CALL)
-                        r = driver_dispatch_call(driver, sender, msg);
+                if (r == 0 && h->type == WIRE_MSG_METHOD_CALL) {
+                        /* the sender's send rules (system.conf denies some driver methods) */
+                        r = bridge_policy_check_driver(sender, msg);
+                        if (r == BRIDGE_E_ACCESS_DENIED)
+                                r = driver_send_error(driver, sender, h->serial,
+                                                      COMPAT_DOMAIN_BRIDGE, r,
+                                                      bridge_conn_get_denial(sender), NULL, NULL);
+                        else if (r == 0)
+                                r = driver_dispatch_call(driver, sender, msg);
+                }
                 /* signals and replies to the driver: nobody listens */
         }
 
@@ -943,6 +1005,7 @@ Driver *driver_free(Driver *driver) {
                 return NULL;
         if (driver->bus && driver->bus->notify_userdata == driver)
                 bus_set_notify(driver->bus, NULL, NULL);
+        bus_activation_free(driver->activation);
         free(driver);
         return NULL;
 }

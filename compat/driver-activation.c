@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Activation methods and auto-start (see driver-activation.h). Behaviour checked against
+ * dbus-daemon 1.14.10 with test .service files:
+ *
+ *   - StartServiceByName(name, flags): a well-known name with an owner answers 2
+ *     (ALREADY_RUNNING); an activatable one is started and answered 1 (SUCCESS) when the
+ *     name gets its owner; anything else (also the bus's own name) is ServiceUnknown "The
+ *     name X was not provided by any .service files".
+ *   - A message (any type) to a well-known name without owner and without NO_AUTO_START,
+ *     when the name is activatable, waits in the core; the service is started once, however
+ *     many messages wait. When the name appears they are routed in arrival order as if just
+ *     sent (after NameOwnerChanged, before the owner's RequestName reply).
+ *   - A failed start answers every waiting message and call with the reason: Spawn.ExecFailed,
+ *     Spawn.ChildExited, Spawn.ChildSignaled, TimedOut, ... (the front end picks them).
+ *   - Too many starts at once (max_pending_service_starts): LimitsExceeded.
+ *   - ListActivatableNames lists org.freedesktop.DBus first, then the names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/activation.h"
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/msg.h"
+#include "compat/driver-activation.h"
+#include "compat/driver-internal.h"
+#include "util/error.h"
+#include "wire/protocol.h"
+
+#define ERROR_PREFIX "org.freedesktop.DBus.Error."
+
+/**
+ * driver_set_activation() - enable activation
+ * @driver:     the driver
+ * @ops:        the front end's hooks
+ * @userdata:   passed to @ops
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_set_activation(Driver *driver, const DriverActivationOps *ops, void *userdata) {
+        int r;
+
+        if (!driver->activation) {
+                r = bus_activation_new(driver->bus, &driver->activation);
+                if (r < 0)
+                        return error_trace(r);
+        }
+        driver->activation_ops = ops;
+        driver->activation_userdata = userdata;
+        return 0;
+}
+
+/**
+ * driver_activation_set_names() - the names .service files provide
+ * @driver:             the driver (activation enabled)
+ * @names:              the names, in listing order
+ * @n_names:            how many
+ * @emit_changed:       broadcast ActivatableServicesChanged afterwards
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_activation_set_names(Driver *driver, const char *const *names, size_t n_names,
+                                bool emit_changed) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_SIGNAL,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .path = WIRE_DRIVER_PATH,
+                .interface = WIRE_DRIVER_INTERFACE,
+                .member = "ActivatableServicesChanged",
+        };
+        int r;
+
+        if (!driver->activation)
+                return 0;
+        r = bus_activation_set_names(driver->activation, names, n_names);
+        if (r < 0)
+                return error_trace(r);
+        if (!emit_changed)
+                return 0;
+        return error_trace(driver_emit_signal(driver, &spec, NULL));
+}
+
+/* Answer (or drop) one waiting entry with an error. */
+static int activation_answer_error(Driver *driver, BusActivationEntry *e, const char *error_name,
+                                   const char *text) {
+        int r;
+
+        if (!bridge_conn_is_active(e->sender))
+                return 0;
+        r = driver_send_error_text(driver, e->sender, e->msg->hdr.serial, error_name, text);
+        if (r == BRIDGE_E_QUOTA) {
+                driver_kick_conn(e->sender);
+                return 0;
+        }
+        return r < 0 ? error_trace(r) : 0;
+}
+
+/**
+ * driver_activation_failed() - answer everything waiting for @name with an error
+ * @driver:     the driver
+ * @name:       the name whose start failed
+ * @error_name: the error to answer with
+ * @text:       why
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_activation_failed(Driver *driver, const char *name, const char *error_name,
+                             const char *text) {
+        BusActivationEntry *e;
+        int r = 0;
+
+        if (!driver->activation)
+                return 0;
+        bus_activation_end(driver->activation, name);
+        while ((e = bus_activation_pop(driver->activation, name))) {
+                if (r >= 0)
+                        r = activation_answer_error(driver, e, error_name, text);
+                bus_activation_entry_free(e);
+        }
+        return error_trace(r);
+}
+
+/**
+ * driver_activation_name_owned() - @name got the owner @owner: hand on what waited for it
+ * @driver:     the driver
+ * @name:       the name
+ * @owner:      its new primary owner
+ *
+ * Return: 0 or a negative errno.
+ */
+int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *owner) {
+        BusActivationEntry *e;
+        uint32_t success = 1;     /* DBUS_START_REPLY_SUCCESS */
+        int r = 0;
+
+        if (!driver->activation || !bus_activation_end(driver->activation, name))
+                return 0;
+        if (driver->activation_ops && driver->activation_ops->started)
+                driver->activation_ops->started(driver->activation_userdata, name);
+        while ((e = bus_activation_pop(driver->activation, name))) {
+                if (r >= 0 && bridge_conn_is_active(e->sender)) {
+                        if (e->start_request) {
+                                r = driver_reply_basic(driver, e->sender, e->msg, 'u', &success);
+                                if (r == BRIDGE_E_QUOTA)
+                                        driver_kick_conn(e->sender);
+                        } else {
+                                r = driver_route(driver, e->sender, e->msg);
+                        }
+                        if (r > 0)
+                                r = 0;
+                }
+                bus_activation_entry_free(e);
+        }
+        return error_trace(r);
+}
+
+/**
+ * driver_activation_conn_removed() - @conn left: forget what it waits with
+ * @driver:     the driver
+ * @conn:       the connection
+ */
+void driver_activation_conn_removed(Driver *driver, BridgeConn *conn) {
+        if (driver->activation)
+                bus_activation_conn_removed(driver->activation, conn);
+}
+
+/* Queue @msg of @sender for @name and start the service if nobody is starting it yet.
+ * Return: 0 (queued, or answered with an error), or a negative errno. */
+static int activation_request(Driver *driver, const char *name, BridgeConn *sender,
+                              BridgeMsg *msg, bool start_request) {
+        char error_name[256], text[1024];
+        bool start = false;
+        int r;
+
+        r = bus_activation_queue(driver->activation, name, sender, msg, start_request, &start);
+        if (r == BUS_ACTIVATION_E_LIMIT) {
+                (void) snprintf(text, sizeof(text), "The maximum number of pending activations "
+                                "has been reached, activation of %s failed "
+                                "(max_pending_service_starts=%u)", name,
+                                (unsigned)driver->bus->limits.max_pending_service_starts);
+                return driver_send_error_text(driver, sender, msg->hdr.serial,
+                                              ERROR_PREFIX "LimitsExceeded", text);
+        }
+        if (r)
+                return r < 0 ? error_trace(r) : error_fold(r);
+        if (!start)
+                return 0;
+        if (!driver->activation_ops || !driver->activation_ops->start) {
+                (void) snprintf(error_name, sizeof(error_name), ERROR_PREFIX "Spawn.Failed");
+                (void) snprintf(text, sizeof(text), "Cannot start %s: this bus starts no "
+                                "services", name);
+                r = 1;
+        } else {
+                error_name[0] = text[0] = '\0';
+                r = driver->activation_ops->start(driver->activation_userdata, name, error_name,
+                                                  sizeof(error_name), text, sizeof(text));
+        }
+        if (r < 0)
+                return error_trace(r);
+        if (r > 0)
+                return error_trace(driver_activation_failed(driver, name, error_name, text));
+        return 0;
+}
+
+/**
+ * driver_activation_autostart() - a message to @msg's destination, which has no owner
+ * @driver:     the driver
+ * @sender:     who sent it
+ * @msg:        the message (NO_AUTO_START not set)
+ *
+ * Return: 1 (queued for activation, or answered), 0 (the name is not activatable: the
+ * caller answers ServiceUnknown), or a negative errno.
+ */
+int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const char *name = msg->hdr.destination;
+        int r;
+
+        if (!driver->activation || !name || name[0] == ':' ||
+            (!bus_activation_is_activatable(driver->activation, name) &&
+             !bus_activation_is_starting(driver->activation, name)))
+                return 0;
+        r = activation_request(driver, name, sender, msg, false);
+        if (r == BRIDGE_E_QUOTA) {
+                driver_kick_conn(sender);
+                r = 0;
+        }
+        return r < 0 ? error_trace(r) : 1;
+}
+
+/**
+ * driver_method_start_service_by_name() - StartServiceByName(s name, u flags) -> u
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (its signature already checked)
+ * @args:       a reader at the call's first argument
+ *
+ * 2 (ALREADY_RUNNING) for an owned well-known name, 1 (SUCCESS) once an activatable one
+ * appears, else ServiceUnknown. Return: 0, a negative errno, or BRIDGE_E_QUOTA.
+ */
+int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                        WireReader *args) {
+        uint32_t flags, running = 2;    /* DBUS_START_REPLY_ALREADY_RUNNING */
+        const char *name;
+        int r;
+
+        r = wire_reader_read_basic(args, 's', &name);
+        if (!r)
+                r = wire_reader_read_basic(args, 'u', &flags);
+        if (r)
+                return error_fold(r);
+
+        /* dbus-daemon looks only at well-known names other than its own */
+        if (name[0] != ':' && !driver_is_driver_name(name) && driver_lookup(driver, name))
+                return driver_reply_basic(driver, caller, call, 'u', &running);
+        if (name[0] != ':' && driver->activation &&
+            (bus_activation_is_activatable(driver->activation, name) ||
+             bus_activation_is_starting(driver->activation, name)))
+                return activation_request(driver, name, caller, call, true);
+        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT, COMPAT_E_SERVICE_UNKNOWN,
+                            name, NULL, NULL);
+}
+
+/**
+ * driver_method_list_activatable_names() - ListActivatableNames() -> as
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call
+ * @args:       a reader at the call's first argument (none)
+ *
+ * Return: 0, a negative errno, or BRIDGE_E_QUOTA.
+ */
+int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                                         WireReader *args) {
+        BusActivationName *n;
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        (void) wire_writer_open(&w, 'a', "s");
+        (void) wire_writer_append_basic(&w, 's', WIRE_DRIVER_NAME);
+        if (driver->activation)
+                bus_activation_for_each(n, driver->activation)
+                        if (n->listed)
+                                (void) wire_writer_append_basic(&w, 's', n->name);
+        (void) wire_writer_close(&w);
+        r = driver_reply(driver, caller, call, &w);
+        wire_writer_deinit(&w);
+        return r;
+}
+
+/**
+ * driver_method_update_activation_environment() - UpdateActivationEnvironment(a{ss})
+ * @driver:     the driver
+ * @caller:     the calling connection (privileged: checked by the dispatcher)
+ * @call:       the call
+ * @args:       a reader at the call's first argument
+ *
+ * Return: 0, a negative errno, or BRIDGE_E_QUOTA.
+ */
+int driver_method_update_activation_environment(Driver *driver, BridgeConn *caller,
+                                                BridgeMsg *call, WireReader *args) {
+        _cleanup_(freep) const char **pairs = NULL;
+        size_t n = 0, cap = 16;
+        int r;
+
+        pairs = calloc(cap + 1, sizeof(*pairs));
+        if (!pairs)
+                return error_origin(-ENOMEM);
+        r = wire_reader_enter(args, 'a', "{ss}");
+        while (!r && wire_reader_peek(args)) {
+                const char *k, *v;
+
+                r = wire_reader_enter(args, '{', "ss");
+                if (!r)
+                        r = wire_reader_read_basic(args, 's', &k);
+                if (!r)
+                        r = wire_reader_read_basic(args, 's', &v);
+                if (!r)
+                        r = wire_reader_exit(args);
+                if (r)
+                        break;
+                if (n + 2 > cap) {
+                        const char **p = realloc(pairs, (cap * 2 + 1) * sizeof(*pairs));
+
+                        if (!p)
+                                return error_origin(-ENOMEM);
+                        pairs = p;
+                        cap *= 2;
+                }
+                pairs[n++] = k;
+                pairs[n++] = v;
+                pairs[n] = NULL;
+        }
+        if (r)
+                return error_fold(r);
+
+        if (driver->activation_ops && driver->activation_ops->update_environment) {
+                r = driver->activation_ops->update_environment(driver->activation_userdata,
+                                                               pairs);
+                if (r < 0)
+                        return error_trace(r);
+                if (r > 0)
+                        return driver_send_error_text(driver, caller, call->hdr.serial,
+                                                      ERROR_PREFIX "AccessDenied",
+                                                      "Cannot change activation environment "
+                                                      "on a system bus.");
+        }
+        return driver_reply_empty(driver, caller, call);
+}
