@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include "bridge/policy.h"
 #include "util/hash-table.h"
+#include "wire/protocol.h"
 
 /* A message field that is present but named by no rule of the db. Rule ids 0 mean "any",
  * message ids 0 mean "absent". */
@@ -17,6 +18,7 @@
 
 typedef struct PolicyString {
         HashNode node;                  /* PolicyDb.strings, hash_string(str) */
+        HashNode fast_node;             /* PolicyDb.fast_strings, policy_hash_fast(str) */
         uint32_t id;                    /* >= 1 */
         char str[];
 } PolicyString;
@@ -51,7 +53,12 @@ struct PolicyDb {
         unsigned n_refs;
         bool sealed;
         bool names_unique;              /* some rule names a unique name (":1.5") */
-        HashTable strings;              /* PolicyString */
+        HashTable strings;              /* PolicyString, by siphash: the name registry's hash,
+                                         * so an owned name is looked up without hashing */
+        HashTable fast_strings;         /* PolicyString, by FNV-1a: message fields are hashed
+                                         * per message; the keys come from the configuration
+                                         * and are never inserted by peers, so an unkeyed hash
+                                         * cannot be flooded */
         PolicyString **by_id;           /* [1 .. n_strings] */
         size_t n_strings;
         PolicyRule *rules;              /* in the order they were added */
@@ -69,8 +76,10 @@ typedef struct PolicyEntry {
 typedef struct PolicyKindSet {
         const PolicyRule **all;         /* position = priority; the last match wins */
         size_t n_all;
-        uint32_t *generic;              /* positions of rules without an exact name, ascending */
-        size_t n_generic;
+        uint32_t *generic[_WIRE_MSG_N]; /* per message type (0: other types), the positions
+                                         * of the rules without an exact name that can match
+                                         * that type, ascending */
+        size_t n_generic[_WIRE_MSG_N];
         PolicyEntry *named;             /* rules with an exact name, by (name, prio) */
         size_t n_named;
 } PolicyKindSet;

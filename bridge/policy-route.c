@@ -125,3 +125,31 @@ int bridge_policy_check_own(BridgeConn *conn, const char *name) {
 const char *bridge_conn_get_denial(const BridgeConn *conn) {
         return conn->policy ? conn->policy->denial : NULL;
 }
+
+/**
+ * bridge_policy_check_driver() - may @sender send @msg to the bus driver?
+ * @sender:     the sender
+ * @msg:        a message whose DESTINATION is the driver's name
+ *
+ * send_destination="org.freedesktop.DBus" compares with the message's DESTINATION (the bus
+ * owns no name in the registry); the bus has no receive rules.
+ *
+ * Return: 0, BRIDGE_E_ACCESS_DENIED (text: bridge_conn_get_denial(@sender)), or -ENOMEM.
+ */
+int bridge_policy_check_driver(BridgeConn *sender, const BridgeMsg *msg) {
+        PolicyMsgInfo info;
+        PolicyVerdict verdict;
+        char *text;
+        int r;
+
+        if (!sender->policy)
+                return 0;
+        policy_msg_info_init(&info, sender->policy->db, msg);
+        if (policy_check_send(sender->policy, &info, NULL, false, &verdict) == 0)
+                return 0;
+        r = policy_format_denial(true, &verdict, msg, sender, NULL, false, &text);
+        if (r < 0)
+                return error_trace(r);
+        snapshot_set_denial(sender->policy, text);
+        return BRIDGE_E_ACCESS_DENIED;
+}

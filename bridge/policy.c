@@ -55,14 +55,28 @@ static const PolicyString *db_find_string(const PolicyDb *db, uint64_t hash, con
         return NULL;
 }
 
+static uint64_t policy_hash_fast(const char *s) {
+        uint64_t h = 0xcbf29ce484222325ull;
+
+        for (; *s; ++s)
+                h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+        return h;
+}
+
 /* Message-side id: 0 when @s is NULL (absent), POLICY_ID_UNKNOWN when no rule names it. */
 static uint32_t db_lookup_id(const PolicyDb *db, const char *s) {
-        const PolicyString *ps;
+        HashNode *n;
 
         if (!s)
                 return 0;
-        ps = db_find_string(db, hash_string(s), s);
-        return ps ? ps->id : POLICY_ID_UNKNOWN;
+        for (n = hash_table_lookup(&db->fast_strings, policy_hash_fast(s)); n;
+             n = hash_node_next_match(n)) {
+                PolicyString *ps = container_of(n, PolicyString, fast_node);
+
+                if (strcmp(ps->str, s) == 0)
+                        return ps->id;
+        }
+        return POLICY_ID_UNKNOWN;
 }
 
 /* Intern @s; *ret_id 0 for NULL. Return: 0 or -ENOMEM. */
@@ -94,6 +108,12 @@ static int db_intern(PolicyDb *db, const char *s, uint32_t *ret_id, const char *
                 ps->id = (uint32_t)db->n_strings + 1;
                 r = hash_table_insert(&db->strings, &ps->node, hash);
                 if (r < 0) {
+                        free(ps);
+                        return error_trace(r);
+                }
+                r = hash_table_insert(&db->fast_strings, &ps->fast_node, policy_hash_fast(s));
+                if (r < 0) {
+                        hash_table_remove(&db->strings, &ps->node);
                         free(ps);
                         return error_trace(r);
                 }
@@ -152,6 +172,7 @@ PolicyDb *policy_db_unref(PolicyDb *db) {
         hash_table_for_each(n, tmp, &db->strings, i)
                 free(container_of(n, PolicyString, node));
         hash_table_deinit(&db->strings);
+        hash_table_deinit(&db->fast_strings);
         free(db->by_id);
         free(db->rules);
         free(db);
@@ -298,8 +319,11 @@ static int entry_compare(const void *a, const void *b) {
 }
 
 static void kind_set_deinit(PolicyKindSet *set) {
+        size_t t;
+
         free(set->all);
-        free(set->generic);
+        for (t = 0; t < _WIRE_MSG_N; ++t)
+                free(set->generic[t]);
         free(set->named);
         *set = (PolicyKindSet){};
 }
@@ -307,17 +331,21 @@ static void kind_set_deinit(PolicyKindSet *set) {
 /* Build @set from the rules of @kind among @order (the snapshot's rules, in order). */
 static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyRule **order,
                           size_t n_order) {
-        size_t i, n = 0;
+        size_t i, t, n = 0;
 
         for (i = 0; i < n_order; ++i)
                 n += order[i]->kind == kind;
         if (n == 0)
                 return 0;
         set->all = malloc(n * sizeof(*set->all));
-        set->generic = malloc(n * sizeof(*set->generic));
         set->named = malloc(n * sizeof(*set->named));
-        if (!set->all || !set->generic || !set->named)
+        if (!set->all || !set->named)
                 return error_origin(-ENOMEM);
+        for (t = 0; t < _WIRE_MSG_N; ++t) {
+                set->generic[t] = malloc(n * sizeof(*set->generic[t]));
+                if (!set->generic[t])
+                        return error_origin(-ENOMEM);
+        }
         for (i = 0; i < n_order; ++i) {
                 const PolicyRule *rule = order[i];
                 uint32_t prio = (uint32_t)set->n_all;
@@ -328,7 +356,9 @@ static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyR
                 if (rule->name && !rule->name_is_prefix && kind != POLICY_RULE_OWN)
                         set->named[set->n_named++] = (PolicyEntry){ rule->name, prio, rule };
                 else
-                        set->generic[set->n_generic++] = prio;
+                        for (t = 0; t < _WIRE_MSG_N; ++t)
+                                if (!rule->msg_type || rule->msg_type == t)
+                                        set->generic[t][set->n_generic[t]++] = prio;
         }
         qsort(set->named, set->n_named, sizeof(*set->named), entry_compare);
         return 0;
@@ -505,20 +535,25 @@ int policy_check_own(const PolicySnapshot *s, const char *name) {
  * @db:         the db of the snapshots it will be checked against
  * @msg:        the message (borrowed; must outlive @info)
  *
- * Looks up only what some rule of @db uses.
+ * Nothing is looked up here: the checks look up a field's id when a rule needs it.
  */
 void policy_msg_info_init(PolicyMsgInfo *info, const PolicyDb *db, const BridgeMsg *msg) {
-        const WireHeader *h = &msg->hdr;
-
         *info = (PolicyMsgInfo){ .db = db, .msg = msg };
-        if (db->n_strings == 0)
-                return;
-        info->interface = db_lookup_id(db, h->interface);
-        info->member = db_lookup_id(db, h->member);
-        info->error = db_lookup_id(db, h->error_name);
-        info->path = db_lookup_id(db, h->path);
-        info->destination = db_lookup_id(db, h->destination);
-        info->sender = db_lookup_id(db, h->sender);
+}
+
+enum { F_INTERFACE, F_MEMBER, F_ERROR, F_PATH, F_DESTINATION, F_SENDER };
+
+/* The id of a message field (0: absent), looked up on first need. */
+static uint32_t info_id(PolicyMsgInfo *info, unsigned field) {
+        const WireHeader *h = &info->msg->hdr;
+        const char *const str[] = { h->interface, h->member, h->error_name, h->path,
+                                    h->destination, h->sender };
+
+        if (!(info->resolved & (1u << field))) {
+                info->id[field] = db_lookup_id(info->db, str[field]);
+                info->resolved |= 1u << field;
+        }
+        return info->id[field];
 }
 
 /* Does @conn (NULL: the bus, known as @bus_name_id / @bus_name) have @rule's name? */
@@ -547,7 +582,7 @@ static bool conn_has_rule_name(const PolicyRule *rule, const BridgeConn *conn,
  * Everything but the name (@check_name false: the caller found the rule through the
  * peer's name already). @peer: the receiver (send) or sender (receive), NULL: the bus.
  */
-static bool rule_matches(const PolicyRule *rule, const PolicyMsgInfo *info,
+static bool rule_matches(const PolicyRule *rule, PolicyMsgInfo *info,
                          const BridgeConn *peer, bool requested_reply, bool eavesdropping,
                          bool check_name) {
         const WireHeader *h = &info->msg->hdr;
@@ -567,27 +602,29 @@ static bool rule_matches(const PolicyRule *rule, const PolicyMsgInfo *info,
                 if (requested_reply && !rule->allow && !rule->requested_reply)
                         return false;
         }
-        if (rule->path && info->path && rule->path != info->path)
-                return false;
-        if (rule->interface) {
-                if (!info->interface ? rule->allow : rule->interface != info->interface)
-                        return false;
-        }
-        if (rule->member && info->member && rule->member != info->member)
-                return false;
-        if (rule->error && info->error && rule->error != info->error)
-                return false;
         if (send && rule->broadcast != POLICY_ANY) {
                 bool broadcast = !h->destination && h->type == WIRE_MSG_SIGNAL;
 
                 if (broadcast != (rule->broadcast == POLICY_TRUE))
                         return false;
         }
-        if (check_name && rule->name &&
-            !conn_has_rule_name(rule, peer, send ? info->destination : info->sender,
-                                send ? h->destination : h->sender))
-                return false;
         if (info->msg->n_fds < rule->min_fds || info->msg->n_fds > rule->max_fds)
+                return false;
+        /* a present field has a non-zero id (POLICY_ID_UNKNOWN if no rule names it) */
+        if (rule->path && h->path && rule->path != info_id(info, F_PATH))
+                return false;
+        if (rule->interface) {
+                if (!h->interface ? rule->allow : rule->interface != info_id(info, F_INTERFACE))
+                        return false;
+        }
+        if (rule->member && h->member && rule->member != info_id(info, F_MEMBER))
+                return false;
+        if (rule->error && h->error_name && rule->error != info_id(info, F_ERROR))
+                return false;
+        if (check_name && rule->name &&
+            !conn_has_rule_name(rule, peer,
+                                peer ? 0 : info_id(info, send ? F_DESTINATION : F_SENDER),
+                                send ? h->destination : h->sender))
                 return false;
         return true;
 }
@@ -608,7 +645,7 @@ static size_t named_lower_bound(const PolicyKindSet *set, uint32_t name) {
 }
 
 /* Raise *best to the position of the last matching rule named @name, if above it. */
-static void eval_named(const PolicyKindSet *set, uint32_t name, const PolicyMsgInfo *info,
+static void eval_named(const PolicyKindSet *set, uint32_t name, PolicyMsgInfo *info,
                        const BridgeConn *peer, bool requested_reply, bool eavesdropping,
                        int64_t *best) {
         size_t first = named_lower_bound(set, name), i = first;
@@ -628,23 +665,25 @@ static void eval_named(const PolicyKindSet *set, uint32_t name, const PolicyMsgI
 
 /* The position of the last matching rule in @set, -1 if none. */
 static int64_t eval_fast(const PolicySnapshot *s, const PolicyKindSet *set,
-                         const PolicyMsgInfo *info, const BridgeConn *peer,
+                         PolicyMsgInfo *info, const BridgeConn *peer,
                          bool requested_reply, bool eavesdropping) {
+        uint8_t type = info->msg->hdr.type < _WIRE_MSG_N ? info->msg->hdr.type : 0;
+        const uint32_t *generic = set->generic[type];
         const PolicyDb *db = s->db;
         int64_t best = -1;
         size_t i;
         List *pos;
 
-        for (i = set->n_generic; i-- > 0;)
-                if (rule_matches(set->all[set->generic[i]], info, peer, requested_reply,
+        for (i = set->n_generic[type]; i-- > 0;)
+                if (rule_matches(set->all[generic[i]], info, peer, requested_reply,
                                  eavesdropping, true)) {
-                        best = set->generic[i];
+                        best = generic[i];
                         break;
                 }
         if (set->n_named == 0)
                 return best;
         if (!peer) {
-                uint32_t id = set == &s->send ? info->destination : info->sender;
+                uint32_t id = info_id(info, set == &s->send ? F_DESTINATION : F_SENDER);
 
                 if (id && id != POLICY_ID_UNKNOWN)
                         eval_named(set, id, info, peer, requested_reply, eavesdropping, &best);
@@ -667,7 +706,7 @@ static int64_t eval_fast(const PolicySnapshot *s, const PolicyKindSet *set,
         return best;
 }
 
-static int eval(const PolicySnapshot *s, const PolicyKindSet *set, const PolicyMsgInfo *info,
+static int eval(const PolicySnapshot *s, const PolicyKindSet *set, PolicyMsgInfo *info,
                 const BridgeConn *peer, bool requested_reply, bool eavesdropping,
                 PolicyVerdict *ret_verdict) {
         PolicyMsgInfo local;
@@ -710,7 +749,7 @@ static int eval(const PolicySnapshot *s, const PolicyKindSet *set, const PolicyM
  *
  * Return: 0 or POLICY_E_ACCESS_DENIED.
  */
-int policy_check_send(const PolicySnapshot *sender_policy, const PolicyMsgInfo *info,
+int policy_check_send(const PolicySnapshot *sender_policy, PolicyMsgInfo *info,
                       const BridgeConn *receiver, bool requested_reply,
                       PolicyVerdict *ret_verdict) {
         return eval(sender_policy, &sender_policy->send, info, receiver, requested_reply, false,
@@ -728,7 +767,7 @@ int policy_check_send(const PolicySnapshot *sender_policy, const PolicyMsgInfo *
  *
  * Return: 0 or POLICY_E_ACCESS_DENIED.
  */
-int policy_check_receive(const PolicySnapshot *receiver_policy, const PolicyMsgInfo *info,
+int policy_check_receive(const PolicySnapshot *receiver_policy, PolicyMsgInfo *info,
                          const BridgeConn *sender, bool requested_reply, bool eavesdropping,
                          PolicyVerdict *ret_verdict) {
         return eval(receiver_policy, &receiver_policy->receive, info, sender, requested_reply,

@@ -193,17 +193,15 @@ int policy_check_own(const PolicySnapshot *snapshot, const char *name);
 /**
  * struct PolicyMsgInfo - a message's facts as the rules of one db see them
  *
- * Filled by policy_msg_info_init(); valid for that db and message only. Opaque fields.
+ * Set up by policy_msg_info_init(); valid for that db and message only. Opaque fields: the
+ * checks fill them lazily (so the checks take it non-const).
  */
 typedef struct PolicyMsgInfo {
         const PolicyDb *db;
         const BridgeMsg *msg;
-        uint32_t interface;
-        uint32_t member;
-        uint32_t error;
-        uint32_t path;
-        uint32_t destination;
-        uint32_t sender;
+        unsigned resolved;              /* bit n: id[n] was looked up */
+        uint32_t id[6];                 /* interned ids of interface, member, error name, path,
+                                         * destination, sender; looked up when a rule needs them */
 } PolicyMsgInfo;
 
 void policy_msg_info_init(PolicyMsgInfo *info, const PolicyDb *db, const BridgeMsg *msg);
@@ -211,7 +209,8 @@ void policy_msg_info_init(PolicyMsgInfo *info, const PolicyDb *db, const BridgeM
 /**
  * struct PolicyVerdict - why a check decided as it did (for the AccessDenied text and
  * the log= attribute)
- * @n_matched:  how many rules matched (dbus-daemon's "N matched rules")
+ * @n_matched:  how many rules matched (dbus-daemon's "N matched rules"); counted only when
+ *              the check denies (0 when it allows: counting needs a walk over every rule)
  * @log:        the deciding rule had log="true"
  */
 typedef struct PolicyVerdict {
@@ -225,7 +224,7 @@ typedef struct PolicyVerdict {
  * message is a reply to a pending call of the receiver. Return: 0 or POLICY_E_ACCESS_DENIED;
  * *ret_verdict (may be NULL) is written either way.
  */
-int policy_check_send(const PolicySnapshot *sender_policy, const PolicyMsgInfo *info,
+int policy_check_send(const PolicySnapshot *sender_policy, PolicyMsgInfo *info,
                       const BridgeConn *receiver, bool requested_reply,
                       PolicyVerdict *ret_verdict);
 /*
@@ -233,7 +232,7 @@ int policy_check_send(const PolicySnapshot *sender_policy, const PolicyMsgInfo *
  * @eavesdropping: the receiver is not the addressed recipient of a message that has one.
  * Return: 0 or POLICY_E_ACCESS_DENIED; *ret_verdict (may be NULL) is written either way.
  */
-int policy_check_receive(const PolicySnapshot *receiver_policy, const PolicyMsgInfo *info,
+int policy_check_receive(const PolicySnapshot *receiver_policy, PolicyMsgInfo *info,
                          const BridgeConn *sender, bool requested_reply, bool eavesdropping,
                          PolicyVerdict *ret_verdict);
 
@@ -287,6 +286,9 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
 bool bridge_policy_allows_copy(PolicyMsgInfo *info, const BridgeConn *sender,
                                const BridgeConn *receiver, const BridgeMsg *msg,
                                bool requested_reply, bool eavesdropping);
+/* A message to the bus driver (send rules only; send_destination compares with DESTINATION).
+ * Return: 0, BRIDGE_E_ACCESS_DENIED (text: bridge_conn_get_denial()), or -ENOMEM. */
+int bridge_policy_check_driver(BridgeConn *sender, const BridgeMsg *msg);
 /* May @conn own @name? Return: 0, or NAME_E_ACCESS_DENIED (text: bridge_conn_get_denial()),
  * or -ENOMEM. */
 int bridge_policy_check_own(BridgeConn *conn, const char *name);
