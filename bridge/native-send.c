@@ -22,6 +22,7 @@
 #include "bridge/conn.h"
 #include "bridge/msg.h"
 #include "bridge/native-conn.h"
+#include "bridge/reply.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/message.h"
@@ -311,6 +312,16 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 p.n_msg_fds = 0;
         }
 
+        /* kdbus: a reply passes only through the reply slot its call opened, whatever a
+         * dbus1 policy would let through for legacy peers */
+        if (hdr.type == WIRE_MSG_METHOD_RETURN || hdr.type == WIRE_MSG_ERROR) {
+                BridgeConn *dst = bus_find_conn_by_name(nc->conn->bus, hdr.destination);
+
+                if (dst && !bus_find_reply(nc->conn->bus, dst, nc->conn, hdr.reply_serial)) {
+                        r = -EBADSLT;
+                        goto out;
+                }
+        }
         r = native_errno_from_bridge(bridge_conn_send(nc->conn, m));
         if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {
                 nc->sync_pending = true;

@@ -27,6 +27,7 @@
 #include "proxy/config.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
+#include "proxy/native-listener.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -41,6 +42,7 @@ typedef struct Args {
         ArgsConfig config;
         const char *config_file;
         const char *address;
+        const char *native_address;     /* --native: kdbus ABI socket */
         int print_address_fd;           /* -1: do not print */
         int print_pid_fd;
         int fork;                       /* -1: as the configuration says */
@@ -78,6 +80,8 @@ static void help(void) {
                "                        is not implemented yet\n"
                "  --syslog / --syslog-only / --nosyslog\n"
                "                        log to the journal and stderr / journal only / stderr\n"
+               "  --native=unix:path=PATH\n"
+               "                        also serve native (kdbus ABI) peers on PATH\n"
                "  --version, --help\n");
 }
 
@@ -110,6 +114,7 @@ enum {
         ARG_SYSLOG_ONLY,
         ARG_NOSYSLOG,
         ARG_INTROSPECT,
+        ARG_NATIVE,
 };
 
 /* Return: 0 run, 1 exit successfully (help/version), -1 exit with failure. */
@@ -131,6 +136,7 @@ static int parse_args(int argc, char **argv, Args *a) {
                 { "syslog-only", no_argument, NULL, ARG_SYSLOG_ONLY },
                 { "nosyslog", no_argument, NULL, ARG_NOSYSLOG },
                 { "introspect", no_argument, NULL, ARG_INTROSPECT },
+                { "native", required_argument, NULL, ARG_NATIVE },
                 {}
         };
         int c;
@@ -201,6 +207,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                 case ARG_INTROSPECT:
                         fprintf(stderr, "kdbusd: --introspect is not supported yet\n");
                         return -1;
+                case ARG_NATIVE:
+                        a->native_address = optarg;
+                        break;
                 default:
                         fprintf(stderr, "kdbusd: try --help\n");
                         return -1;
@@ -408,6 +417,7 @@ static void warn_unapplied(const Config *t) {
 int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
         _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
+        _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
         Args a = { .print_address_fd = -1, .print_pid_fd = -1, .fork = -1,
                    .log_target = PROXY_LOG_STDERR };
         ProxyConfigError err;
@@ -452,6 +462,8 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         if (setup_listeners(s, &a, config->tree) < 0)
+                return EXIT_FAILURE;
+        if (a.native_address && native_listener_new(s, a.native_address, &native) < 0)
                 return EXIT_FAILURE;
         if (pidfile && pidfile_write(pidfile, &config->tree->pidfile.loc) < 0) {
                 pidfile = NULL;

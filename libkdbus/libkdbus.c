@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libkdbus: kdbus commands over kdbusd's SOCK_SEQPACKET native socket. Each call sends
+ * one request datagram and reads the one reply; the socket is blocking, so a SEND with
+ * SYNC_REPLY blocks until the answer, as the ioctl did.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "libkdbus/libkdbus.h"
+#include "util/macro.h"
+
+#define LIBKDBUS_MAX_FDS 32u
+
+static void conn_drop_fds(KdbusConn *c) {
+        unsigned i;
+
+        for (i = 0; i < c->n_recv_fds; ++i)
+                (void) close(c->recv_fds[i]);
+        c->n_recv_fds = 0;
+}
+
+/**
+ * kdbus_conn_open() - connect to a native socket
+ * @path:       the path kdbusd --native=unix:path= listens on
+ * @ret:        the connection
+ *
+ * Return: 0, -ENOMEM, -ENAMETOOLONG, or connect()'s errno.
+ */
+int kdbus_conn_open(const char *path, KdbusConn **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        KdbusConn *c;
+        int r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return -ENOMEM;
+        c->wake_fd = -1;
+        c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                r = -errno;
+                kdbus_conn_close(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+/**
+ * kdbus_conn_close() - close everything
+ * @c:          the connection or NULL
+ *
+ * Return: NULL.
+ */
+KdbusConn *kdbus_conn_close(KdbusConn *c) {
+        if (!c)
+                return NULL;
+        conn_drop_fds(c);
+        if (c->pool)
+                (void) munmap((void *)c->pool, c->pool_size);
+        c->fd = fd_close(c->fd);
+        c->wake_fd = fd_close(c->wake_fd);
+        free(c);
+        return NULL;
+}
+
+/* Send @iov as one datagram with @fds. */
+static int conn_sendv(KdbusConn *c, struct iovec *iov, unsigned n_iov, const int *fds,
+                      unsigned n_fds) {
+        union {
+                struct cmsghdr cmsg;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * LIBKDBUS_MAX_FDS)];
+        } control;
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n_iov };
+
+        if (n_fds > LIBKDBUS_MAX_FDS)
+                return -EMFILE;
+        if (n_fds) {
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                control.cmsg.cmsg_level = SOL_SOCKET;
+                control.cmsg.cmsg_type = SCM_RIGHTS;
+                control.cmsg.cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n_fds);
+        }
+        if (sendmsg(c->fd, &mh, MSG_NOSIGNAL) < 0)
+                return -errno;
+        return 0;
+}
+
+/* Read one reply: its error, the struct into @out (at most @out_size), fds to recv_fds. */
+static int conn_read_reply(KdbusConn *c, void *out, size_t out_size) {
+        union {
+                struct cmsghdr cmsg;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * LIBKDBUS_MAX_FDS)];
+        } control;
+        struct kdbus_wire_reply hdr;
+        uint8_t body[512] __attribute__((aligned(8)));
+        struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { body, sizeof(body) } };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = &control,
+                             .msg_controllen = sizeof(control) };
+        struct cmsghdr *cm;
+        ssize_t n;
+
+        conn_drop_fds(c);
+        do
+                n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        if (n == 0)
+                return -ECONNRESET;
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        unsigned k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int), i;
+
+                        for (i = 0; i < k; ++i) {
+                                int fd;
+
+                                memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                                if (c->n_recv_fds < KDBUS_MSG_MAX_FDS + 2)
+                                        c->recv_fds[c->n_recv_fds++] = fd;
+                                else
+                                        (void) close(fd);
+                        }
+                }
+        if ((size_t)n < sizeof(hdr) || hdr.size != (size_t)n - sizeof(hdr) ||
+            (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
+                return -EBADMSG;
+        if (out && hdr.size)
+                memcpy(out, body, MIN(out_size, (size_t)hdr.size));
+        return (int)hdr.error;
+}
+
+/**
+ * kdbus_conn_command() - one raw command
+ * @c:          the connection
+ * @command:    KDBUS_CMD_* (not SEND: kdbus_conn_send())
+ * @cmd:        the command struct; cmd->size bytes are sent; the reply is written back
+ * @cmd_size:   room at @cmd for the reply
+ * @fds:        fds to pass
+ * @n_fds:      their number
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_size,
+                       const int *fds, unsigned n_fds) {
+        uint64_t size;
+        struct kdbus_wire_request req;
+        struct iovec iov[2];
+        int r;
+
+        memcpy(&size, cmd, sizeof(size));
+        if (size > cmd_size)
+                return -EINVAL;
+        req.command = command;
+        req.size = size;
+        iov[0] = (struct iovec){ &req, sizeof(req) };
+        iov[1] = (struct iovec){ cmd, size };
+        r = conn_sendv(c, iov, 2, fds, n_fds);
+        if (r)
+                return r;
+        return conn_read_reply(c, cmd, cmd_size);
+}
+
+/**
+ * kdbus_conn_hello() - HELLO, map the pool, read the bloom parameters
+ * @c:          an opened connection
+ * @flags:      KDBUS_HELLO_*
+ * @pool_size:  a multiple of the page size
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size) {
+        struct kdbus_cmd_hello hello = {
+                .size = sizeof(hello), .flags = flags, .pool_size = pool_size,
+                .attach_flags_send = _KDBUS_ATTACH_ALL,
+        };
+        const struct kdbus_item *item;
+        void *map;
+        int r;
+
+        r = kdbus_conn_command(c, KDBUS_CMD_HELLO, &hello, sizeof(hello), NULL, 0);
+        if (r)
+                return r;
+        if (c->n_recv_fds != 2)
+                return -EBADMSG;
+        map = mmap(NULL, pool_size, PROT_READ, MAP_SHARED, c->recv_fds[0], 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        (void) close(c->recv_fds[0]);
+        c->wake_fd = c->recv_fds[1];
+        c->n_recv_fds = 0;
+        c->pool = map;
+        c->pool_size = pool_size;
+        c->id = hello.id;
+        memcpy(c->id128, hello.id128, sizeof(c->id128));
+        if (hello.offset >= pool_size || hello.items_size > pool_size - hello.offset)
+                return -EBADMSG;
+        for (item = kdbus_item_first(c->pool + hello.offset, 0, hello.items_size); item;
+             item = kdbus_item_next(c->pool + hello.offset, hello.items_size, item))
+                if (item->type == KDBUS_ITEM_BLOOM_PARAMETER) {
+                        c->bloom_size = item->bloom_parameter.size;
+                        c->bloom_n_hash = item->bloom_parameter.n_hash;
+                }
+        return kdbus_conn_free(c, hello.offset);
+}
+
+/* Read a dbus1 uint32 at @p in the message's endianness. */
+static uint32_t dbus1_u32(const uint8_t *p, bool big) {
+        return big ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3] :
+                     (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/**
+ * kdbus_send_from_dbus1() - the kdbus fields a dbus1 message implies
+ * @s:          msg_flags, cookie, cookie_reply are set
+ * @data:       the message
+ * @size:       its size
+ *
+ * Return: 0 or -EBADMSG.
+ */
+int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size) {
+        const uint8_t *p = data;
+        size_t pos, end;
+        bool big;
+        uint8_t type, flags;
+
+        if (size < 16 || (p[0] != 'l' && p[0] != 'B'))
+                return -EBADMSG;
+        big = p[0] == 'B';
+        type = p[1];
+        flags = p[2];
+        s->cookie = dbus1_u32(p + 8, big);
+        s->cookie_reply = 0;
+        s->msg_flags = 0;
+        if (type == 1 && !(flags & 0x1))
+                s->msg_flags |= KDBUS_MSG_EXPECT_REPLY;
+        if (flags & 0x2)
+                s->msg_flags |= KDBUS_MSG_NO_AUTO_START;
+        if (type == 4)
+                s->msg_flags |= KDBUS_MSG_SIGNAL;
+        end = 16 + (size_t)dbus1_u32(p + 12, big);
+        if (end > size)
+                return -EBADMSG;
+        /* header fields: (code, signature, value), each 8-aligned; we need REPLY_SERIAL */
+        for (pos = 16; pos < end;) {
+                uint8_t code, siglen;
+                char sig;
+
+                pos = ALIGN8(pos);
+                if (pos + 4 > end)
+                        break;
+                code = p[pos];
+                siglen = p[pos + 1];
+                if (siglen != 1)
+                        return -EBADMSG;
+                sig = (char)p[pos + 2];
+                pos += 4;
+                switch (sig) {
+                case 'u':
+                        pos = ALIGN_TO(pos, 4);
+                        if (pos + 4 > end)
+                                return -EBADMSG;
+                        if (code == 5)
+                                s->cookie_reply = dbus1_u32(p + pos, big);
+                        pos += 4;
+                        break;
+                case 's':
+                case 'o':
+                        pos = ALIGN_TO(pos, 4);
+                        if (pos + 4 > end)
+                                return -EBADMSG;
+                        pos += 4 + (size_t)dbus1_u32(p + pos, big) + 1;
+                        break;
+                case 'g':
+                        if (pos + 1 > end)
+                                return -EBADMSG;
+                        pos += 1 + (size_t)p[pos] + 1;
+                        break;
+                default:
+                        return -EBADMSG;
+                }
+        }
+        return 0;
+}
+
+/**
+ * kdbus_conn_send() - SEND a dbus1 message
+ * @c:          the connection
+ * @s:          destination, flags, cookies, fds
+ * @data:       the dbus1 message (unused when @s->memfd >= 0)
+ * @size:       its size
+ * @ret_reply:  with SYNC_REPLY: where the reply is in the pool
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                    struct kdbus_msg_info *ret_reply) {
+        size_t msg_size = sizeof(struct kdbus_msg), total;
+        int fds[LIBKDBUS_MAX_FDS];
+        struct kdbus_wire_request *req;
+        struct kdbus_cmd_send *cmd;
+        struct kdbus_msg *km;
+        struct kdbus_item *item;
+        unsigned n_fds = 0, i;
+        bool memfd = s->memfd >= 0;
+        uint8_t *buf;
+        int r;
+
+        if (s->n_fds > KDBUS_MSG_MAX_FDS)
+                return -EMFILE;
+        msg_size += KDBUS_ITEM_SIZE(memfd ? sizeof(struct kdbus_memfd) : sizeof(struct kdbus_vec));
+        if (s->dst_name)
+                msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
+        if (s->n_fds)
+                msg_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
+        total = sizeof(*req) + sizeof(*cmd) + msg_size + (memfd ? 0 : ALIGN8(size));
+        buf = calloc(1, total);
+        if (!buf)
+                return -ENOMEM;
+        req = (void *)buf;
+        req->command = KDBUS_CMD_SEND;
+        req->size = total - sizeof(*req);
+        cmd = (void *)(buf + sizeof(*req));
+        cmd->size = sizeof(*cmd);
+        cmd->flags = s->send_flags;
+        cmd->msg_address = sizeof(*cmd);                /* offsets count from the struct */
+        km = (void *)((uint8_t *)cmd + sizeof(*cmd));
+        km->size = msg_size;
+        km->flags = s->msg_flags;
+        km->priority = s->priority;
+        km->dst_id = s->dst_id;
+        km->payload_type = KDBUS_PAYLOAD_DBUS;
+        km->cookie = s->cookie;
+        km->cookie_reply = s->cookie_reply ? s->cookie_reply : s->timeout_ns;
+        item = km->items;
+        for (i = 0; i < s->n_fds; ++i)
+                fds[n_fds++] = s->fds[i];
+        if (memfd) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
+                item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
+                item->memfd.fd = (int)n_fds;
+                item->memfd.size = s->memfd_size;
+                fds[n_fds++] = s->memfd;
+        } else {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+                item->type = KDBUS_ITEM_PAYLOAD_VEC;
+                item->vec.offset = sizeof(*cmd) + msg_size;
+                item->vec.size = size;
+                memcpy((uint8_t *)cmd + item->vec.offset, data, size);
+        }
+        item = KDBUS_ITEM_NEXT(item);
+        if (s->dst_name) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + strlen(s->dst_name) + 1;
+                item->type = KDBUS_ITEM_DST_NAME;
+                strcpy(item->str, s->dst_name);
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        if (s->n_fds) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + s->n_fds * sizeof(int);
+                item->type = KDBUS_ITEM_FDS;
+                for (i = 0; i < s->n_fds; ++i)
+                        item->fds[i] = (int)i;
+        }
+        r = conn_sendv(c, &(struct iovec){ buf, total }, 1, fds, n_fds);
+        if (r == 0) {
+                struct kdbus_cmd_send back = { 0 };
+
+                r = conn_read_reply(c, &back, sizeof(back));
+                if (r == 0 && ret_reply)
+                        *ret_reply = back.reply;
+        }
+        free(buf);
+        return r;
+}
+
+/**
+ * kdbus_conn_recv() - RECV
+ * @c:          the connection
+ * @flags:      KDBUS_RECV_*
+ * @priority:   with KDBUS_RECV_USE_PRIORITY
+ * @ret_msg:    the message in the pool (not with DROP)
+ * @ret_dropped: broadcasts lost since the last RECV (may be NULL)
+ *
+ * Return: 0, -EAGAIN (nothing waits), or another negative errno.
+ */
+int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
+                    const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {
+        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
+        int r;
+
+        r = kdbus_conn_command(c, KDBUS_CMD_RECV, &cmd, sizeof(cmd), NULL, 0);
+        if (ret_dropped)
+                *ret_dropped = cmd.dropped_msgs;
+        if (r)
+                return r;
+        if (cmd.msg.offset >= c->pool_size)
+                return -EBADMSG;
+        if (ret_msg)
+                *ret_msg = (const void *)(c->pool + cmd.msg.offset);
+        return 0;
+}
+
+int kdbus_conn_free(KdbusConn *c, uint64_t offset) {
+        struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offset };
+
+        return kdbus_conn_command(c, KDBUS_CMD_FREE, &cmd, sizeof(cmd), NULL, 0);
+}
+
+int kdbus_conn_wait(KdbusConn *c, int timeout_ms) {
+        struct pollfd p = { .fd = c->wake_fd, .events = POLLIN };
+        uint64_t v;
+        int r;
+
+        r = poll(&p, 1, timeout_ms);
+        if (r < 0)
+                return -errno;
+        if (r == 0)
+                return -ETIMEDOUT;
+        (void) read(c->wake_fd, &v, sizeof(v));
+        return 0;
+}
+
+static int name_cmd(KdbusConn *c, uint64_t command, const char *name, uint64_t flags,
+                    uint64_t *ret_return_flags) {
+        uint8_t buf[sizeof(struct kdbus_cmd) + KDBUS_ITEM_HEADER_SIZE + 256]
+                __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        size_t len = strlen(name) + 1;
+        int r;
+
+        if (len > 256)
+                return -EINVAL;
+        cmd->flags = flags;
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + len;
+        cmd->items[0].type = KDBUS_ITEM_NAME;
+        memcpy(cmd->items[0].str, name, len);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        r = kdbus_conn_command(c, command, cmd, sizeof(buf), NULL, 0);
+        if (ret_return_flags)
+                *ret_return_flags = cmd->return_flags;
+        return r;
+}
+
+int kdbus_conn_name_acquire(KdbusConn *c, const char *name, uint64_t flags,
+                            uint64_t *ret_return_flags) {
+        return name_cmd(c, KDBUS_CMD_NAME_ACQUIRE, name, flags, ret_return_flags);
+}
+
+int kdbus_conn_name_release(KdbusConn *c, const char *name) {
+        return name_cmd(c, KDBUS_CMD_NAME_RELEASE, name, 0, NULL);
+}
+
+int kdbus_conn_byebye(KdbusConn *c) {
+        struct kdbus_cmd cmd = { .size = sizeof(cmd) };
+
+        return kdbus_conn_command(c, KDBUS_CMD_BYEBYE, &cmd, sizeof(cmd), NULL, 0);
+}
+
+/**
+ * kdbus_item_first() - the first item of a struct, or NULL
+ * @start:      the struct
+ * @header:     the size of its fixed part
+ * @size:       its size field
+ *
+ * Return: the item, or NULL if there is none or it does not fit.
+ */
+const struct kdbus_item *kdbus_item_first(const void *start, size_t header, uint64_t size) {
+        const struct kdbus_item *item = (const void *)((const uint8_t *)start + header);
+
+        if (size < header + KDBUS_ITEM_HEADER_SIZE || item->size < KDBUS_ITEM_HEADER_SIZE ||
+            item->size > size - header)
+                return NULL;
+        return item;
+}
+
+const struct kdbus_item *kdbus_item_next(const void *start, uint64_t size,
+                                         const struct kdbus_item *item) {
+        uint64_t at = (uint64_t)((const uint8_t *)item - (const uint8_t *)start) +
+                      KDBUS_ALIGN8(item->size);
+
+        return kdbus_item_first((const uint8_t *)start + at, 0, at < size ? size - at : 0);
+}
+
+const struct kdbus_item *kdbus_msg_find(const struct kdbus_msg *m, uint64_t type) {
+        const struct kdbus_item *item;
+
+        for (item = kdbus_item_first(m, sizeof(*m), m->size); item;
+             item = kdbus_item_next(m, m->size, item))
+                if (item->type == type)
+                        return item;
+        return NULL;
+}
+
+int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_t *ret_size) {
+        const struct kdbus_item *item = kdbus_msg_find(m, KDBUS_ITEM_PAYLOAD_OFF);
+
+        if (!item || item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec))
+                return -EBADMSG;
+        *ret_data = (const uint8_t *)m + item->vec.offset;
+        *ret_size = item->vec.size;
+        return 0;
+}

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * libkdbus: a small client library for kdbusd's native front end. It speaks the kdbus ABI
+ * (include/kdbus/kdbus.h) over the SOCK_SEQPACKET socket kdbusd --native=unix:path=...
+ * listens on: one datagram per command, one per reply (see docs/native.md). It hides the
+ * differences from the ioctl ABI: pointers become datagram offsets, fds travel as
+ * SCM_RIGHTS (fd fields are indices), and the fds of a received message come with the RECV
+ * reply (KdbusConn.recv_fds) instead of being installed into the pool's FDS item.
+ *
+ * Every call returns 0 or a negative errno: the kdbus errno of the command, or of the
+ * socket. No allocation beyond the connection and the reply buffers.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kdbus/kdbus.h"
+
+typedef struct KdbusConn {
+        int fd;                         /* the socket */
+        int wake_fd;                    /* readable when messages wait (after HELLO) */
+        const uint8_t *pool;            /* read-only mapping of the receive pool */
+        size_t pool_size;
+        uint64_t id;                    /* our connection id */
+        uint8_t id128[16];              /* the bus id */
+        uint64_t bloom_size;
+        uint64_t bloom_n_hash;
+        int recv_fds[KDBUS_MSG_MAX_FDS];/* fds of the last RECV or sync reply, owned */
+        unsigned n_recv_fds;
+} KdbusConn;
+
+/* Connect to the socket at @path (no HELLO yet). */
+int kdbus_conn_open(const char *path, KdbusConn **ret);
+/* Close the socket, unmap the pool, close the fds still held. Return: NULL. */
+KdbusConn *kdbus_conn_close(KdbusConn *c);
+
+/*
+ * One raw command: @cmd (its size field set) is sent, and the struct the bus writes back
+ * replaces it (at most @cmd_size bytes). For SEND, use kdbus_conn_send(). Received fds go
+ * to c->recv_fds (the previous ones are closed first).
+ */
+int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_size,
+                       const int *fds, unsigned n_fds);
+
+/* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. */
+int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
+
+/* What a SEND needs besides the payload. */
+typedef struct KdbusSend {
+        uint64_t dst_id;                /* id, KDBUS_DST_ID_NAME, KDBUS_DST_ID_BROADCAST */
+        const char *dst_name;           /* with KDBUS_DST_ID_NAME (or to check an id) */
+        uint64_t msg_flags;             /* KDBUS_MSG_* */
+        uint64_t send_flags;            /* KDBUS_SEND_SYNC_REPLY */
+        int64_t priority;
+        uint64_t cookie;
+        uint64_t cookie_reply;          /* for replies */
+        uint64_t timeout_ns;            /* for calls expecting a reply */
+        const int *fds;                 /* FDS item */
+        unsigned n_fds;
+        int memfd;                      /* >= 0: the payload is this sealed memfd (whole) */
+        uint64_t memfd_size;
+} KdbusSend;
+
+/*
+ * Fill @s's msg_flags, cookie and cookie_reply from the dbus1 message @data (either
+ * endianness). Return: 0 or -EBADMSG.
+ */
+int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size);
+
+/*
+ * SEND the dbus1 message @data as PAYLOAD_VEC (or @s->memfd as PAYLOAD_MEMFD). With
+ * SYNC_REPLY, waits for the reply and stores where it is in *ret_reply (may be NULL
+ * otherwise); its fds go to c->recv_fds.
+ */
+int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                    struct kdbus_msg_info *ret_reply);
+
+/* RECV; *ret_msg points into the pool (FREE msg offset when done). */
+int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
+                    const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
+int kdbus_conn_free(KdbusConn *c, uint64_t offset);
+/* Wait until a message may be waiting (the wakeup eventfd); @timeout_ms as poll(). */
+int kdbus_conn_wait(KdbusConn *c, int timeout_ms);
+
+int kdbus_conn_name_acquire(KdbusConn *c, const char *name, uint64_t flags,
+                            uint64_t *ret_return_flags);
+int kdbus_conn_name_release(KdbusConn *c, const char *name);
+int kdbus_conn_byebye(KdbusConn *c);
+
+/* The offset of a pool pointer (for FREE). */
+static inline uint64_t kdbus_conn_offset(const KdbusConn *c, const void *p) {
+        return (uint64_t)((const uint8_t *)p - c->pool);
+}
+
+/* Items of a kdbus_msg / kdbus_info: for (item = first; item; item = next). */
+const struct kdbus_item *kdbus_item_first(const void *start, size_t header, uint64_t size);
+const struct kdbus_item *kdbus_item_next(const void *start, uint64_t size,
+                                         const struct kdbus_item *item);
+/* The first item of @type in @m, or NULL. */
+const struct kdbus_item *kdbus_msg_find(const struct kdbus_msg *m, uint64_t type);
+/* The dbus1 bytes of a received message (its PAYLOAD_OFF item). Return: 0 or -EBADMSG. */
+int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_t *ret_size);

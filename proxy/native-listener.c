@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Native clients: one SOCK_SEQPACKET connection each, strictly request/reply. The first
+ * command must be HELLO; its reply passes two fds: the pool memfd (the peer can map it
+ * read-only only: bridge/pool.c seals it) and the wakeup eventfd. A SEND with SYNC_REPLY
+ * holds its reply back until the core delivers the answer (NativeConnOps.sync_done); while
+ * it waits, the client's socket is not read, as a thread blocked in ioctl() would not send
+ * anything either.
+ *
+ * A reply that cannot be written at once (the peer does not read its socket) ends the
+ * client: peers wait for each reply, so a full socket means a broken peer. A datagram that
+ * does not fit (MSG_TRUNC/MSG_CTRUNC) is answered with EMSGSIZE.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/native-conn.h"
+#include "kdbus/kdbus.h"
+#include "proxy/native-listener.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+/* fds one request may carry: the FDS item plus some memfds */
+#define NATIVE_MAX_REQUEST_FDS 32u
+
+struct NativeListener {
+        Server *server;
+        int fd;
+        LoopSource *io;
+        char *path;                     /* unlinked at free */
+        List clients;                   /* NativeClient */
+        uint8_t *buf;                   /* one request, KDBUS_WIRE_MAX_DATAGRAM, 8-aligned */
+        ProxyLogLimit log_limit;
+};
+
+typedef struct NativeClient {
+        NativeListener *listener;
+        List link;
+        int fd;
+        int wake_fd;
+        LoopSource *io;
+        NativeConn *nc;
+        BridgeCreds creds;              /* until HELLO takes them */
+        uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
+        bool dead;
+        ProxyLogLimit log_limit;
+} NativeClient;
+
+static void native_client_free(NativeClient *c) {
+        if (!c)
+                return;
+        list_unlink(&c->link);
+        c->io = loop_source_free(c->io);
+        c->nc = native_conn_free(c->nc);
+        free(c->creds.groups);
+        c->creds.pidfd = fd_close(c->creds.pidfd);
+        free(c->sync_cmd);
+        c->fd = fd_close(c->fd);
+        c->wake_fd = fd_close(c->wake_fd);
+        free(c);
+}
+
+/* Send one reply datagram. Return: 0 or -errno (the client is to be closed). */
+static int native_client_reply(NativeClient *c, int error, const void *data, size_t size,
+                               const int *fds, unsigned n_fds) {
+        struct kdbus_wire_reply hdr = { .error = error, .size = size };
+        struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { (void *)data, size } };
+        union {
+                struct cmsghdr cmsg;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS)];
+        } control;
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = size ? 2 : 1 };
+        ssize_t n;
+
+        if (n_fds) {
+                if (n_fds > NATIVE_MAX_REQUEST_FDS)
+                        return -EINVAL;
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                control.cmsg.cmsg_level = SOL_SOCKET;
+                control.cmsg.cmsg_type = SCM_RIGHTS;
+                control.cmsg.cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n_fds);
+        }
+        n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0)
+                return -errno;
+        return (size_t)n == sizeof(hdr) + size ? 0 : -EIO;
+}
+
+static void native_client_kill(NativeClient *c, int r) {
+        proxy_log_peer(LOG_INFO, &c->log_limit, loop_now(c->listener->server->loop), NULL,
+                       "native peer (fd %d) dropped: %s", c->fd, strerror(-r));
+        native_client_free(c);
+}
+
+static void native_client_readable(NativeConn *nc, void *userdata) {
+        NativeClient *c = userdata;
+        uint64_t one = 1;
+
+        /* an eventfd counter cannot overflow in practice; EAGAIN would mean it is pending */
+        (void) write(c->wake_fd, &one, sizeof(one));
+}
+
+static void native_client_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
+                                    uint64_t size, int *fds, unsigned n_fds) {
+        NativeClient *c = userdata;
+        struct kdbus_cmd_send *cmd = (void *)c->sync_cmd;
+        unsigned i;
+        int r;
+
+        if (!cmd) {
+                for (i = 0; i < n_fds; ++i)
+                        (void) close(fds[i]);
+                free(fds);
+                return;
+        }
+        cmd->reply.offset = offset;
+        cmd->reply.msg_size = size;
+        r = native_client_reply(c, error, cmd, sizeof(*cmd), fds, n_fds);
+        for (i = 0; i < n_fds; ++i)
+                (void) close(fds[i]);
+        free(fds);
+        free(c->sync_cmd);
+        c->sync_cmd = NULL;
+        if (r < 0) {
+                c->dead = true;
+                return;
+        }
+        /* read commands again (the loop calls us back; we are inside the core here) */
+        (void) loop_source_set_enabled(c->io, 1);
+}
+
+static const NativeConnOps native_client_ops = {
+        .readable = native_client_readable,
+        .sync_done = native_client_sync_done,
+};
+
+static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
+        Server *s = c->listener->server;
+        int fds[2];
+        int r;
+
+        r = native_conn_hello(s->bus, &c->creds, cmd, size, &native_client_ops, c, &c->nc);
+        if (r)
+                return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd_hello)),
+                                           NULL, 0);
+        fds[0] = native_conn_pool_fd(c->nc);
+        fds[1] = c->wake_fd;
+        return native_client_reply(c, 0, cmd, sizeof(struct kdbus_cmd_hello), fds, 2);
+}
+
+/* One request. Return: 0, or -errno: close the client. */
+static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const int *fds,
+                                  unsigned n_fds) {
+        const struct kdbus_wire_request *req = (const void *)buf;
+        uint8_t *cmd = buf + sizeof(*req);
+        size_t size = n - sizeof(*req), reply_size;
+        int *out_fds = NULL;
+        unsigned n_out = 0, i;
+        int r, q;
+
+        if (n < sizeof(*req) || req->size != size)
+                return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (!c->nc) {
+                if (req->command != KDBUS_CMD_HELLO || n_fds)
+                        return native_client_reply(c, -ENOTCONN, NULL, 0, NULL, 0);
+                return native_client_hello(c, cmd, size);
+        }
+
+        r = native_conn_command(c->nc, req->command, cmd, size, fds, n_fds, &reply_size,
+                                &out_fds, &n_out);
+        if (r == 1) {
+                /* SYNC_REPLY: keep the struct, stop reading until the answer */
+                c->sync_cmd = malloc(sizeof(struct kdbus_cmd_send));
+                if (!c->sync_cmd)
+                        return -ENOMEM;
+                memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
+                (void) loop_source_set_enabled(c->io, 0);
+                return 0;
+        }
+        q = native_client_reply(c, r, cmd, reply_size, out_fds, n_out);
+        for (i = 0; i < n_out; ++i)
+                (void) close(out_fds[i]);
+        free(out_fds);
+        return q;
+}
+
+static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
+        NativeClient *c = userdata;
+        NativeListener *l = c->listener;
+        union {
+                struct cmsghdr cmsg;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS)];
+        } control;
+        struct iovec iov = { l->buf, KDBUS_WIRE_MAX_DATAGRAM };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                             .msg_controllen = sizeof(control) };
+        int fds[NATIVE_MAX_REQUEST_FDS];
+        unsigned n_fds = 0, i;
+        struct cmsghdr *cm;
+        ssize_t n;
+        int r;
+
+        n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                native_client_kill(c, -errno);
+                return 0;
+        }
+        if (n == 0) {
+                native_client_free(c);          /* the peer closed its end */
+                return 0;
+        }
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        unsigned k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+                        for (i = 0; i < k && n_fds < NATIVE_MAX_REQUEST_FDS; ++i)
+                                memcpy(&fds[n_fds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                }
+
+        server_update_time(l->server);
+        if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                r = native_client_reply(c, -EMSGSIZE, NULL, 0, NULL, 0);
+        else
+                r = native_client_dispatch(c, l->buf, (size_t)n, fds, n_fds);
+        for (i = 0; i < n_fds; ++i)
+                (void) close(fds[i]);
+        server_rearm_timer(l->server);
+        if (r < 0 || c->dead)
+                native_client_kill(c, r < 0 ? r : -EPIPE);
+        return 0;
+}
+
+static int native_client_get_creds(int fd, BridgeCreds *creds) {
+        struct ucred uc;
+        socklen_t len = sizeof(uc);
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
+                return error_origin(-errno);
+        creds->uid = uc.uid;
+        creds->gid = uc.gid;
+        creds->pid = uc.pid;
+        creds->pidfd = -1;
+        /* the primary group as group list, as the legacy front end does without
+         * supplementary groups */
+        creds->groups = malloc(sizeof(gid_t));
+        if (!creds->groups)
+                return error_origin(-ENOMEM);
+        creds->groups[0] = uc.gid;
+        creds->n_groups = 1;
+        return 0;
+}
+
+static int native_listener_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
+        NativeListener *l = userdata;
+        NativeClient *c;
+        int cfd, r;
+
+        cfd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (cfd < 0) {
+                if (errno != EAGAIN && errno != EINTR)
+                        proxy_log_peer(LOG_WARNING, &l->log_limit, loop_now(l->server->loop), NULL,
+                                       "native listener %s: accept: %m, ignoring", l->path);
+                return 0;
+        }
+        c = calloc(1, sizeof(*c));
+        if (!c) {
+                (void) close(cfd);
+                return 0;
+        }
+        c->listener = l;
+        c->fd = cfd;
+        c->creds.pidfd = -1;
+        list_init(&c->link);
+        c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, &c->creds);
+        if (r == 0)
+                r = sd_event_add_io(l->server->loop, &c->io, cfd, EPOLLIN, native_client_io, c);
+        if (r < 0) {
+                native_client_free(c);
+                return 0;
+        }
+        list_append(&l->clients, &c->link);
+        return 0;
+}
+
+/**
+ * native_listener_new() - listen for native (kdbus ABI) peers
+ * @server:     the server (its loop and bus)
+ * @address:    "unix:path=PATH"
+ * @ret:        the listener
+ *
+ * Return: 0, -EINVAL (unsupported address, message on stderr), or a negative errno.
+ */
+int native_listener_new(Server *server, const char *address, NativeListener **ret) {
+        _cleanup_(native_listener_freep) NativeListener *l = NULL;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        const char *path;
+        int r;
+
+        if (strncmp(address, "unix:path=", 10) || !address[10] || strchr(address + 10, ',')) {
+                fprintf(stderr, "kdbusd: --native=%s: only unix:path=PATH is supported\n",
+                        address);
+                return -EINVAL;
+        }
+        path = address + 10;
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                fprintf(stderr, "kdbusd: --native=%s: path longer than %zu bytes\n", address,
+                        sizeof(sa.sun_path) - 1);
+                return -EINVAL;
+        }
+        l = calloc(1, sizeof(*l));
+        if (!l)
+                return error_origin(-ENOMEM);
+        l->server = server;
+        l->fd = -1;
+        list_init(&l->clients);
+        l->buf = aligned_alloc(8, KDBUS_WIRE_MAX_DATAGRAM);
+        if (!l->buf)
+                return error_origin(-ENOMEM);
+        strcpy(sa.sun_path, path);
+        l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (l->fd < 0)
+                return error_origin(-errno);
+        if (bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                r = -errno;
+                fprintf(stderr, "kdbusd: --native=%s: cannot bind: %s\n", address, strerror(-r));
+                return r;
+        }
+        /* who may talk on the bus is the policy's business, as on the legacy socket */
+        (void) chmod(path, 0666);
+        l->path = strdup(path);
+        if (!l->path)
+                return error_origin(-ENOMEM);
+        if (listen(l->fd, 128) < 0)
+                return error_origin(-errno);
+        r = sd_event_add_io(server->loop, &l->io, l->fd, EPOLLIN, native_listener_io, l);
+        if (r < 0)
+                return error_trace(r);
+        *ret = steal_ptr(&l);
+        return 0;
+}
+
+/**
+ * native_listener_free() - close the clients and the socket, remove the socket file
+ * @l:          the listener or NULL
+ *
+ * Return: NULL.
+ */
+NativeListener *native_listener_free(NativeListener *l) {
+        NativeClient *c;
+
+        if (!l)
+                return NULL;
+        while ((c = list_first_entry(&l->clients, NativeClient, link)))
+                native_client_free(c);
+        l->io = loop_source_free(l->io);
+        l->fd = fd_close(l->fd);
+        if (l->path)
+                (void) unlink(l->path);
+        free(l->path);
+        free(l->buf);
+        free(l);
+        return NULL;
+}

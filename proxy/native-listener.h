@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * The native front end's socket handling: a SOCK_SEQPACKET listener (kdbusd --native=
+ * unix:path=PATH) and its clients. Each datagram from a client is one kdbus command
+ * (struct kdbus_wire_request, then the command struct; fds as SCM_RIGHTS); each answer is
+ * one datagram (struct kdbus_wire_reply: 0 or -errno, then the struct as the bus updated
+ * it; fds as SCM_RIGHTS). The semantics live in bridge/native-conn.h; this file only moves
+ * bytes and fds, and gives the peer a wakeup eventfd with HELLO (the bus writes to it when
+ * the receive queue becomes non-empty; the peer polls it, then RECVs until EAGAIN).
+ * See docs/native.md for the protocol.
+ */
+#include "proxy/log.h"
+#include "proxy/loop.h"
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Server Server;
+typedef struct NativeListener NativeListener;
+
+/*
+ * Listen on @address ("unix:path=/some/path"; the socket file is created, and removed
+ * again when the listener is freed). Return: 0, -EINVAL (an address we do not serve,
+ * with a message on stderr), or a negative errno.
+ */
+int native_listener_new(Server *server, const char *address, NativeListener **ret);
+/* Closes every native client (they disconnect from the bus) and the socket. */
+NativeListener *native_listener_free(NativeListener *l);
+DEFINE_CLEANUP(NativeListener *, native_listener_free);
