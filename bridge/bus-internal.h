@@ -39,7 +39,7 @@ void bridge_conn_kick(BridgeConn *conn);
 
 /* Debug.Stats peaks: call after @conn's names or match rules changed. */
 static inline void bus_stats_note_names(Bus *bus, BridgeConn *conn) {
-        unsigned n = (unsigned)(bus->names.n_entries + bus->conns_by_id.n_entries);
+        unsigned n = bus->n_name_owners + (unsigned)bus->conns_by_id.n_entries;
 
         if (n > bus->peak_names)
                 bus->peak_names = n;

@@ -70,7 +70,8 @@ struct Bus {
         unsigned n_match_rules;         /* match rules of all connections, monitors' too */
         unsigned peak_match_rules;
         unsigned peak_match_rules_per_conn;
-        unsigned peak_names;            /* unique + well-known names at once */
+        unsigned n_name_owners;         /* owner entries (primary or queued) of well-known names */
+        unsigned peak_names;            /* unique names + n_name_owners at once */
         unsigned peak_names_per_conn;
 
         List monitors;                  /* BridgeConn with BRIDGE_CONN_MONITOR (bridge/monitor.h) */

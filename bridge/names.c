@@ -101,6 +101,7 @@ static void name_owner_link(BridgeNameOwner *o, BridgeName *name, bool front) {
                 list_append(&name->owners, &o->name_link);
         list_append(&o->conn->owned, &o->conn_link);
         ++o->conn->n_names;
+        ++o->conn->bus->n_name_owners;
         bus_stats_note_names(o->conn->bus, o->conn);
 }
 
@@ -111,6 +112,7 @@ static void name_owner_free(Bus *bus, BridgeNameOwner *o) {
         list_unlink(&o->name_link);
         list_unlink(&o->conn_link);
         --o->conn->n_names;
+        --bus->n_name_owners;
         free(o);
         if (list_is_empty(&name->owners)) {
                 hash_table_remove(&bus->names, &name->node);

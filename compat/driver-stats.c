@@ -12,9 +12,11 @@
  *                          free entries (Bus.free_entries), Allocated = both
  *   ActiveConnections      connections past Hello (monitors included), IncompleteConnections
  *                          those before it
- *   MatchRules, BusNames   match rules (AddMatch and monitors' rules), names (unique names
- *                          of non-monitors and well-known names); Peak*: the highest value
- *                          seen, per bus and per connection
+ *   MatchRules, BusNames   match rules (AddMatch and monitors' rules); names each
+ *                          connection has (its unique name, unless a monitor, and every
+ *                          well-known name it owns or is queued for), summed over the bus as
+ *                          dbus-daemon sums them; Peak*: the highest value seen, per bus and
+ *                          per connection
  *   Incoming*              what the bus holds from the peer and has not dispatched: kdbusd
  *                          dispatches each message as soon as it has read it, so that is the
  *                          message being dispatched (the stats call itself when a peer asks
@@ -109,7 +111,7 @@ int driver_method_get_stats(Driver *driver, BridgeConn *caller, BridgeMsg *call,
         stats_add_u32(&w, "MatchRules", bus->n_match_rules);
         stats_add_u32(&w, "PeakMatchRules", bus->peak_match_rules);
         stats_add_u32(&w, "PeakMatchRulesPerConnection", bus->peak_match_rules_per_conn);
-        stats_add_u32(&w, "BusNames", bus->names.n_entries + bus->conns_by_id.n_entries);
+        stats_add_u32(&w, "BusNames", bus->n_name_owners + bus->conns_by_id.n_entries);
         stats_add_u32(&w, "PeakBusNames", bus->peak_names);
         stats_add_u32(&w, "PeakBusNamesPerConnection", bus->peak_names_per_conn);
         return stats_reply(driver, caller, call, &w);
