@@ -23,6 +23,7 @@
 #include "bridge/limits.h"
 #include "compat/driver.h"
 #include "policy-xml/config.h"
+#include "proxy/activation.h"
 #include "proxy/address.h"
 #include "proxy/config.h"
 #include "proxy/listener.h"
@@ -418,6 +419,7 @@ int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
         _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
         _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
+        _cleanup_(proxy_activation_freep) ProxyActivation *activation = NULL;   /* before s */
         Args a = { .print_address_fd = -1, .print_pid_fd = -1, .fork = -1,
                    .log_target = PROXY_LOG_STDERR };
         ProxyConfigError err;
@@ -470,6 +472,10 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         s->config = steal_ptr(&config);
+        if (proxy_activation_new(s, a.systemd_activation, &activation) < 0) {
+                fprintf(stderr, "kdbusd: cannot set up service activation\n");
+                goto out;
+        }
         driver_set_reload(s->driver, proxy_config_reload_hook, s);
         if (print_info(s, &a) < 0)
                 goto out;

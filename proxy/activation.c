@@ -1,0 +1,770 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Service activation: reading and watching service directories, spawning and reaping
+ * services (see activation.h). What dbus-daemon 1.14.10 does, checked with test .service
+ * files, and done the same here:
+ *
+ *   - The first directory (in configuration order) that provides a name wins; a file that
+ *     does not parse, or has no Exec, is skipped (logged here, with file:line).
+ *   - The service runs with the bus's environment plus UpdateActivationEnvironment's
+ *     variables, DBUS_STARTER_ADDRESS (the first listen address, with the guid),
+ *     DBUS_STARTER_BUS_TYPE, and on a session bus DBUS_SESSION_BUS_ADDRESS.
+ *   - A program that cannot be executed: Spawn.ExecFailed; exiting non-zero before the name
+ *     appears: Spawn.ChildExited "exited with status N"; killed: Spawn.ChildSignaled;
+ *     exiting 0 without the name, or still running after service_start_timeout: TimedOut
+ *     (the process is then killed).
+ *
+ * Unlike dbus-daemon, the ExecFailed text names the program that is missing, not only the
+ * service. Children are reaped through a pidfd, so no SIGCHLD handling is needed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "compat/activation-service.h"
+#include "compat/driver-activation.h"
+#include "policy-xml/config.h"
+#include "proxy/activation.h"
+#include "proxy/config.h"
+#include "proxy/listener.h"
+#include "proxy/log.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+#define ERROR_PREFIX "org.freedesktop.DBus.Error."
+#define SERVICE_FILE_MAX (64u * 1024u)  /* a .service file is a few lines */
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+extern char **environ;
+
+typedef struct ServiceEntry {
+        ActivationService *svc;
+        char *path;
+} ServiceEntry;
+
+/* A service being started. */
+typedef struct Start {
+        List link;                      /* ProxyActivation.starts */
+        ProxyActivation *act;
+        char *name;
+        char *program;                  /* argv[0], for messages */
+        pid_t pid;
+        int pidfd;
+        int errfd;                      /* the child writes exec's errno here */
+        LoopSource *child;
+        LoopSource *timer;
+        bool over;                      /* answered; waits only to reap the process */
+} Start;
+
+struct ProxyActivation {
+        Server *server;
+        bool system_bus;
+        bool systemd;
+        char **dirs;                    /* the service directories, in order */
+        ServiceEntry *services;
+        size_t n_services;
+        char **env;                     /* UpdateActivationEnvironment: "K=V", NULL-terminated */
+        size_t n_env;
+        char address[4300];             /* DBUS_STARTER_ADDRESS */
+        List starts;
+        int inotify_fd;
+        LoopSource *inotify;
+        LoopSource *rescan;             /* defer: coalesces a burst of directory events */
+};
+
+static char **strv_push(char ***v, size_t *n, char *s) {
+        char **p = realloc(*v, (*n + 2) * sizeof(char *));
+
+        if (!p)
+                return NULL;
+        p[(*n)++] = s;
+        p[*n] = NULL;
+        *v = p;
+        return p;
+}
+
+/* Append @base/@sub (or @base alone when @sub is NULL) unless it is listed already. */
+static int dirs_add(char ***v, size_t *n, const char *base, const char *sub) {
+        size_t i, len;
+        char *s;
+
+        if (!base || !*base)
+                return 0;
+        len = strlen(base);
+        while (len > 1 && base[len - 1] == '/')
+                --len;
+        if (asprintf(&s, "%.*s%s%s", (int)len, base, sub ? "/" : "", sub ? sub : "") < 0)
+                return error_origin(-ENOMEM);
+        for (i = 0; i < *n; ++i)
+                if (strcmp((*v)[i], s) == 0) {
+                        free(s);
+                        return 0;
+                }
+        if (!strv_push(v, n, s)) {
+                free(s);
+                return error_origin(-ENOMEM);
+        }
+        return 0;
+}
+
+/**
+ * proxy_activation_standard_dirs() - dbus-daemon's standard service directories
+ * @system:     the system list (else the session list)
+ * @ret:        the directories, in order
+ *
+ * Session: $XDG_RUNTIME_DIR/dbus-1/services, $XDG_DATA_HOME (or ~/.local/share)/dbus-1/
+ * services, each of $XDG_DATA_DIRS (or /usr/local/share:/usr/share)/dbus-1/services, then
+ * /usr/share/dbus-1/services. System: /usr/local/share, /usr/share, /lib
+ * (dbus-1/system-services under each). Duplicates are listed once.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int proxy_activation_standard_dirs(bool system, char ***ret) {
+        char **v = NULL, *copy = NULL, *tok, *save = NULL;
+        const char *e;
+        size_t n = 0;
+        int r = 0;
+
+        if (system) {
+                r = dirs_add(&v, &n, "/usr/local/share", "dbus-1/system-services");
+                if (!r)
+                        r = dirs_add(&v, &n, "/usr/share", "dbus-1/system-services");
+                if (!r)
+                        r = dirs_add(&v, &n, "/lib", "dbus-1/system-services");
+        } else {
+                r = dirs_add(&v, &n, getenv("XDG_RUNTIME_DIR"), "dbus-1/services");
+                e = getenv("XDG_DATA_HOME");
+                if (!r && e && *e)
+                        r = dirs_add(&v, &n, e, "dbus-1/services");
+                else if (!r)
+                        r = dirs_add(&v, &n, getenv("HOME"), ".local/share/dbus-1/services");
+                e = getenv("XDG_DATA_DIRS");
+                copy = strdup(e && *e ? e : "/usr/local/share/:/usr/share/");
+                if (!copy)
+                        r = error_origin(-ENOMEM);
+                for (tok = copy ? strtok_r(copy, ":", &save) : NULL; tok && !r;
+                     tok = strtok_r(NULL, ":", &save))
+                        r = dirs_add(&v, &n, tok, "dbus-1/services");
+                free(copy);
+                if (!r)
+                        r = dirs_add(&v, &n, "/usr/share", "dbus-1/services");
+        }
+        if (!r && !v && !strv_push(&v, &n, NULL))
+                r = error_origin(-ENOMEM);
+        if (r) {
+                activation_strv_free(v);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+static void services_clear(ProxyActivation *a) {
+        size_t i;
+
+        for (i = 0; i < a->n_services; ++i) {
+                activation_service_free(a->services[i].svc);
+                free(a->services[i].path);
+        }
+        free(a->services);
+        a->services = NULL;
+        a->n_services = 0;
+}
+
+static const ServiceEntry *service_find(const ProxyActivation *a, const char *name) {
+        size_t i;
+
+        for (i = 0; i < a->n_services; ++i)
+                if (strcmp(a->services[i].svc->name, name) == 0)
+                        return &a->services[i];
+        return NULL;
+}
+
+/* Read one file (bounded). Return: 0, 1 (unreadable or too big: logged), -ENOMEM. */
+static int read_small_file(const char *path, char **ret, size_t *ret_size) {
+        _cleanup_(fd_closep) int fd = -1;
+        _cleanup_(freep) char *buf = NULL;
+        size_t size = 0;
+        ssize_t n;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                proxy_log(LOG_WARNING, "Cannot read service file \"%s\": %m, ignoring", path);
+                return 1;
+        }
+        buf = malloc(SERVICE_FILE_MAX + 1);
+        if (!buf)
+                return error_origin(-ENOMEM);
+        while ((n = read(fd, buf + size, SERVICE_FILE_MAX + 1 - size)) > 0) {
+                size += (size_t)n;
+                if (size > SERVICE_FILE_MAX) {
+                        proxy_log(LOG_WARNING, "Service file \"%s\" is larger than %u bytes, "
+                                  "ignoring", path, SERVICE_FILE_MAX);
+                        return 1;
+                }
+        }
+        if (n < 0) {
+                proxy_log(LOG_WARNING, "Cannot read service file \"%s\": %m, ignoring", path);
+                return 1;
+        }
+        *ret = steal_ptr(&buf);
+        *ret_size = size;
+        return 0;
+}
+
+static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services,
+                    size_t *n_services) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d)
+                return 0;       /* missing directories are normal */
+        while (r >= 0 && (de = readdir(d))) {
+                _cleanup_(freep) char *path = NULL, *data = NULL;
+                ActivationService *svc = NULL;
+                char err[512];
+                size_t len = strlen(de->d_name), size, i;
+                ServiceEntry *p;
+
+                if (len <= 8 || strcmp(de->d_name + len - 8, ".service") != 0)
+                        continue;
+                if (asprintf(&path, "%s/%s", dir, de->d_name) < 0) {
+                        path = NULL;
+                        r = error_origin(-ENOMEM);
+                        break;
+                }
+                r = read_small_file(path, &data, &size);
+                if (r) {
+                        r = r < 0 ? r : 0;
+                        continue;
+                }
+                r = activation_service_parse(data, size, path, &svc, err, sizeof(err));
+                if (r) {
+                        if (r > 0)
+                                proxy_log(LOG_WARNING, "%s, ignoring", err);
+                        r = r < 0 ? r : 0;
+                        continue;
+                }
+                for (i = 0; i < *n_services; ++i)
+                        if (strcmp((*services)[i].svc->name, svc->name) == 0)
+                                break;
+                if (i < *n_services) {
+                        proxy_log(LOG_NOTICE, "%s: service \"%s\" is already provided by %s, "
+                                  "ignoring", path, svc->name, (*services)[i].path);
+                        activation_service_free(svc);
+                        continue;
+                }
+                p = realloc(*services, (*n_services + 1) * sizeof(*p));
+                if (!p) {
+                        activation_service_free(svc);
+                        r = error_origin(-ENOMEM);
+                        break;
+                }
+                *services = p;
+                p[(*n_services)++] = (ServiceEntry){ .svc = svc, .path = steal_ptr(&path) };
+        }
+        closedir(d);
+        return r;
+}
+
+/* Read every directory again and give the driver the names. */
+static int activation_load(ProxyActivation *a, bool emit_changed) {
+        ServiceEntry *services = NULL;
+        const char **names = NULL;
+        size_t n_services = 0, i;
+        char **dir;
+        int r = 0;
+
+        for (dir = a->dirs; *dir && r >= 0; ++dir)
+                r = scan_dir(a, *dir, &services, &n_services);
+        if (r >= 0) {
+                names = calloc(n_services + 1, sizeof(*names));
+                if (!names)
+                        r = error_origin(-ENOMEM);
+        }
+        if (r >= 0) {
+                for (i = 0; i < n_services; ++i)
+                        names[i] = services[i].svc->name;
+                server_update_time(a->server);
+                r = driver_activation_set_names(a->server->driver, names, n_services,
+                                                emit_changed);
+        }
+        free(names);
+        if (r < 0) {
+                for (i = 0; i < n_services; ++i) {
+                        activation_service_free(services[i].svc);
+                        free(services[i].path);
+                }
+                free(services);
+                return error_trace(r);
+        }
+        services_clear(a);
+        a->services = services;
+        a->n_services = n_services;
+        return 0;
+}
+
+static Start *start_free(Start *st) {
+        if (!st)
+                return NULL;
+        list_unlink(&st->link);
+        loop_source_free(st->child);
+        loop_source_free(st->timer);
+        if (st->pidfd >= 0)
+                (void) close(st->pidfd);
+        if (st->errfd >= 0)
+                (void) close(st->errfd);
+        free(st->name);
+        free(st->program);
+        free(st);
+        return NULL;
+}
+
+static Start *start_find(ProxyActivation *a, const char *name) {
+        List *l;
+
+        list_for_each(l, &a->starts) {
+                Start *st = list_entry(l, Start, link);
+
+                if (!st->over && strcmp(st->name, name) == 0)
+                        return st;
+        }
+        return NULL;
+}
+
+/* Answer the waiting callers and keep the record only until the process is reaped. */
+static void start_fail(Start *st, const char *error_name, const char *text) {
+        Server *s = st->act->server;
+        int r;
+
+        st->over = true;
+        st->timer = loop_source_free(st->timer);
+        proxy_log(LOG_NOTICE, "Activated service '%s' failed: %s", st->name, text);
+        server_update_time(s);
+        r = driver_activation_failed(s->driver, st->name, error_name, text);
+        server_rearm_timer(s);
+        if (r < 0)
+                proxy_log(LOG_ERR, "Cannot answer the callers of '%s': %s", st->name,
+                          strerror(-r));
+}
+
+static int on_child(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        Start *st = userdata;
+        siginfo_t si = { .si_pid = 0 };
+        char text[1024];
+        int err = 0;
+
+        if (waitid(P_PIDFD, (id_t)st->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+                return 0;
+        if (!st->over) {
+                if (read(st->errfd, &err, sizeof(err)) == (ssize_t)sizeof(err) && err) {
+                        (void) snprintf(text, sizeof(text), "Failed to execute program %s "
+                                        "(service %s): %s", st->program, st->name,
+                                        strerror(err));
+                        start_fail(st, ERROR_PREFIX "Spawn.ExecFailed", text);
+                } else if (si.si_code == CLD_EXITED && si.si_status != 0) {
+                        (void) snprintf(text, sizeof(text), "Process %s exited with status %d",
+                                        st->name, si.si_status);
+                        start_fail(st, ERROR_PREFIX "Spawn.ChildExited", text);
+                } else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
+                        (void) snprintf(text, sizeof(text), "Process %s received signal %d",
+                                        st->name, si.si_status);
+                        start_fail(st, ERROR_PREFIX "Spawn.ChildSignaled", text);
+                } else {
+                        /* exit 0 without the name: dbus-daemon waits for the timeout */
+                        st->child = loop_source_free(st->child);
+                        return 0;
+                }
+        }
+        start_free(st);
+        return 0;
+}
+
+static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+        Start *st = userdata;
+        char text[1024];
+
+        (void) snprintf(text, sizeof(text), "Failed to activate service '%s': timed out "
+                        "(service_start_timeout=%llums)", st->name,
+                        (unsigned long long)(st->act->server->bus->limits
+                                             .service_start_timeout_usec / 1000));
+        if (st->pidfd >= 0)
+                (void) syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+        start_fail(st, ERROR_PREFIX "TimedOut", text);
+        if (!st->child)
+                start_free(st); /* already exited (status 0) */
+        return 0;
+}
+
+/*
+ * The environment of a spawned service: ours, then UpdateActivationEnvironment's, then the
+ * bus's variables; a later entry replaces an earlier one with the same key. The strings
+ * are borrowed (from environ, a->env and @extra); only the array is allocated.
+ */
+static int build_env(ProxyActivation *a, char *extra[3], char ***ret) {
+        const char *type = a->system_bus ? "system" : "session";
+        char **env = NULL;
+        size_t n = 0, i, j, k;
+
+        if (asprintf(&extra[0], "DBUS_STARTER_ADDRESS=%s", a->address) < 0 ||
+            asprintf(&extra[1], "DBUS_STARTER_BUS_TYPE=%s", type) < 0 ||
+            (!a->system_bus &&
+             asprintf(&extra[2], "DBUS_SESSION_BUS_ADDRESS=%s", a->address) < 0))
+                return error_origin(-ENOMEM);
+        for (i = 0; environ && environ[i]; ++i)
+                if (!strv_push(&env, &n, environ[i]))
+                        goto oom;
+        for (i = 0; i < a->n_env; ++i)
+                if (!strv_push(&env, &n, a->env[i]))
+                        goto oom;
+        for (i = 0; i < 3; ++i)
+                if (extra[i] && !strv_push(&env, &n, extra[i]))
+                        goto oom;
+        if (!env && !strv_push(&env, &n, NULL))
+                goto oom;
+        for (i = k = 0; i < n; ++i) {
+                size_t klen = strcspn(env[i], "=");
+
+                for (j = i + 1; j < n; ++j)
+                        if (strncmp(env[i], env[j], klen + 1) == 0)
+                                break;
+                if (j == n)
+                        env[k++] = env[i];
+        }
+        env[k] = NULL;
+        *ret = env;
+        return 0;
+oom:
+        free(env);
+        return error_origin(-ENOMEM);
+}
+
+/* In the child: never returns. */
+__attribute__((__noreturn__)) static void child_exec(ProxyActivation *a, const ActivationService *svc, char **argv,
+                                  char **env, int errfd) {
+        sigset_t all;
+        int fd, err, i;
+
+        (void) sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        for (i = 1; i < NSIG; ++i)
+                (void) signal(i, SIG_DFL);
+        (void) setsid();
+        fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fd != STDIN_FILENO) {
+                (void) dup2(fd, STDIN_FILENO);
+                (void) close(fd);
+        }
+        if (svc->user && a->system_bus && getuid() == 0) {
+                struct passwd *pw = getpwnam(svc->user);
+
+                if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
+                    setuid(pw->pw_uid) < 0) {
+                        err = pw ? errno : ESRCH;
+                        (void) !write(errfd, &err, sizeof(err));
+                        _exit(127);
+                }
+        }
+        execvpe(argv[0], argv, env);
+        err = errno;
+        (void) !write(errfd, &err, sizeof(err));
+        _exit(127);
+}
+
+static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, size_t n_error_name,
+                 char *text, size_t n_text) {
+        char **argv = NULL, **env = NULL, *extra[3] = { NULL, NULL, NULL }, err[512];
+        int pipefd[2] = { -1, -1 }, r;
+        Start *st = NULL;
+        pid_t pid;
+
+        r = activation_exec_split(e->svc->exec, &argv, err, sizeof(err));
+        if (r > 0) {
+                (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.FileInvalid");
+                (void) snprintf(text, n_text, "%s: Exec=%s", e->path, err);
+                return 1;
+        }
+        if (r < 0)
+                return error_trace(r);
+        r = build_env(a, extra, &env);
+        if (r < 0)
+                goto out;
+        st = calloc(1, sizeof(*st));
+        if (!st || !(st->name = strdup(e->svc->name)) || !(st->program = strdup(argv[0]))) {
+                r = error_origin(-ENOMEM);
+                goto out;
+        }
+        st->act = a;
+        st->pidfd = st->errfd = -1;
+        list_init(&st->link);
+        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+                r = error_origin(-errno);
+                goto out;
+        }
+        proxy_log(LOG_INFO, "Activating service name='%s' (%s)", e->svc->name, e->path);
+        pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.ForkFailed");
+                (void) snprintf(text, n_text, "Cannot fork to start %s: %s", e->svc->name,
+                                strerror(-r));
+                r = 1;
+                goto out;
+        }
+        if (pid == 0) {
+                (void) close(pipefd[0]);
+                child_exec(a, e->svc, argv, env, pipefd[1]);
+        }
+        (void) close(pipefd[1]);
+        pipefd[1] = -1;
+        st->pid = pid;
+        st->errfd = pipefd[0];
+        pipefd[0] = -1;
+        st->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (st->pidfd < 0) {
+                r = error_origin(-errno);
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                goto out;
+        }
+        r = sd_event_add_io(a->server->loop, &st->child, st->pidfd, EPOLLIN, on_child, st);
+        if (r >= 0)
+                r = sd_event_add_time(a->server->loop, &st->timer, CLOCK_MONOTONIC,
+                                      loop_now(a->server->loop) +
+                                      a->server->bus->limits.service_start_timeout_usec, 0,
+                                      on_timeout, st);
+        if (r < 0) {
+                (void) syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+                (void) waitid(P_PIDFD, (id_t)st->pidfd, NULL, WEXITED);
+                goto out;
+        }
+        list_append(&a->starts, &st->link);
+        st = NULL;
+        r = 0;
+out:
+        if (pipefd[0] >= 0)
+                (void) close(pipefd[0]);
+        if (pipefd[1] >= 0)
+                (void) close(pipefd[1]);
+        start_free(st);
+        free(env);
+        free(extra[0]);
+        free(extra[1]);
+        free(extra[2]);
+        activation_strv_free(argv);
+        return r;
+}
+
+static int hook_start(void *userdata, const char *name, char *error_name, size_t n_error_name,
+                      char *text, size_t n_text) {
+        ProxyActivation *a = userdata;
+        const ServiceEntry *e = service_find(a, name);
+
+        if (!e) {
+                (void) snprintf(error_name, n_error_name, ERROR_PREFIX "ServiceUnknown");
+                (void) snprintf(text, n_text, "The name %s was not provided by any .service "
+                                "files", name);
+                return 1;
+        }
+        if (start_find(a, name))
+                return 0;
+        return spawn(a, e, error_name, n_error_name, text, n_text);
+}
+
+static void hook_started(void *userdata, const char *name) {
+        ProxyActivation *a = userdata;
+        Start *st = start_find(a, name);
+
+        if (!st)
+                return;
+        /* the service runs on; stop timing it and forget its process (no longer ours to
+         * reap: it is a daemon now, but it stays our child, so reap it when it ends) */
+        st->over = true;
+        st->timer = loop_source_free(st->timer);
+        if (!st->child)
+                start_free(st);
+}
+
+static int hook_update_environment(void *userdata, const char *const *pairs) {
+        ProxyActivation *a = userdata;
+        size_t i, j;
+
+        if (a->system_bus)
+                return 1;
+        for (i = 0; pairs[i] && pairs[i + 1]; i += 2) {
+                char *kv;
+
+                if (!*pairs[i] || strchr(pairs[i], '='))
+                        continue;       /* cannot be an environment variable */
+                if (asprintf(&kv, "%s=%s", pairs[i], pairs[i + 1]) < 0)
+                        return error_origin(-ENOMEM);
+                for (j = 0; j < a->n_env; ++j)
+                        if (strncmp(a->env[j], kv, strlen(pairs[i]) + 1) == 0)
+                                break;
+                if (j < a->n_env) {
+                        free(a->env[j]);
+                        a->env[j] = kv;
+                } else if (!strv_push(&a->env, &a->n_env, kv)) {
+                        free(kv);
+                        return error_origin(-ENOMEM);
+                }
+        }
+        return 0;
+}
+
+static const DriverActivationOps activation_ops = {
+        .start = hook_start,
+        .started = hook_started,
+        .update_environment = hook_update_environment,
+};
+
+static int on_rescan(sd_event_source *src, void *userdata) {
+        ProxyActivation *a = userdata;
+        int r;
+
+        (void) loop_source_set_enabled(a->rescan, 0);
+        r = activation_load(a, true);
+        if (r < 0)
+                proxy_log(LOG_ERR, "Cannot reload the service directories: %s, keeping the "
+                          "old list", strerror(-r));
+        return 0;
+}
+
+static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+        ProxyActivation *a = userdata;
+        char buf[4096];
+
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        (void) sd_event_source_set_enabled(a->rescan, SD_EVENT_ONESHOT);
+        return 0;
+}
+
+static int watch_dirs(ProxyActivation *a) {
+        char **dir;
+        int r;
+
+        a->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (a->inotify_fd < 0)
+                return error_origin(-errno);
+        for (dir = a->dirs; *dir; ++dir)
+                if (inotify_add_watch(a->inotify_fd, *dir,
+                                      IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+                                      IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
+                                      IN_ATTRIB | IN_ONLYDIR) < 0 && errno != ENOENT &&
+                    errno != ENOTDIR && errno != EACCES)
+                        proxy_log(LOG_WARNING, "Cannot watch service directory \"%s\": %m, "
+                                  "ignoring", *dir);
+        r = sd_event_add_io(a->server->loop, &a->inotify, a->inotify_fd, EPOLLIN, on_inotify, a);
+        if (r >= 0)
+                r = sd_event_add_defer(a->server->loop, &a->rescan, on_rescan, a);
+        if (r >= 0)
+                r = loop_source_set_enabled(a->rescan, 0);
+        return r < 0 ? error_trace(r) : 0;
+}
+
+static int collect_dirs(ProxyActivation *a, const Config *tree) {
+        size_t i, n = 0;
+        int r = 0;
+
+        for (i = 0; tree && i < tree->n_servicedirs && r >= 0; ++i) {
+                const ConfigServiceDir *d = &tree->servicedirs[i];
+                char **std = NULL, **p;
+
+                if (d->kind == CONFIG_SERVICEDIR_PATH) {
+                        r = dirs_add(&a->dirs, &n, d->path, NULL);
+                        continue;
+                }
+                r = proxy_activation_standard_dirs(d->kind == CONFIG_SERVICEDIR_STANDARD_SYSTEM,
+                                                   &std);
+                for (p = std; r >= 0 && p && *p; ++p)
+                        r = dirs_add(&a->dirs, &n, *p, NULL);
+                activation_strv_free(std);
+        }
+        if (r >= 0 && !a->dirs && !strv_push(&a->dirs, &n, NULL))
+                r = error_origin(-ENOMEM);
+        return r;
+}
+
+/**
+ * proxy_activation_new() - enable activation on @s
+ * @s:                  the server (config, listeners and guid set)
+ * @systemd_activation: --systemd-activation
+ * @ret:                the activation state (free it before @s)
+ *
+ * Return: 0 or a negative errno.
+ */
+int proxy_activation_new(Server *s, bool systemd_activation, ProxyActivation **ret) {
+        _cleanup_(proxy_activation_freep) ProxyActivation *a = NULL;
+        const Config *tree = s->config ? s->config->tree : NULL;
+        List *l;
+        int r;
+
+        a = calloc(1, sizeof(*a));
+        if (!a)
+                return error_origin(-ENOMEM);
+        a->server = s;
+        a->inotify_fd = -1;
+        a->systemd = systemd_activation;
+        a->system_bus = tree && tree->type.value && strcmp(tree->type.value, "system") == 0;
+        list_init(&a->starts);
+        l = list_first(&s->listeners);
+        (void) snprintf(a->address, sizeof(a->address), "%s,guid=%s",
+                        l ? list_entry(l, ProxyListener, link)->address : "", s->guid);
+
+        r = collect_dirs(a, tree);
+        if (r >= 0)
+                r = driver_set_activation(s->driver, &activation_ops, a);
+        if (r >= 0)
+                r = watch_dirs(a);
+        if (r >= 0)
+                r = activation_load(a, false);
+        if (r < 0)
+                return error_trace(r);
+        *ret = steal_ptr(&a);
+        return 0;
+}
+
+/**
+ * proxy_activation_free() - stop activation (running services are left alone)
+ * @a:          the state, or NULL
+ *
+ * Return: NULL.
+ */
+ProxyActivation *proxy_activation_free(ProxyActivation *a) {
+        List *l, *t;
+        size_t i;
+
+        if (!a)
+                return NULL;
+        if (a->server && a->server->driver)
+                (void) driver_set_activation(a->server->driver, NULL, NULL);
+        list_for_each_safe(l, t, &a->starts)
+                start_free(list_entry(l, Start, link));
+        loop_source_free(a->inotify);
+        loop_source_free(a->rescan);
+        if (a->inotify_fd >= 0)
+                (void) close(a->inotify_fd);
+        services_clear(a);
+        activation_strv_free(a->dirs);
+        for (i = 0; i < a->n_env; ++i)
+                free(a->env[i]);
+        free(a->env);
+        free(a);
+        return NULL;
+}
