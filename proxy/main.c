@@ -271,9 +271,14 @@ static int listen_on(Server *s, const char *address, const ConfigLoc *loc) {
         return 0;
 }
 
-/* --address replaces every <listen>, as with dbus-daemon; without it, sockets passed by
- * systemd (LISTEN_FDS) come first, then every <listen> of the configuration. */
-static int setup_listeners(Server *s, const Args *a, const Config *t) {
+/*
+ * --address replaces every <listen>, as with dbus-daemon; without it, sockets passed by
+ * systemd (LISTEN_FDS) come first, then every <listen> of the configuration. @ret_print gets
+ * what --print-address prints (NULL: the first listener): dbus-daemon runs one server per
+ * <listen> and prints each one's first address, the last <listen> first, joined by ';'.
+ */
+static int setup_listeners(Server *s, const Args *a, const Config *t, char **ret_print) {
+        _cleanup_(freep) char *print = NULL;
         char err[4400] = "";
         size_t i;
         int r;
@@ -292,9 +297,25 @@ static int setup_listeners(Server *s, const Args *a, const Config *t) {
                         "one or more <listen> elements giving addresses (or use --address)\n");
                 return -1;
         }
-        for (i = 0; i < t->n_listen; ++i)
+        for (i = 0; i < t->n_listen; ++i) {
+                List *before = list_last(&s->listeners), *first;
+                char *p = NULL;
+
                 if (listen_on(s, t->listen[i].value, &t->listen[i].loc) < 0)
                         return -1;
+                first = before ? before->next : list_first(&s->listeners);
+                if (!first || first == &s->listeners)
+                        continue;
+                if (asprintf(&p, "%s,guid=%s%s%s",
+                             list_entry(first, ProxyListener, link)->address, s->guid,
+                             print ? ";" : "", print ? print : "") < 0) {
+                        fprintf(stderr, "kdbusd: out of memory\n");
+                        return -1;
+                }
+                free(print);
+                print = p;
+        }
+        *ret_print = steal_ptr(&print);
         return 0;
 }
 
@@ -325,15 +346,19 @@ static int pidfile_write(const char *path, const ConfigLoc *loc) {
         return 0;
 }
 
-static int print_info(Server *s, const Args *a) {
+static int print_info(Server *s, const Args *a, const char *listen_print) {
         char text[16384] = "";
         List *l;
 
         if (a->print_address_fd >= 0) {
                 /* like dbus-daemon: the first listener's address only, with the bus guid */
                 l = list_first(&s->listeners);
-                snprintf(text, sizeof(text), "%s,guid=%s\n",
-                         l ? list_entry(l, ProxyListener, link)->address : "", s->guid);
+                if (listen_print)
+                        snprintf(text, sizeof(text), "%s\n", listen_print);
+                else
+                        snprintf(text, sizeof(text), "%s,guid=%s\n",
+                                 l ? list_entry(l, ProxyListener, link)->address : "",
+                                 s->guid);
                 if (write_all(a->print_address_fd, text) < 0) {
                         fprintf(stderr, "kdbusd: cannot print the address to fd %d: %m\n",
                                 a->print_address_fd);
@@ -418,6 +443,7 @@ static void warn_unapplied(const Config *t) {
 int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
         _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
+        _cleanup_(freep) char *listen_print = NULL;
         _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
         _cleanup_(proxy_activation_freep) ProxyActivation *activation = NULL;   /* before s */
         Args a = { .print_address_fd = -1, .print_pid_fd = -1, .fork = -1,
@@ -445,6 +471,10 @@ int main(int argc, char **argv) {
         if (!a.nopidfile)
                 pidfile = config->tree->pidfile.value;
 
+        /* like dbus-daemon, a forked bus does not keep the caller's stderr (a caller that
+         * reads it would wait forever): it logs to the journal unless told otherwise */
+        if (do_fork && !a.log_target_set)
+                proxy_log_set_target(a.log_target = PROXY_LOG_JOURNAL_ONLY);
         if (do_fork && daemonize_start(&notify_fd) < 0) {
                 fprintf(stderr, "kdbusd: cannot fork: %m\n");
                 return EXIT_FAILURE;
@@ -463,7 +493,7 @@ int main(int argc, char **argv) {
                         strerror(-r));
                 return EXIT_FAILURE;
         }
-        if (setup_listeners(s, &a, config->tree) < 0)
+        if (setup_listeners(s, &a, config->tree, &listen_print) < 0)
                 return EXIT_FAILURE;
         if (a.native_address && native_listener_new(s, a.native_address, &native) < 0)
                 return EXIT_FAILURE;
@@ -477,7 +507,7 @@ int main(int argc, char **argv) {
                 goto out;
         }
         driver_set_reload(s->driver, proxy_config_reload_hook, s);
-        if (print_info(s, &a) < 0)
+        if (print_info(s, &a, listen_print) < 0)
                 goto out;
         if (do_fork)
                 daemonize_finish(notify_fd, &a);

@@ -63,12 +63,16 @@ def config_text(sock, extra=''):
 
 
 class Bus:
-    def __init__(self, binary, extra=''):
+    def __init__(self, binary, extra='', policy=None):
         self.dir = tempfile.mkdtemp(prefix='kdbus-ptest-')
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, 'bus')
         self.conf = os.path.join(self.dir, 'bus.conf')
-        self.write(extra)
+        if policy is None:
+            self.write(extra)
+        else:
+            self.write(text='<busconfig>\n  <listen>unix:path=%s</listen>\n%s\n</busconfig>\n'
+                       % (self.sock, policy))
         self.err = open(os.path.join(self.dir, 'stderr'), 'w+')
         self.proc = subprocess.Popen([binary, '--config-file=' + self.conf, '--nofork',
                                       '--print-address'], stdout=subprocess.PIPE,
@@ -237,6 +241,23 @@ def errors_scenario(bus, who):
     return lines
 
 
+# dbus-daemon checks receive rules for everything, the driver's replies and signals too: a
+# configuration that allows sending but no receiving leaves a client without its Hello reply
+NO_RECEIVE_POLICY = '''  <policy context="default">
+    <allow send_destination="*"/>
+    <allow own="*"/>
+  </policy>'''
+
+
+def no_receive_scenario(bus, who):
+    c = Conn(bus.address, name='c', hello=False)
+    serial = c.send(rawbus.Message(rawbus.METHOD_CALL, path=BUS_PATH, interface=BUS,
+                                   member='Hello', destination=BUS))
+    lines = ['Hello without receive rules: ' + outcome(c, serial, timeout=1.0)]
+    c.close()
+    return lines
+
+
 def connect_scenario(bus, who):
     """<deny user=> in the default context: the user cannot connect at all."""
     pw = pwd.getpwnam(TEST_USER)
@@ -291,6 +312,15 @@ def reload_scenario(bus):
     return lines
 
 
+# Differences found by this test and not fixed yet: reported as TAP TODO (visible, not
+# failing the suite). Remove an entry when its scenario passes.
+KNOWN = {
+    no_receive_scenario: 'kdbusd does not apply receive rules to the driver\'s own replies '
+                         'and signals (dbus-daemon 1.14.10 does: "Rejected receive message, 0 '
+                         'matched rules; ... sender=(unset) ((bus))")',
+}
+
+
 def ensure_user():
     if os.geteuid() != 0:
         return False
@@ -310,7 +340,7 @@ def run_both(binaries, fn, *args):
     if fn is connect_scenario:
         extra = '<policy context="mandatory"><deny user="%s"/></policy>' % TEST_USER
     for b in binaries:
-        bus = Bus(b, extra)
+        bus = Bus(b, extra, NO_RECEIVE_POLICY if fn is no_receive_scenario else None)
         try:
             out.append((fn(bus, *args), bus.stderr()))
         finally:
@@ -326,6 +356,8 @@ def main():
              ('receive/error/fd/eavesdrop rules as %s' % TEST_USER, errors_scenario, 'user',
               True),
              ('connect rules (deny user=%s)' % TEST_USER, connect_scenario, 'user', True),
+             ('no receive rules: the driver\'s replies are not received', no_receive_scenario,
+              'root', True),
              ('reload', reload_scenario, None, False)]
     print('TAP version 13')
     print('1..%d' % len(tests))
@@ -361,6 +393,9 @@ def main():
                 continue
             print('ok %d - %s # SKIP kdbusd built without the policy compiler (policy not '
                   'enforced yet; reload outcomes and serving compared: same)' % (i, label))
+            continue
+        if fn in KNOWN:
+            print('not ok %d - %s: transcripts differ # TODO %s' % (i, label, KNOWN[fn]))
             continue
         print('not ok %d - %s: transcripts differ' % (i, label))
         failed += 1
