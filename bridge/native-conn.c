@@ -124,6 +124,7 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         if (!nc)
                 return -ENOMEM;
         list_init(&nc->recv_list);
+        list_init(&nc->matches);
         nc->hello_flags = cmd->flags;
         nc->attach_flags_send = cmd->attach_flags_send;
         nc->attach_flags_recv = cmd->attach_flags_recv;
@@ -182,6 +183,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         }
         while ((e = list_first_entry(&nc->recv_list, NativeEntry, link)))
                 entry_free(nc, e, true);
+        native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
         free(nc);
@@ -486,6 +488,7 @@ static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size
                 return -EBUSY;
         nc->byebye = true;
         bridge_conn_disconnect(nc->conn);
+        native_conn_matches_clear(nc);
         return 0;
 }
 
@@ -500,6 +503,7 @@ static uint64_t command_flags(uint64_t command) {
         case KDBUS_CMD_LIST:            return KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
                                                KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED;
         case KDBUS_CMD_CONN_INFO:       return _KDBUS_ATTACH_ALL;
+        case KDBUS_CMD_MATCH_ADD:       return KDBUS_MATCH_REPLACE;
         default:                        return 0;
         }
 }
@@ -574,12 +578,14 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return native_conn_list(nc, buf, size);
         case KDBUS_CMD_CONN_INFO:
                 return native_conn_info(nc, buf, size);
+        case KDBUS_CMD_MATCH_ADD:
+                return native_conn_match_add(nc, buf, size);
+        case KDBUS_CMD_MATCH_REMOVE:
+                return native_conn_match_remove(nc, buf, size);
         case KDBUS_CMD_HELLO:
                 return -EALREADY;
         case KDBUS_CMD_UPDATE:
         case KDBUS_CMD_BUS_CREATOR_INFO:
-        case KDBUS_CMD_MATCH_ADD:
-        case KDBUS_CMD_MATCH_REMOVE:
         case KDBUS_CMD_ENDPOINT_MAKE:
         case KDBUS_CMD_ENDPOINT_UPDATE:
         case KDBUS_CMD_BUS_MAKE:

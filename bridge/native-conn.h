@@ -40,6 +40,13 @@ typedef struct NativeConnOps {
                           uint64_t size, int *fds, unsigned n_fds);
 } NativeConnOps;
 
+/* A match entry of the peer: the core rule it became, found again by the cookie. */
+typedef struct NativeMatch {
+        List link;                      /* NativeConn.matches */
+        uint64_t cookie;
+        struct BridgeMatchRule *rule;   /* owned by the core (freed at disconnect) */
+} NativeMatch;
+
 /* A message written into the pool and not received yet. */
 typedef struct NativeEntry {
         List link;                      /* NativeConn.recv_list, delivery order */
@@ -60,6 +67,7 @@ struct NativeConn {
         void *userdata;
 
         List recv_list;                 /* NativeEntry */
+        List matches;                   /* NativeMatch */
         unsigned n_entries;
         uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
         bool byebye;                    /* BYEBYE done: every command fails ECONNRESET */
@@ -117,6 +125,11 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size);
 
 /* Every item in @size bytes from @items is at least a header long and inside: 0 or -EINVAL. */
 int native_items_check(const void *items, size_t size);
+
+/* From bridge/native-match.c: MATCH_ADD, MATCH_REMOVE; the records of a closed connection. */
+int native_conn_match_add(NativeConn *nc, void *buf, size_t size);
+int native_conn_match_remove(NativeConn *nc, void *buf, size_t size);
+void native_conn_matches_clear(NativeConn *nc);
 
 /* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
 int native_errno_from_bridge(int r);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "libkdbus/libkdbus.h"
 #include "util/macro.h"
+#include "util/siphash24.h"
 
 #define LIBKDBUS_MAX_FDS 32u
 
@@ -510,4 +511,84 @@ int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_
         *ret_data = (const uint8_t *)m + item->vec.offset;
         *ret_size = item->vec.size;
         return 0;
+}
+
+int kdbus_conn_match_add(KdbusConn *c, uint64_t cookie, uint64_t flags, const uint64_t *mask,
+                         uint64_t sender_id) {
+        size_t msize = mask ? c->bloom_size : 0, total;
+        struct kdbus_cmd_match *cmd;
+        struct kdbus_item *item;
+        int r;
+
+        total = sizeof(*cmd) + (mask ? KDBUS_ITEM_SIZE(msize) : 0) +
+                (sender_id != KDBUS_MATCH_ID_ANY ? KDBUS_ITEM_SIZE(sizeof(uint64_t)) : 0);
+        cmd = calloc(1, total);
+        if (!cmd)
+                return -ENOMEM;
+        cmd->size = total;
+        cmd->flags = flags;
+        cmd->cookie = cookie;
+        item = cmd->items;
+        if (mask) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + msize;
+                item->type = KDBUS_ITEM_BLOOM_MASK;
+                memcpy(item->data64, mask, msize);
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        if (sender_id != KDBUS_MATCH_ID_ANY) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+                item->type = KDBUS_ITEM_ID;
+                item->id = sender_id;
+        }
+        r = kdbus_conn_command(c, KDBUS_CMD_MATCH_ADD, cmd, total, NULL, 0);
+        free(cmd);
+        return r;
+}
+
+int kdbus_conn_match_remove(KdbusConn *c, uint64_t cookie) {
+        struct kdbus_cmd_match cmd = { .size = sizeof(cmd), .cookie = cookie };
+
+        return kdbus_conn_command(c, KDBUS_CMD_MATCH_REMOVE, &cmd, sizeof(cmd), NULL, 0);
+}
+
+/* The bus's fixed, public SipHash keys: "kdbus-compat-bl" and the key index. */
+static const uint8_t bloom_keys[4][16] = {
+        { 'k', 'd', 'b', 'u', 's', '-', 'c', 'o', 'm', 'p', 'a', 't', '-', 'b', 'l', '0' },
+        { 'k', 'd', 'b', 'u', 's', '-', 'c', 'o', 'm', 'p', 'a', 't', '-', 'b', 'l', '1' },
+        { 'k', 'd', 'b', 'u', 's', '-', 'c', 'o', 'm', 'p', 'a', 't', '-', 'b', 'l', '2' },
+        { 'k', 'd', 'b', 'u', 's', '-', 'c', 'o', 'm', 'p', 'a', 't', '-', 'b', 'l', '3' },
+};
+
+#define BLOOM_ENTRY_MAX 1024u
+
+void kdbus_bloom_add(uint64_t *bloom, uint64_t size, uint64_t n_hash, const char *prefix,
+                     const char *value) {
+        char buf[BLOOM_ENTRY_MAX];
+        uint64_t nbits = size * 8, i, h = 0;
+        unsigned bits = 0, have = 0, key = 0;
+        size_t p = strlen(prefix), n;
+
+        if (nbits == 0 || (nbits & (nbits - 1)))
+                return;                 /* the bus only uses power-of-two sizes */
+        while ((UINT64_C(1) << bits) < nbits)
+                ++bits;
+        if (p > sizeof(buf) - 1)
+                p = sizeof(buf) - 1;
+        memcpy(buf, prefix, p);
+        buf[p++] = ':';
+        n = MIN(strlen(value), sizeof(buf) - p);
+        memcpy(buf + p, value, n);
+        for (i = 0; i < n_hash; ++i) {
+                uint64_t bit;
+
+                if (have < bits) {
+                        h = siphash24(buf, p + n, bloom_keys[key % 4]);
+                        ++key;
+                        have = 64;
+                }
+                bit = h & (nbits - 1);
+                h >>= bits;
+                have -= bits;
+                bloom[bit / 64] |= UINT64_C(1) << (bit % 64);
+        }
 }

@@ -87,6 +87,23 @@ int kdbus_conn_name_acquire(KdbusConn *c, const char *name, uint64_t flags,
 int kdbus_conn_name_release(KdbusConn *c, const char *name);
 int kdbus_conn_byebye(KdbusConn *c);
 
+/*
+ * MATCH_ADD of one entry: broadcasts whose bloom filter contains @mask (bloom_size bytes,
+ * NULL: no mask) from @sender_id (KDBUS_MATCH_ID_ANY: anyone).
+ */
+int kdbus_conn_match_add(KdbusConn *c, uint64_t cookie, uint64_t flags, const uint64_t *mask,
+                         uint64_t sender_id);
+int kdbus_conn_match_remove(KdbusConn *c, uint64_t cookie);
+
+/*
+ * Add the entry "@prefix:@value" to a bloom mask of @size bytes with @n_hash hash functions
+ * (the bus's parameters from HELLO), the way kdbusd builds the filters of broadcasts: the
+ * entries are message-type, interface, member, path, path-slash-prefix, sender (":1.<id>"),
+ * arg<N>, arg0-dot-prefix (see bridge/bloom.c).
+ */
+void kdbus_bloom_add(uint64_t *bloom, uint64_t size, uint64_t n_hash, const char *prefix,
+                     const char *value);
+
 /* The offset of a pool pointer (for FREE). */
 static inline uint64_t kdbus_conn_offset(const KdbusConn *c, const void *p) {
         return (uint64_t)((const uint8_t *)p - c->pool);

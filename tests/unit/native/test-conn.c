@@ -539,6 +539,96 @@ static void test_pool_quota(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(n->b.nc->pool->used, ==, 32);  /* the bloom item from HELLO */
 }
 
+static int peer_match(TestPeer *p, uint64_t cookie, uint64_t flags, const char *member,
+                      uint64_t sender_id, size_t mask_size) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_match *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+        uint64_t mask[BUS_BLOOM_WORDS * 2] = { 0 };
+
+        cmd->flags = flags;
+        cmd->cookie = cookie;
+        if (member) {
+                bloom_add(mask, "member", member);
+                item->size = KDBUS_ITEM_HEADER_SIZE + mask_size;
+                item->type = KDBUS_ITEM_BLOOM_MASK;
+                memcpy(item->data, mask, mask_size);
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        if (sender_id != KDBUS_MATCH_ID_ANY) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + 8;
+                item->type = KDBUS_ITEM_ID;
+                item->id = sender_id;
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        cmd->size = (uint64_t)((uint8_t *)item - buf);
+        return peer_cmd(p, KDBUS_CMD_MATCH_ADD, cmd, cmd->size);
+}
+
+static int peer_signal(TestPeer *p, const char *member, uint32_t serial) {
+        TestMsg sig = { .type = WIRE_MSG_SIGNAL, .serial = serial, .member = member };
+
+        return peer_send(p, &sig, &(TestSend){ .dst_id = KDBUS_DST_ID_BROADCAST,
+                                               .msg_flags = ~0ull, .memfd_idx = -1 });
+}
+
+static void test_match_bloom(NFixture *n, gconstpointer ctx) {
+        struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
+        const struct kdbus_msg *km;
+        TestPeer c;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        peer_hello(&n->f, &c, 0);
+        /* b: broadcasts with member Changed, from anyone */
+        g_assert_cmpint(peer_match(&n->b, 1, 0, "Changed", KDBUS_MATCH_ID_ANY, BUS_BLOOM_SIZE),
+                        ==, 0);
+        /* c: everything from b only */
+        g_assert_cmpint(peer_match(&c, 7, 0, NULL, n->b.id, 0), ==, 0);
+        g_assert_cmpint(peer_signal(&n->a, "Changed", 1), ==, 0);
+        g_assert_cmpint(peer_signal(&n->a, "Other", 2), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 1);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_recv(&c, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* a sender with a matching entry gets its own broadcast */
+        g_assert_cmpint(peer_signal(&n->b, "Changed", 3), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->src_id, ==, n->b.id);
+        g_assert_cmpint(peer_recv(&c, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 3);
+        /* REPLACE swaps the entry of that cookie */
+        g_assert_cmpint(peer_match(&n->b, 1, KDBUS_MATCH_REPLACE, "Other", KDBUS_MATCH_ID_ANY,
+                                   BUS_BLOOM_SIZE), ==, 0);
+        g_assert_cmpint(peer_signal(&n->a, "Changed", 4), ==, 0);
+        g_assert_cmpint(peer_signal(&n->a, "Other", 5), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 5);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* remove, then nothing arrives; removing twice fails */
+        g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_MATCH_REMOVE, &rm, sizeof(rm)), ==, 0);
+        g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_MATCH_REMOVE, &rm, sizeof(rm)), ==, -EBADSLT);
+        g_assert_cmpint(peer_signal(&n->a, "Other", 6), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpuint(n->b.nc->conn->n_matches, ==, 0);
+        /* bad entries */
+        g_assert_cmpint(peer_match(&n->b, 2, 0, "X", KDBUS_MATCH_ID_ANY, BUS_BLOOM_SIZE + 8),
+                        ==, -EDOM);
+        g_assert_cmpint(peer_match(&n->b, 2, 1u << 5, NULL, KDBUS_MATCH_ID_ANY, 0), ==, -EINVAL);
+        {
+                uint8_t buf[128] __attribute__((aligned(8))) = { 0 };
+                struct kdbus_cmd_match *cmd = (void *)buf;
+                struct kdbus_item *item = (void *)(buf + sizeof(*cmd));
+
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+                item->type = KDBUS_ITEM_ID_ADD;
+                cmd->size = sizeof(*cmd) + item->size;
+                g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_MATCH_ADD, cmd, cmd->size),
+                                ==, -EOPNOTSUPP);
+        }
+        peer_free(&c);
+}
+
 static void test_negotiate(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_recv rc = { .size = sizeof(rc), .flags = KDBUS_FLAG_NEGOTIATE };
 
@@ -558,6 +648,7 @@ int main(int argc, char **argv) {
         ADD("message/sync-reply", test_message_sync);
         ADD("message/prio-peek-drop", test_message_prio_peek_drop);
         ADD("message/broadcast", test_broadcast);
+        ADD("match/bloom-id-replace-remove", test_match_bloom);
         ADD("interop/legacy", test_legacy_interop);
         ADD("name/acquire-release-queue", test_names);
         ADD("info/list-conn-info", test_list_info);
