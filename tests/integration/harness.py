@@ -146,7 +146,9 @@ def is_reference(binary):
 class Bus:
     """A bus process in its own temp dir. kind: 'dbus-daemon' or a path to kdbusd."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, hermetic=False):
+        """@hermetic: start kdbusd with the reference's config file too (same policy and
+        limits, no service directories) instead of its built-in --session."""
         self.binary = binary
         self.is_ref = is_reference(binary)
         self.dir = tempfile.mkdtemp(prefix='kdbus-itest-')
@@ -154,7 +156,7 @@ class Bus:
         self.stderr_path = os.path.join(self.dir, 'stderr')
         self.pids = []
         mode = ['--session']
-        if os.path.basename(binary) == 'dbus-daemon':
+        if os.path.basename(binary) == 'dbus-daemon' or hermetic:
             # the machine's session.conf minus its service directories and includes: the
             # reference must not depend on what is installed (activatable names)
             conf = os.path.join(self.dir, 'session.conf')
@@ -420,16 +422,19 @@ def recv_peer(c, timeout=5):
 SCENARIOS = []  # (name, fn, post)
 
 
-def scenario(fn=None, *, post=None):
-    """Registers sc_foo_bar as scenario "foo-bar"; @post(lines) runs after normalization."""
+def scenario(fn=None, *, post=None, builtin_session=False):
+    """Registers sc_foo_bar as scenario "foo-bar"; @post(lines) runs after normalization.
+    Both buses run with the same config file (REF_SESSION_CONF), except in scenarios with
+    @builtin_session, where kdbusd runs with its built-in `--session`."""
     def reg(f):
+        f.builtin_session = builtin_session
         SCENARIOS.append((f.__name__.replace('sc_', '', 1).replace('_', '-'), f, post))
         return f
     return reg(fn) if fn else reg
 
 
 def run_scenario(fn, post, binary):
-    bus = Bus(binary)
+    bus = Bus(binary, hermetic=not fn.builtin_session)
     ctx = Ctx(bus)
     ctx.numbers.append((str(bus.proc.pid), '<BUSPID>'))
     problems = []

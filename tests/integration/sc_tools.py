@@ -339,3 +339,28 @@ def sc_tool_signals(ctx):
     r.log = []
     r.sync()
     ctx.log('R got otherwise', r.take_log())
+
+
+@scenario(builtin_session=True)
+def sc_builtin_session(ctx):
+    """kdbusd started as a drop-in `kdbusd --session --address=...` (no config file) serves
+    the same as dbus-daemon with its session configuration: registration, calls to the
+    driver and to a peer, errors, ownership and signals."""
+    svc = EchoService(ctx, 'com.example.Echo')
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=' + BUS, BUS_PATH,
+                                             BUS + '.GetNameOwner', 'string:com.example.Echo'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/o',
+                                             'com.example.Echo.Echo', 'string:hi'))
+    ctx.lines += strip_header_line(dbus_send(ctx, '--dest=com.example.Echo', '/o',
+                                             'com.example.Echo.Fail'))
+    a = ['busctl', '--address=' + ctx.bus.address, '--no-pager']
+    ctx.lines += tool_out(*run(a + ['call', BUS, BUS_PATH, BUS, 'RequestName', 'su',
+                                    'com.example.Other', '0']))
+    r = ctx.conn('R')
+    r.bus('AddMatch', 's', ["interface='com.example.Sig'"], quiet=True)
+    r.log = []
+    ctx.lines += tool_out(*run(['dbus-send', '--bus=' + ctx.bus.address, '--type=signal',
+                                '/o', 'com.example.Sig.Hello', 'string:x']))
+    m = r.recv(10)
+    ctx.log('R got', m.describe() if m else 'nothing')
+    svc.stop()
