@@ -204,6 +204,10 @@ int activation_service_parse(const char *data, size_t size, const char *file,
                                     "group", file, line, (int)key_len, l);
                 for (v = k + 1; v < n && is_blank(l[v]); ++v)
                         ;
+                for (k = v; k < n; ++k)
+                        if ((unsigned char)l[k] < 0x20 && l[k] != '\t')
+                                return fail(err, n_err, "%s:%u: control character in the "
+                                            "value of \"%.*s\"", file, line, (int)key_len, l);
                 if (!in_service)
                         continue;
                 field = service_field(s, l, key_len);
