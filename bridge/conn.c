@@ -350,6 +350,15 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
 
         if (!bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst))
                 return BRIDGE_E_NOT_ACTIVE;
+        /* dbus-daemon checks the receiver's receive rules on what the bus sends (its replies
+         * count as requested) and drops silently what they deny */
+        if (dst->policy) {
+                PolicyMsgInfo pinfo = { .db = NULL };
+
+                if (!bridge_policy_allows_copy(&pinfo, NULL, dst, msg, msg->hdr.reply_serial,
+                                               false))
+                        return 0;
+        }
         /* answers without SENDER are not routed in dbus-daemon: monitors never see them */
         if (msg->hdr.sender && !list_is_empty(&dst->bus->monitors)) {
                 r = bus_monitor_capture(dst->bus, NULL, msg, dst);

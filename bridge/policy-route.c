@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
@@ -62,6 +63,9 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
                 if (r < 0)
                         return error_trace(r);
                 snapshot_set_denial(sender->policy, text);
+                /* log="true" on the deciding rule: the bus's log sink gets the text */
+                if (verdict.log)
+                        log_sink_printf(&sender->bus->log, LOG_SINK_NOTICE, "%s", text);
         }
         return BRIDGE_E_ACCESS_DENIED;
 }

@@ -516,13 +516,53 @@ static void test_driver_destination(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpint(policy_format_denial(true, &v, m, f->c[0], NULL, false, &text), ==, 0);
         g_assert_cmpstr(strstr(text, "destination="), ==, "destination=\"org.freedesktop.DBus\" (bus)");
         free(text);
+        /* the hook compat's driver calls */
+        g_assert_cmpint(bridge_policy_check_driver(f->c[0], m), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
+                "Rejected send message, 2 matched rules; type=\"method_call\", sender=\":1.1\""));
         bridge_msg_unref(m);
         m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                 .destination = "org.freedesktop.DBus", .interface = "org.freedesktop.DBus",
                 .member = "ListNames" });
+        g_assert_cmpint(bridge_policy_check_driver(f->c[0], m), ==, 0);
         policy_msg_info_init(&info, pf->db, m);
         g_assert_cmpint(policy_check_send(f->c[0]->policy, &info, NULL, false, NULL), ==, 0);
         bridge_msg_unref(m);
+}
+
+/* What the bus itself sends goes through the receiver's receive rules (replies count as
+ * requested); denied messages are dropped silently. */
+static void test_from_bus(PFixture *pf, gconstpointer ctx) {
+        Fixture *f = &pf->f;
+        BridgeMsg *m;
+
+        add_default(pf, ALLOW(RECV));
+        add_default(pf, DENY(RECV, .interface = "org.freedesktop.DBus", .member = "NameLost",
+                             .path = "/org/freedesktop/DBus"));
+        add_default(pf, DENY(RECV, .name = "org.freedesktop.DBus", .msg_type = WIRE_MSG_ERROR,
+                             .requested_reply = true));
+        conns(pf, 1);
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN, .destination = ":1.1",
+                                           .reply_serial = 3 });
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "(reply)");
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_ERROR, .destination = ":1.1",
+                                           .reply_serial = 4 });
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
+        bridge_msg_unref(m);
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1",
+                .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
+                .member = "NameLost", .args = { "a.b" } });
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
+        bridge_msg_unref(m);
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1",
+                .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
+                .member = "NameAcquired", .args = { "a.b" } });
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "NameAcquired");
+        g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "");
 }
 
 /* ---- connect, reload, dump ---- */
@@ -616,6 +656,7 @@ int main(int argc, char **argv) {
         T("receive", test_receive);
         T("eavesdrop", test_eavesdrop);
         T("driver-destination", test_driver_destination);
+        T("from-bus", test_from_bus);
         T("connect", test_connect);
         T("reload", test_reload);
         T("dump", test_dump);
