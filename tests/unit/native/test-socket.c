@@ -390,6 +390,70 @@ static void test_interop_dbus_send(Bus *b, gconstpointer ctx) {
         echo_wait(pid);
 }
 
+/* The other way: a legacy dbus-python service answers a native SYNC_REPLY call made by
+ * well-known name (one name registry for both kinds of peers). */
+static const char legacy_service[] =
+        "import sys, dbus, dbus.service, dbus.mainloop.glib\n"
+        "from gi.repository import GLib\n"
+        "dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)\n"
+        "bus = dbus.bus.BusConnection(sys.argv[1])\n"
+        "loop = GLib.MainLoop()\n"
+        "class S(dbus.service.Object):\n"
+        "    @dbus.service.method('org.example.Echo', in_signature='s', out_signature='s')\n"
+        "    def Echo(self, s):\n"
+        "        GLib.timeout_add(200, loop.quit)\n"
+        "        return 'legacy:' + s\n"
+        "name = dbus.service.BusName('org.example.LegacyEcho', bus)\n"
+        "S(bus, '/org/example')\n"
+        "print('ready', flush=True)\n"
+        "loop.run()\n";
+
+static void test_interop_legacy_service(Bus *b, gconstpointer ctx) {
+        g_autofree char *addr = g_strdup_printf("unix:path=%s", b->legacy);
+        const char *argv[] = { "/usr/bin/python3", "-c", legacy_service, addr, NULL };
+        struct kdbus_msg_info info = { 0 };
+        const struct kdbus_msg *m;
+        const uint8_t *data;
+        KdbusConn *a;
+        WireHeader h;
+        WireArgs args;
+        uint8_t *call;
+        size_t size;
+        char line[16] = "";
+        GPid pid;
+        int out, status;
+
+        if (!g_file_test(argv[0], G_FILE_TEST_IS_EXECUTABLE)) {
+                g_test_skip("no /usr/bin/python3 (python3-dbus)");
+                return;
+        }
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, child_setup, NULL,
+                                               &pid, NULL, &out, NULL, NULL));
+        g_assert_cmpint(read(out, line, 6), ==, 6);
+        g_assert_cmpstr(line, ==, "ready\n");
+        (void) close(out);
+
+        a = peer(b, 0);
+        call = build(WIRE_MSG_METHOD_CALL, 5, 0, "org.example.LegacyEcho", "Echo", "native", &size);
+        g_assert_cmpint(send_dbus1(a, KDBUS_DST_ID_NAME, "org.example.LegacyEcho",
+                                   KDBUS_SEND_SYNC_REPLY, call, size, &info), ==, 0);
+        free(call);
+        m = (const void *)(a->pool + info.offset);
+        g_assert_cmpuint(m->cookie_reply, ==, 5);
+        g_assert_cmpint(kdbus_msg_payload(m, &data, &size), ==, 0);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &h), ==, 0);
+        g_assert_cmpint(h.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpint(wire_message_get_args(data, &h, &args), ==, 0);
+        g_assert_cmpstr(args.str[0], ==, "legacy:native");
+        g_assert_cmpint(kdbus_conn_free(a, info.offset), ==, 0);
+        kdbus_conn_close(a);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        g_spawn_close_pid(pid);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
@@ -400,5 +464,6 @@ int main(int argc, char **argv) {
         ADD("sync-reply", test_sync_reply);
         ADD("fds-memfd", test_fds_memfd);
         ADD("interop-dbus-send", test_interop_dbus_send);
+        ADD("interop-legacy-service", test_interop_legacy_service);
         return g_test_run();
 }
