@@ -629,6 +629,55 @@ static void test_match_bloom(NFixture *n, gconstpointer ctx) {
         peer_free(&c);
 }
 
+/* Random command structs (with a plausible size field, so they get past the first check)
+ * for every command: nothing crashes (run under ASan/valgrind), every answer is 0, 1 or a
+ * negative errno, and the connection keeps working. */
+static void test_random_commands(NFixture *n, gconstpointer ctx) {
+        static const uint64_t commands[] = {
+                KDBUS_CMD_SEND, KDBUS_CMD_RECV, KDBUS_CMD_FREE, KDBUS_CMD_NAME_ACQUIRE,
+                KDBUS_CMD_NAME_RELEASE, KDBUS_CMD_LIST, KDBUS_CMD_CONN_INFO, KDBUS_CMD_MATCH_ADD,
+                KDBUS_CMD_MATCH_REMOVE, KDBUS_CMD_UPDATE, KDBUS_CMD_HELLO, 0,
+        };
+        uint64_t buf[128];
+        const struct kdbus_msg *km;
+        TestMsg t = CALL(":1.2", 9);
+        unsigned i, j;
+
+        peer_hello(&n->f, &n->a, KDBUS_HELLO_ACCEPT_FD);
+        peer_hello(&n->f, &n->b, 0);
+        for (i = 0; i < 20000; ++i) {
+                uint64_t command = commands[g_test_rand_int_range(0, G_N_ELEMENTS(commands))];
+                size_t size = 8 * (size_t)g_test_rand_int_range(1, G_N_ELEMENTS(buf) + 1);
+                size_t reply_size;
+                int *fds = NULL;
+                unsigned n_fds = 0;
+                int r;
+
+                for (j = 0; j < G_N_ELEMENTS(buf); ++j)
+                        buf[j] = g_test_rand_bit() ? (uint64_t)g_test_rand_int() :
+                                 (uint64_t)g_test_rand_int_range(0, 64);
+                buf[0] = g_test_rand_bit() ? size : buf[0];
+                buf[1] &= g_test_rand_bit() ? 0 : ~(uint64_t)KDBUS_FLAG_NEGOTIATE;
+                if (command == KDBUS_CMD_SEND && g_test_rand_bit())
+                        buf[3] = 56;            /* msg_address right behind the struct */
+                r = native_conn_command(n->a.nc, command, buf, size, NULL, 0, &reply_size,
+                                        &fds, &n_fds);
+                g_assert_cmpint(r, <=, 1);
+                g_assert_cmpuint(reply_size, <=, size);
+                for (j = 0; j < n_fds; ++j)
+                        (void) close(fds[j]);
+                free(fds);
+                if (r == 1)
+                        n->a.nc->sync_pending = false;  /* no answer will come */
+        }
+        /* still a working connection */
+        t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
+                                                          .memfd_idx = -1 }), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 9);
+}
+
 static void test_negotiate(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_recv rc = { .size = sizeof(rc), .flags = KDBUS_FLAG_NEGOTIATE };
 
@@ -655,5 +704,6 @@ int main(int argc, char **argv) {
         ADD("fd/passing", test_fds);
         ADD("memfd/sealing", test_memfd);
         ADD("pool/quota-free", test_pool_quota);
+        ADD("bad-input/random-commands", test_random_commands);
         return g_test_run();
 }
