@@ -27,9 +27,127 @@
 #include "compat/driver-activation.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
+#include "wire/names.h"
 #include "wire/protocol.h"
 
 #define ERROR_PREFIX "org.freedesktop.DBus.Error."
+#define SYSTEMD_NAME "org.freedesktop.systemd1"
+#define SYSTEMD_ACTIVATOR "org.freedesktop.systemd1.Activator"
+
+/* ActivationRequest(@unit) from the bus to systemd's connection. */
+static int activation_send_systemd_request(Driver *driver, BridgeConn *systemd,
+                                           const char *unit) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_SIGNAL,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .path = WIRE_DRIVER_PATH,
+                .interface = SYSTEMD_ACTIVATOR,
+                .member = "ActivationRequest",
+                .destination = SYSTEMD_NAME,
+        };
+        WireWriter w;
+        int r;
+
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, 's', unit);
+        r = driver_emit_to(driver, systemd, &spec, &w);
+        wire_writer_deinit(&w);
+        if (r == BRIDGE_E_QUOTA) {
+                driver_kick_conn(systemd);
+                r = 0;
+        }
+        return r < 0 ? error_trace(r) : 0;
+}
+
+/**
+ * driver_activation_request_systemd() - ask systemd to start @unit
+ * @driver:     the driver
+ * @unit:       the unit (SystemdService=)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_activation_request_systemd(Driver *driver, const char *unit) {
+        BridgeConn *systemd = bus_find_conn_by_name(driver->bus, SYSTEMD_NAME);
+        char **v, *copy;
+
+        if (systemd)
+                return activation_send_systemd_request(driver, systemd, unit);
+        /* systemd is not on the bus yet (early boot): the request waits for it */
+        copy = strdup(unit);
+        v = copy ? realloc(driver->systemd_units,
+                           (driver->n_systemd_units + 1) * sizeof(char *)) : NULL;
+        if (!v) {
+                free(copy);
+                return error_origin(-ENOMEM);
+        }
+        v[driver->n_systemd_units++] = copy;
+        driver->systemd_units = v;
+        return 0;
+}
+
+/* systemd took its name: send it the requests that waited. */
+static int activation_flush_systemd(Driver *driver, BridgeConn *systemd) {
+        size_t i;
+        int r = 0;
+
+        for (i = 0; i < driver->n_systemd_units; ++i) {
+                if (r >= 0)
+                        r = activation_send_systemd_request(driver, systemd,
+                                                            driver->systemd_units[i]);
+                free(driver->systemd_units[i]);
+        }
+        free(driver->systemd_units);
+        driver->systemd_units = NULL;
+        driver->n_systemd_units = 0;
+        return r;
+}
+
+/**
+ * driver_activation_signal() - a signal sent to the bus
+ * @driver:     the driver
+ * @sender:     who sent it
+ * @msg:        the signal
+ *
+ * Only org.freedesktop.systemd1.Activator.ActivationFailure(s unit, s error, s message) from
+ * the owner of org.freedesktop.systemd1 means anything: the starts of that unit fail with
+ * systemd's error (an invalid error name reads as ...Error.Failed). Return: 0 or -errno.
+ */
+int driver_activation_signal(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+        const char *unit, *error_name, *text;
+        WireReader args;
+
+        if (!driver->activation_ops || !driver->activation_ops->systemd_failed ||
+            !h->interface || strcmp(h->interface, SYSTEMD_ACTIVATOR) != 0 ||
+            strcmp(h->member, "ActivationFailure") != 0 || strcmp(h->signature, "sss") != 0 ||
+            bus_find_conn_by_name(driver->bus, SYSTEMD_NAME) != sender)
+                return 0;
+        wire_reader_init(&args, msg->data, h);
+        if (wire_reader_read_basic(&args, 's', &unit) ||
+            wire_reader_read_basic(&args, 's', &error_name) ||
+            wire_reader_read_basic(&args, 's', &text))
+                return 0;
+        if (!wire_error_name_is_valid(error_name, strlen(error_name)))
+                error_name = ERROR_PREFIX "Failed";
+        driver->activation_ops->systemd_failed(driver->activation_userdata, unit, error_name,
+                                               text);
+        return 0;
+}
+
+/**
+ * driver_activation_deinit() - free the activation state of @driver
+ * @driver:     the driver
+ */
+void driver_activation_deinit(Driver *driver) {
+        size_t i;
+
+        driver->activation = bus_activation_free(driver->activation);
+        for (i = 0; i < driver->n_systemd_units; ++i)
+                free(driver->systemd_units[i]);
+        free(driver->systemd_units);
+        driver->systemd_units = NULL;
+        driver->n_systemd_units = 0;
+}
 
 /**
  * driver_set_activation() - enable activation
@@ -135,6 +253,11 @@ int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *o
         uint32_t success = 1;     /* DBUS_START_REPLY_SUCCESS */
         int r = 0;
 
+        if (driver->n_systemd_units && strcmp(name, SYSTEMD_NAME) == 0) {
+                r = activation_flush_systemd(driver, owner);
+                if (r < 0)
+                        return error_trace(r);
+        }
         if (!driver->activation || !bus_activation_end(driver->activation, name))
                 return 0;
         if (driver->activation_ops && driver->activation_ops->started)

@@ -32,6 +32,13 @@ typedef struct DriverActivationOps {
          * 0, -ENOMEM, or 1 (refused: this bus does not allow it, e.g. the system bus).
          */
         int (*update_environment)(void *userdata, const char *const *pairs);
+        /*
+         * --systemd-activation: the owner of org.freedesktop.systemd1 sent
+         * org.freedesktop.systemd1.Activator.ActivationFailure(@unit, @error_name, @text) to
+         * the bus: fail the starts of the services of @unit (driver_activation_failed()).
+         */
+        void (*systemd_failed)(void *userdata, const char *unit, const char *error_name,
+                               const char *text);
 } DriverActivationOps;
 
 /* Enable activation (before any client connects). Return: 0 or -ENOMEM. */
@@ -41,6 +48,14 @@ int driver_set_activation(Driver *driver, const DriverActivationOps *ops, void *
  * own). @emit_changed: broadcast ActivatableServicesChanged. Return: 0 or -ENOMEM. */
 int driver_activation_set_names(Driver *driver, const char *const *names, size_t n_names,
                                 bool emit_changed);
+
+/*
+ * --systemd-activation: ask systemd to start @unit with the signal
+ * org.freedesktop.systemd1.Activator.ActivationRequest(@unit), sent by the bus to
+ * org.freedesktop.systemd1; while nobody owns that name the requests wait for it.
+ * Return: 0 or -ENOMEM.
+ */
+int driver_activation_request_systemd(Driver *driver, const char *unit);
 
 /*
  * The start of @name failed: every message and StartServiceByName call waiting for it is

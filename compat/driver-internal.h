@@ -28,6 +28,8 @@ struct Driver {
         struct BusActivation *activation;       /* NULL: activation not enabled */
         const struct DriverActivationOps *activation_ops;
         void *activation_userdata;
+        char **systemd_units;           /* ActivationRequests waiting for systemd to appear */
+        size_t n_systemd_units;
 };
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -54,6 +56,8 @@ int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErro
 /* An error with any name and text from the bus to @dst, answering @reply_serial. */
 int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
                            const char *error_name, const char *text);
+/* A unicast message of the bus to @dst; a full queue: BRIDGE_E_QUOTA. */
+int driver_emit_to(Driver *driver, BridgeConn *dst, WireMsgSpec *spec, const WireWriter *body);
 /* A broadcast signal of the bus. Return: 0 or -ENOMEM. */
 int driver_emit_signal(Driver *driver, WireMsgSpec *spec, const WireWriter *body);
 /* The transport drops @conn (it does not read what the bus sends). */
@@ -99,6 +103,9 @@ int driver_method_update_activation_environment(Driver *driver, BridgeConn *call
 int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
 int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *owner);
 void driver_activation_conn_removed(Driver *driver, BridgeConn *conn);
+/* A signal sent to the bus: systemd's ActivationFailure is handled, the rest ignored. */
+int driver_activation_signal(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+void driver_activation_deinit(Driver *driver);
 
 /* driver-introspect.c */
 /* The introspection XML for @path (to free()). Return: 0 or -ENOMEM. */

@@ -157,6 +157,19 @@ int driver_emit_signal(Driver *driver, WireMsgSpec *spec, const WireWriter *body
         return driver_emit(driver, NULL, spec, body, -1);
 }
 
+/**
+ * driver_emit_to() - a message of the bus to @dst (signals the bus sends on its own)
+ * @driver:     the driver
+ * @dst:        the receiver
+ * @spec:       the message (sender filled in here)
+ * @body:       its body, or NULL
+ *
+ * Return: 0, -ENOMEM, BRIDGE_E_QUOTA or BRIDGE_E_NOT_ACTIVE.
+ */
+int driver_emit_to(Driver *driver, BridgeConn *dst, WireMsgSpec *spec, const WireWriter *body) {
+        return driver_emit(driver, dst, spec, body, -1);
+}
+
 /* A signal to someone other than the caller: a full queue drops that peer, not the call. */
 static int driver_emit_to_other(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
                                 const WireWriter *body) {
@@ -941,7 +954,9 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                         else if (r == 0)
                                 r = driver_dispatch_call(driver, sender, msg);
                 }
-                /* signals and replies to the driver: nobody listens */
+                if (r == 0 && h->type == WIRE_MSG_SIGNAL)
+                        r = driver_activation_signal(driver, sender, msg);
+                /* other signals and replies to the driver: nobody listens */
         }
 
         if (r == BRIDGE_E_QUOTA)
@@ -1005,7 +1020,7 @@ Driver *driver_free(Driver *driver) {
                 return NULL;
         if (driver->bus && driver->bus->notify_userdata == driver)
                 bus_set_notify(driver->bus, NULL, NULL);
-        bus_activation_free(driver->activation);
+        driver_activation_deinit(driver);
         free(driver);
         return NULL;
 }

@@ -62,6 +62,7 @@ typedef struct Start {
         ProxyActivation *act;
         char *name;
         char *program;                  /* argv[0], for messages */
+        char *unit;                     /* started through systemd: SystemdService= */
         pid_t pid;
         int pidfd;
         int errfd;                      /* the child writes exec's errno here */
@@ -331,6 +332,7 @@ static Start *start_free(Start *st) {
                 (void) close(st->errfd);
         free(st->name);
         free(st->program);
+        free(st->unit);
         free(st);
         return NULL;
 }
@@ -570,6 +572,60 @@ out:
         return r;
 }
 
+/*
+ * --systemd-activation: systemd starts the unit (ActivationRequest); we only time it. For
+ * org.freedesktop.systemd1 itself (@unit NULL) there is nothing to ask: systemd will come.
+ */
+static int start_via_systemd(ProxyActivation *a, const char *name, const char *unit) {
+        Start *st;
+        int r;
+
+        st = calloc(1, sizeof(*st));
+        if (!st)
+                return error_origin(-ENOMEM);
+        st->act = a;
+        st->pidfd = st->errfd = -1;
+        list_init(&st->link);
+        st->name = strdup(name);
+        st->unit = unit ? strdup(unit) : NULL;
+        if (!st->name || (unit && !st->unit)) {
+                start_free(st);
+                return error_origin(-ENOMEM);
+        }
+        r = sd_event_add_time(a->server->loop, &st->timer, CLOCK_MONOTONIC,
+                              loop_now(a->server->loop) +
+                              a->server->bus->limits.service_start_timeout_usec, 0,
+                              on_timeout, st);
+        if (r >= 0 && unit) {
+                proxy_log(LOG_INFO, "Activating via systemd: service name='%s' unit='%s'",
+                          name, unit);
+                server_update_time(a->server);
+                r = driver_activation_request_systemd(a->server->driver, unit);
+        }
+        if (r < 0) {
+                start_free(st);
+                return error_trace(r);
+        }
+        list_append(&a->starts, &st->link);
+        return 0;
+}
+
+static void hook_systemd_failed(void *userdata, const char *unit, const char *error_name,
+                                const char *text) {
+        ProxyActivation *a = userdata;
+        List *l, *t;
+
+        list_for_each_safe(l, t, &a->starts) {
+                Start *st = list_entry(l, Start, link);
+
+                if (st->over || !st->unit || strcmp(st->unit, unit) != 0)
+                        continue;
+                start_fail(st, error_name, text);
+                if (!st->child)
+                        start_free(st);
+        }
+}
+
 static int hook_start(void *userdata, const char *name, char *error_name, size_t n_error_name,
                       char *text, size_t n_text) {
         ProxyActivation *a = userdata;
@@ -583,6 +639,10 @@ static int hook_start(void *userdata, const char *name, char *error_name, size_t
         }
         if (start_find(a, name))
                 return 0;
+        if (a->systemd && strcmp(name, "org.freedesktop.systemd1") == 0)
+                return start_via_systemd(a, name, NULL);
+        if (a->systemd && e->svc->systemd_service)
+                return start_via_systemd(a, name, e->svc->systemd_service);
         return spawn(a, e, error_name, n_error_name, text, n_text);
 }
 
@@ -631,6 +691,7 @@ static const DriverActivationOps activation_ops = {
         .start = hook_start,
         .started = hook_started,
         .update_environment = hook_update_environment,
+        .systemd_failed = hook_systemd_failed,
 };
 
 static int on_rescan(sd_event_source *src, void *userdata) {
