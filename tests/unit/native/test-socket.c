@@ -184,6 +184,31 @@ static void test_bad_datagrams(Bus *b, gconstpointer ctx) {
         cmd.size = 8;
         g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BYEBYE, &cmd, sizeof(cmd), NULL, 0),
                         ==, -EINVAL);
+        /* random datagrams, with and without a known command in front: each gets one
+         * reply, with an errno or success, and the bus keeps serving */
+        for (unsigned i = 0; i < 500; ++i) {
+                uint64_t buf[64];
+                size_t len = (size_t)g_test_rand_int_range(0, sizeof(buf) + 1);
+                uint8_t rbuf[256];
+                ssize_t n;
+                unsigned j;
+
+                for (j = 0; j < G_N_ELEMENTS(buf); ++j)
+                        buf[j] = (uint64_t)g_test_rand_int() << (g_test_rand_bit() ? 32 : 0);
+                if (g_test_rand_bit() && len >= 16) {
+                        buf[0] = g_test_rand_bit() ? KDBUS_CMD_RECV : KDBUS_CMD_MATCH_ADD;
+                        buf[1] = len - 16;
+                        if (len >= 24)
+                                buf[2] = len - 16;
+                }
+                if (len == 0)
+                        continue;       /* an empty datagram reads as the end of the stream */
+                g_assert_cmpint(send(c->fd, buf, len, 0), ==, (ssize_t)len);
+                n = recv(c->fd, rbuf, sizeof(rbuf), 0);
+                g_assert_cmpint(n, >=, (ssize_t)sizeof(rep));
+                memcpy(&rep, rbuf, sizeof(rep));
+                g_assert_cmpint(rep.error, <=, 0);
+        }
         /* still connected and working */
         g_assert_cmpint(kdbus_conn_recv(c, 0, 0, NULL, NULL), ==, -EAGAIN);
         kdbus_conn_close(c);
