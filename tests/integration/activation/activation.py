@@ -84,8 +84,20 @@ class Bus:
             except dbus.DBusException:
                 pass
         self.proc.terminate()
-        self.proc.wait(10)
+        self.exit_code = self.proc.wait(10)
         self.log.close()
+
+    def sanitizer_report(self):
+        """Why this bus's run was not clean (a sanitizer report, or a non-zero exit at
+        SIGTERM), or None."""
+        with open(os.path.join(self.dir, "log")) as f:
+            text = f.read()
+        for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            if mark in text:
+                return "sanitizer report in the log (%s)" % mark
+        if self.exit_code != 0:
+            return "exited with %d at SIGTERM" % self.exit_code
+        return None
 
 
 def call(bus, dest, member, sig, args, auto_start=True, timeout=10.0):
@@ -236,7 +248,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kdbus-activation-")
     buses = {}
     failed = 0
-    print("1..%d" % len(SCENARIOS))
+    print("1..%d" % (len(SCENARIOS) + 1))
     try:
         buses["kdbusd"] = Bus(ours, tmp, "kdbusd")
         buses["dbus-daemon"] = Bus(ref, tmp, "dbus-daemon")
@@ -261,6 +273,12 @@ def main():
     finally:
         for b in buses.values():
             b.stop()
+        why = buses["kdbusd"].sanitizer_report() if "kdbusd" in buses else "did not start"
+        if why:
+            failed += 1
+            print("not ok %d - kdbusd ran clean: %s" % (len(SCENARIOS) + 1, why))
+        else:
+            print("ok %d - kdbusd ran clean (no sanitizer report, exit 0)" % (len(SCENARIOS) + 1))
         if failed:
             for tag in buses:
                 with open(os.path.join(tmp, tag, "log")) as f:

@@ -89,8 +89,20 @@ class Bus:
             self.fake.stdin.close()
             self.fake.wait(10)
         self.proc.terminate()
-        self.proc.wait(10)
+        self.exit_code = self.proc.wait(10)
         self.log.close()
+
+    def sanitizer_report(self):
+        """Why this bus's run was not clean (a sanitizer report, or a non-zero exit at
+        SIGTERM), or None."""
+        with open(os.path.join(self.dir, "log")) as f:
+            text = f.read()
+        for mark in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            if mark in text:
+                return "sanitizer report in the log (%s)" % mark
+        if self.exit_code != 0:
+            return "exited with %d at SIGTERM" % self.exit_code
+        return None
 
 
 def call_async_reply(bus, dest, member, sig, args, auto_start=True):
@@ -134,7 +146,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="kdbus-sd-activation-")
     results, buses, failed = {}, [], 0
     keys = ["early", "good", "bad", "direct", "requests"]
-    print("1..%d" % (len(keys) + 1))
+    print("1..%d" % (len(keys) + 2))
     try:
         for tag, exe in (("dbus-daemon", ref), ("kdbusd", ours)):
             b = Bus(exe, tmp, tag)
@@ -157,6 +169,12 @@ def main():
     finally:
         for b in buses:
             b.stop()
+        why = buses[1].sanitizer_report() if len(buses) > 1 else "did not start"
+        if why:
+            failed += 1
+            print("not ok %d - kdbusd ran clean: %s" % (len(keys) + 2, why))
+        else:
+            print("ok %d - kdbusd ran clean (no sanitizer report, exit 0)" % (len(keys) + 2))
         if failed:
             for b in buses:
                 with open(os.path.join(b.dir, "log")) as f:
