@@ -260,9 +260,90 @@ static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
         return 0;
 }
 
-/* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, the payload. */
+/**
+ * native_attach_flags() - the metadata of @sender that @wanted may see
+ * @wanted:     KDBUS_ATTACH_* the receiver asked for
+ * @sender:     the connection the metadata is about (NULL: the bus)
+ *
+ * The opt-in rule: only what the sender consented to send (attach_flags_send of a native
+ * sender; a legacy sender's CREDS and PIDS, which the driver hands out to anyone anyway).
+ * TIMESTAMP is the bus's own and needs no consent. Only TIMESTAMP, CREDS and PIDS are
+ * attached so far, all captured when the sender connected.
+ *
+ * Return: the KDBUS_ATTACH_* to attach.
+ */
+uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender) {
+        const NativeConn *sn;
+        uint64_t consent = KDBUS_ATTACH_TIMESTAMP;
+
+        if (sender) {
+                sn = native_conn_from_bridge(sender);
+                consent |= sn ? sn->attach_flags_send : KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS;
+        }
+        return wanted & consent &
+               (KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+}
+
+/* The size of the metadata items for @attach. */
+size_t native_meta_size(uint64_t attach) {
+        size_t sz = 0;
+
+        if (attach & KDBUS_ATTACH_TIMESTAMP)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp));
+        if (attach & KDBUS_ATTACH_CREDS)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
+        if (attach & KDBUS_ATTACH_PIDS)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+        return sz;
+}
+
+/**
+ * native_meta_write() - write the metadata items of @sender at @p
+ * @p:          where (8-aligned, native_meta_size(@attach) bytes, zeroed)
+ * @attach:     from native_attach_flags()
+ * @bus:        for the timestamp (the loop's cached time, and a sequence number)
+ * @sender:     whose credentials (NULL: the bus; then only TIMESTAMP)
+ *
+ * Return: the end of what was written.
+ */
+uint8_t *native_meta_write(uint8_t *p, uint64_t attach, Bus *bus, const BridgeConn *sender) {
+        struct kdbus_item *item;
+
+        if (attach & KDBUS_ATTACH_TIMESTAMP) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_timestamp);
+                item->type = KDBUS_ITEM_TIMESTAMP;
+                item->timestamp.seqnum = bus->n_messages_routed;
+                item->timestamp.monotonic_ns = bus->now_usec * 1000;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (sender && (attach & KDBUS_ATTACH_CREDS)) {
+                const BridgeCreds *c = &sender->creds;
+
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
+                item->type = KDBUS_ITEM_CREDS;
+                /* captured at connect (SO_PEERCRED): the effective ids of that moment */
+                item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid =
+                        c->uid;
+                item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid =
+                        c->gid;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (sender && (attach & KDBUS_ATTACH_PIDS)) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
+                item->type = KDBUS_ITEM_PIDS;
+                item->pids.pid = (uint64_t)sender->creds.pid;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        return p;
+}
+
+/* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, metadata of
+ * @sender (@attach), the payload. */
 static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice,
-                      uint64_t msg_size) {
+                      uint64_t msg_size, uint64_t attach, const BridgeConn *sender) {
         struct kdbus_msg *km = bridge_pool_ptr(nc->pool, slice);
         const WireHeader *h = &m->hdr;
         struct kdbus_item *item;
@@ -296,22 +377,20 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
                 /* the fds themselves travel with the RECV reply, in this order */
                 for (i = 0; i < m->n_fds; ++i)
                         item->fds[i] = -1;
+                item = KDBUS_ITEM_NEXT(item);
         }
+        (void) native_meta_write((uint8_t *)item, attach, nc->conn->bus, sender);
         memcpy((uint8_t *)km + msg_size, m->data, m->size);
 }
 
-static uint32_t msg_sender_uid(NativeConn *nc, const BridgeMsg *m) {
-        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
-
-        return sender ? (uint32_t)sender->creds.uid : UINT32_MAX;
-}
 
 /*
  * Write @m into the pool. Return: 0 (delivered or dropped), 1 (no room now: leave it
  * queued), or -ENOMEM.
  */
 static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
-        uint64_t msg_size, total, user_bytes = 0;
+        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
+        uint64_t msg_size, total, user_bytes = 0, attach;
         unsigned user_msgs = 0;
         BridgePoolSlice *slice;
         NativeEntry *e;
@@ -322,9 +401,11 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         msg_size = sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
+        attach = native_attach_flags(nc->attach_flags_recv, sender);
+        msg_size += native_meta_size(attach);
         total = msg_size + ALIGN8(m->size);
 
-        uid = msg_sender_uid(nc, m);
+        uid = sender ? (uint32_t)sender->creds.uid : UINT32_MAX;
         list_for_each(pos, &nc->recv_list) {
                 e = container_of(pos, NativeEntry, link);
                 if (e->sender_uid == uid) {
@@ -346,7 +427,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         }
         if (r)
                 return error_trace(r);
-        msg_write(nc, m, slice, msg_size);
+        msg_write(nc, m, slice, msg_size, attach, sender);
 
         if (nc->sync_pending && m->hdr.reply_serial == nc->sync_cookie &&
             (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR)) {

@@ -131,5 +131,10 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size);
 int native_conn_match_remove(NativeConn *nc, void *buf, size_t size);
 void native_conn_matches_clear(NativeConn *nc);
 
+/* Metadata (TIMESTAMP, CREDS, PIDS) under the opt-in rule; see native-conn.c. */
+uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender);
+size_t native_meta_size(uint64_t attach);
+uint8_t *native_meta_write(uint8_t *p, uint64_t attach, Bus *bus, const BridgeConn *sender);
+
 /* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
 int native_errno_from_bridge(int r);

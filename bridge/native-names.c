@@ -254,6 +254,7 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         if (r)
                 return r;
         p = bridge_pool_ptr(nc->pool, slice);
+        memset(p, 0, slice->size);      /* padding included: a reused slice held other data */
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
@@ -273,7 +274,7 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
  * @size:       bytes at @buf
  *
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
- * owns. Other metadata is not attached yet.
+ * owns; CREDS and PIDS as far as the connection consented (native_attach_flags()).
  *
  * Return: 0, or -EINVAL, -ENXIO (no connection with that id), -ESRCH (nobody owns the
  * name), -ENOBUFS, -ENOMEM.
@@ -284,6 +285,9 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         const char *name = NULL;
         BridgePoolSlice *slice;
         BridgeConn *target;
+        struct kdbus_info *info;
+        uint64_t attach;
+        uint8_t *end;
         bool with_names;
         size_t total;
         int r;
@@ -317,14 +321,18 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         }
 
         with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
-        total = info_size(target, KDBUS_LIST_UNIQUE, with_names);
+        attach = native_attach_flags(cmd->attach_flags, target) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
+        total = info_size(target, KDBUS_LIST_UNIQUE, with_names) + native_meta_size(attach);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
         if (r)
                 return r;
-        (void) write_info(bridge_pool_ptr(nc->pool, slice), target, KDBUS_LIST_UNIQUE,
-                          with_names);
+        info = bridge_pool_ptr(nc->pool, slice);
+        memset(info, 0, slice->size);
+        end = write_info((uint8_t *)info, target, KDBUS_LIST_UNIQUE, with_names);
+        end = native_meta_write(end, attach, nc->conn->bus, target);
+        info->size = (uint64_t)(end - (uint8_t *)info);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;
         cmd->info_size = total;

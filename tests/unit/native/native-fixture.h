@@ -52,11 +52,15 @@ static const NativeConnOps test_peer_ops = {
         .sync_done = peer_sync_done,
 };
 
+/* What the next HELLO consents to send and asks to receive. */
+static uint64_t test_attach_send = _KDBUS_ATTACH_ALL;
+static uint64_t test_attach_recv = 0;
+
 static _unused_ int peer_hello_full(Fixture *f, TestPeer *p, uint64_t flags, uint64_t pool_size,
                                     uid_t uid) {
         struct kdbus_cmd_hello hello = {
                 .size = sizeof(hello), .flags = flags, .pool_size = pool_size,
-                .attach_flags_send = _KDBUS_ATTACH_ALL, .attach_flags_recv = 0,
+                .attach_flags_send = test_attach_send, .attach_flags_recv = test_attach_recv,
         };
         BridgeCreds creds = { .uid = uid, .gid = 1000, .pidfd = -1 };
         int r;

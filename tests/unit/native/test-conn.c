@@ -678,6 +678,81 @@ static void test_random_commands(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->cookie, ==, 9);
 }
 
+/* The opt-in rule: a receiver gets the metadata it asked for only as far as the sender
+ * consented; legacy senders' CREDS/PIDS (which the driver gives anyone) are attached. */
+static void test_metadata(NFixture *n, gconstpointer ctx) {
+        const uint64_t want = KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS;
+        struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = want };
+        const struct kdbus_msg *km;
+        const struct kdbus_item *item;
+        BridgeConn *legacy;
+        TestMsg t = CALL(":1.2", 3);
+        TestPeer c;
+
+        legacy = fixture_conn(&n->f, 5);                /* :1.1, uid 1005 */
+        test_attach_recv = want;
+        peer_hello(&n->f, &n->b, 0);                    /* :1.2 wants everything */
+        test_attach_recv = 0;
+        test_attach_send = KDBUS_ATTACH_TIMESTAMP;
+        peer_hello(&n->f, &c, 0);                       /* :1.3 consents to nothing of its own */
+        test_attach_send = _KDBUS_ATTACH_ALL;
+        peer_hello(&n->f, &n->a, 0);                    /* :1.4 consents to all */
+        t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        n->f.bus->now_usec = 5000;
+
+        g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
+                                                          .memfd_idx = -1 }), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        item = KDBUS_ITEM_NEXT(km->items);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
+        g_assert_cmpuint(item->timestamp.monotonic_ns, ==, 5000000);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
+        g_assert_cmpuint(item->creds.uid, ==, 2000);
+        g_assert_cmpuint(item->creds.euid, ==, 2000);
+        g_assert_cmpuint(item->creds.gid, ==, 1000);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_PIDS);
+        g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
+
+        /* declined: only the timestamp */
+        g_assert_cmpint(peer_send(&c, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
+                                                       .memfd_idx = -1 }), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        item = KDBUS_ITEM_NEXT(km->items);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
+        g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
+
+        /* a legacy sender */
+        g_assert_cmpint(test_send(legacy, &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .serial = 4,
+                        .destination = ":1.2", .member = "L", .flags = WIRE_FLAG_NO_REPLY_EXPECTED }),
+                        ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        item = KDBUS_ITEM_NEXT(KDBUS_ITEM_NEXT(km->items));
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
+        g_assert_cmpuint(item->creds.uid, ==, 1005);
+
+        /* a receiver that asked for nothing gets nothing */
+        t.destination = ":1.3";
+        g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 3, .msg_flags = ~0ull,
+                                                          .memfd_idx = -1 }), ==, 0);
+        g_assert_cmpint(peer_recv(&c, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->size, ==, sizeof(*km) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)));
+
+        /* CONN_INFO: the same rule, without timestamp */
+        info.id = 4;
+        g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, 0);
+        g_assert_cmpuint(info.info_size, ==, sizeof(struct kdbus_info) +
+                         KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds)) +
+                         KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids)));
+        g_assert_cmpuint(((const struct kdbus_info *)(n->b.pool + info.offset))->items[0].creds.uid,
+                         ==, 2000);
+        info.id = 3;
+        g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, 0);
+        g_assert_cmpuint(info.info_size, ==, sizeof(struct kdbus_info));
+        peer_free(&c);
+}
+
 static void test_negotiate(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_recv rc = { .size = sizeof(rc), .flags = KDBUS_FLAG_NEGOTIATE };
 
@@ -705,5 +780,6 @@ int main(int argc, char **argv) {
         ADD("memfd/sealing", test_memfd);
         ADD("pool/quota-free", test_pool_quota);
         ADD("bad-input/random-commands", test_random_commands);
+        ADD("metadata/opt-in", test_metadata);
         return g_test_run();
 }
