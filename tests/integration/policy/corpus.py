@@ -8,7 +8,11 @@
 # (our loader + compiler). Prints the number of files and rules. Without apt or network:
 # SKIP, said clearly. TAP output.
 #
-# Usage: corpus.py CONFIG_COMPILE_BINARY
+# Then the whole system bus configuration as a machine with all these packages would have it
+# (/usr/share/dbus-1/system.conf plus every unpacked system.d) is loaded and compiled, and
+# kdbusd is started with it and must answer a client.
+#
+# Usage: corpus.py CONFIG_COMPILE_BINARY [KDBUSD]
 
 import glob
 import os
@@ -26,8 +30,45 @@ PACKAGES = [
 ]
 
 
+def whole_system(kdbusd, tool, tmp, root):
+    """system.conf with every unpacked system.d: compiles, and kdbusd serves with it."""
+    conf = os.path.join(tmp, 'system-all.conf')
+    sock = os.path.join(tmp, 'bus')
+    with open(conf, 'w') as f:
+        f.write('<busconfig>\n  <include>/usr/share/dbus-1/system.conf</include>\n'
+                '  <includedir>%s/usr/share/dbus-1/system.d</includedir>\n'
+                '  <includedir>%s/etc/dbus-1/system.d</includedir>\n</busconfig>\n'
+                % (root, root))
+    r = subprocess.run([tool, conf], capture_output=True, text=True, timeout=120)
+    print('# system.conf + all system.d: ' + r.stdout.strip().replace(tmp, ''))
+    p = subprocess.Popen([kdbusd, '--config-file=' + conf, '--nofork', '--nopidfile',
+                          '--print-address', '--address=unix:path=' + sock],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True)
+    try:
+        addr = p.stdout.readline().strip()
+        # dbus-python registers (Hello) on a BusConnection; dbus-send --address does not
+        g = subprocess.run(['/usr/bin/python3', '-c',
+                            'import dbus, sys; b = dbus.bus.BusConnection(sys.argv[1]); '
+                            'print(b.call_blocking("org.freedesktop.DBus", '
+                            '"/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId", '
+                            '"", ()))', addr], capture_output=True, text=True,
+                           timeout=20) if addr else None
+        good = r.returncode == 0 and g is not None and g.returncode == 0
+        print('%s 3 - kdbusd runs with system.conf and every package\'s system.d (%s)'
+              % ('ok' if good else 'not ok', 'GetId answered' if good else
+                 (g.stderr.strip() if g else 'no address')))
+    finally:
+        p.terminate()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
 def main():
     tool = sys.argv[1]
+    kdbusd = sys.argv[2] if len(sys.argv) > 2 else None
     print('TAP version 13')
     if not shutil.which('apt-get') or not shutil.which('dpkg-deb'):
         print('1..0 # SKIP apt-get/dpkg-deb not available')
@@ -58,7 +99,7 @@ def main():
                     'usr/share/dbus-1/session.d/*.conf', 'etc/dbus-1/session.d/*.conf',
                     'usr/share/dbus-1/*.conf'):
             confs += sorted(glob.glob(os.path.join(root, pat)))
-        print('1..2')
+        print('1..%d' % (3 if kdbusd else 2))
         print('# %d packages, %d .deb files, %d D-Bus configuration files'
               % (len(got), len(files), len(confs)))
         ok = len(confs) >= 20
@@ -89,6 +130,8 @@ def main():
         if r.stderr:
             print('# warnings:\n' + '\n'.join('#   ' + x.replace(root, '')
                                               for x in r.stderr.splitlines()[:40]))
+        if kdbusd:
+            whole_system(kdbusd, tool, tmp, root)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
