@@ -5,7 +5,9 @@
 # step logs the reply and the NameOwnerChanged/NameAcquired/NameLost signals each client got,
 # in order.
 
+import rawbus
 from harness import GoneWatcher, scenario
+from rawbus import BUS, Message
 
 
 NAME = 'com.example.Queued'
@@ -87,3 +89,37 @@ def sc_name_ownership(ctx):
     ownership_step(ctx, [a, c], '', queued())
 
 
+
+
+@scenario
+def sc_disconnect_order(ctx):
+    """A peer that owns names, has a queued request and owes replies disconnects: what the
+    callers and watchers see, in order (NameOwnerChanged per name, NameAcquired of the next
+    in the queue, the unique name, the errors for the calls it owed)."""
+    a, b, c = ctx.conn('A'), ctx.conn('B'), ctx.conn('C')
+    for x in (a, c):
+        x.bus('AddMatch', 's', ["type='signal',sender='org.freedesktop.DBus',"
+                                "member='NameOwnerChanged'"], quiet=True)
+    for n in ('com.example.First', 'com.example.Second', 'com.example.Third'):
+        b.bus('RequestName', 'su', [n, 0], quiet=True)
+    c.bus('RequestName', 'su', ['com.example.Second', 0], quiet=True)  # queued behind B
+    b.bus('RequestName', 'su', ['com.example.Theirs', 0], quiet=True)
+    for member in ('One', 'Two', 'Three'):
+        a.send(Message(rawbus.METHOD_CALL, path='/o', interface='com.example.X',
+                       member=member, destination=b.unique), label=member)
+    for _ in range(3):
+        m = b.recv(10)
+        while m is not None and m.sender == BUS:
+            m = b.recv(10)
+    for x in (a, b, c):
+        x.sync()
+        x.take_log()
+    w = GoneWatcher(ctx)
+    b.close()
+    ctx.log('B gone:', not w.wait([b.unique]))
+    for x in (a, c):
+        x.sync()
+        for line in x.take_log():
+            ctx.log('%s got %s' % (x.name, line))
+    ctx.log('owner of Second:', a.bus('GetNameOwner', 's', ['com.example.Second'],
+                                      quiet=True).body)
