@@ -68,14 +68,20 @@ class Bus:
         os.chmod(self.dir, 0o755)
         self.sock = os.path.join(self.dir, 'bus')
         self.conf = os.path.join(self.dir, 'bus.conf')
+        args = []
         if policy is None:
             self.write(extra)
+        elif policy == SYSTEM_CONF:
+            # the machine's system bus configuration, on a socket of ours (dbus-daemon drops
+            # to <user>messagebus</user> after it listens; kdbusd does not drop privileges)
+            self.write(text='<busconfig><include>%s</include></busconfig>\n' % SYSTEM_CONF)
+            args = ['--address=unix:path=' + self.sock, '--nopidfile']
         else:
             self.write(text='<busconfig>\n  <listen>unix:path=%s</listen>\n%s\n</busconfig>\n'
                        % (self.sock, policy))
         self.err = open(os.path.join(self.dir, 'stderr'), 'w+')
         self.proc = subprocess.Popen([binary, '--config-file=' + self.conf, '--nofork',
-                                      '--print-address'], stdout=subprocess.PIPE,
+                                      '--print-address'] + args, stdout=subprocess.PIPE,
                                      stderr=self.err, stdin=subprocess.DEVNULL,
                                      start_new_session=True)
         r, _, _ = select.select([self.proc.stdout], [], [], 15)
@@ -241,6 +247,47 @@ def errors_scenario(bus, who):
     return lines
 
 
+SYSTEM_CONF = '/usr/share/dbus-1/system.conf'
+
+
+def system_scenario(bus, who):
+    """Debian's system.conf (and the system.d files of this machine): a root service owns a
+    name its package's file gives it, the client (root or the test user) talks to it, to the
+    driver, tries to own names and to call privileged driver methods."""
+    uid = gid = None
+    if who != 'root':
+        pw = pwd.getpwnam(TEST_USER)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    lines = []
+    service = Conn(bus.address, name='service')
+    lines.append('root owns org.freedesktop.login1: ' + call(
+        service, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.freedesktop.login1', 4]))
+    with as_user(uid, gid):
+        c = Conn(bus.address, name='client')
+    lines.append('ListNames: ' + call(c, BUS, BUS_PATH, BUS, 'ListNames'))
+    for name in ('org.test.Anything', 'org.freedesktop.login1'):
+        lines.append('RequestName %s: %s' % (name, call(c, BUS, BUS_PATH, BUS, 'RequestName',
+                                                        'su', [name, 4])))
+    lines.append('UpdateActivationEnvironment: ' + call(
+        c, BUS, BUS_PATH, BUS, 'UpdateActivationEnvironment', 'a{ss}', [[('A', 'B')]]))
+    for iface, member in (('org.freedesktop.login1.Manager', 'ListSessions'),
+                          ('org.freedesktop.DBus.Introspectable', 'Introspect'),
+                          ('org.freedesktop.login1.Manager', 'NoSuchMethod')):
+        lines.append('call %s.%s: %s' % (iface, member, call(
+            c, 'org.freedesktop.login1', '/org/freedesktop/login1', iface,
+            member, service=service)))
+    c.bus('AddMatch', 's', ["type='signal',sender='org.freedesktop.login1'"], quiet=True)
+    service.emit('/org/freedesktop/login1',
+                 'org.freedesktop.login1.Manager', 'Changed')
+    service.bus('GetId', quiet=True)
+    c.bus('GetId', quiet=True)
+    got = [m.member for m in c.log if m.type == rawbus.SIGNAL and m.member == 'Changed']
+    lines.append('client received the service\'s broadcast: %s' % bool(got))
+    for x in (c, service):
+        x.close()
+    return lines
+
+
 # dbus-daemon checks receive rules for everything, the driver's replies and signals too: a
 # configuration that allows sending but no receiving leaves a client without its Hello reply
 NO_RECEIVE_POLICY = '''  <policy context="default">
@@ -340,7 +387,12 @@ def run_both(binaries, fn, *args):
     if fn is connect_scenario:
         extra = '<policy context="mandatory"><deny user="%s"/></policy>' % TEST_USER
     for b in binaries:
-        bus = Bus(b, extra, NO_RECEIVE_POLICY if fn is no_receive_scenario else None)
+        policy = None
+        if fn is no_receive_scenario:
+            policy = NO_RECEIVE_POLICY
+        elif fn is system_scenario:
+            policy = SYSTEM_CONF
+        bus = Bus(b, extra, policy)
         try:
             out.append((fn(bus, *args), bus.stderr()))
         finally:
@@ -358,6 +410,8 @@ def main():
              ('connect rules (deny user=%s)' % TEST_USER, connect_scenario, 'user', True),
              ('no receive rules: the driver\'s replies are not received', no_receive_scenario,
               'root', True),
+             ('Debian system.conf as root', system_scenario, 'root', True),
+             ('Debian system.conf as %s' % TEST_USER, system_scenario, 'user', True),
              ('reload', reload_scenario, None, False)]
     print('TAP version 13')
     print('1..%d' % len(tests))
