@@ -352,6 +352,13 @@ def reload_scenario(bus):
         call(c, BUS, BUS_PATH, BUS, 'ReleaseName', 's', ['org.test.Allowed'])
         time.sleep(0.1)
     lines.append('after good SIGHUP, same peer: RequestName org.test.Allowed: ' + r)
+    # limits are reloaded too
+    bus.write(extra='<limit name="max_match_rules_per_connection">1</limit>')
+    lines.append('ReloadConfig with a lower limit: ' + call(c, BUS, BUS_PATH, BUS,
+                                                           'ReloadConfig'))
+    for i in range(2):
+        lines.append('AddMatch %d: %s' % (i, call(c, BUS, BUS_PATH, BUS, 'AddMatch', 's',
+                                                  ["type='signal',member='R%d'" % i])))
     os.unlink(bus.conf)
     lines.append('missing file ReloadConfig: ' + call(c, BUS, BUS_PATH, BUS, 'ReloadConfig'))
     c.close()
