@@ -29,6 +29,8 @@ typedef struct BridgeUser {
 
 /* Frees the recycled entries (bus_free). */
 void bus_free_entries_flush(Bus *bus);
+/* Frees the recycled BridgeReply (bus_free, after the connections are gone). */
+void bus_free_replies_flush(Bus *bus);
 /* Frees every per-uid account (bus_free, after detaching the connections). */
 void bus_users_flush(Bus *bus);
 

@@ -21,6 +21,7 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/msg.h"
 #include "bridge/policy.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
@@ -38,6 +39,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         _cleanup_(bus_freep) Bus *bus = NULL;
         size_t done = 0;
         ssize_t n;
+        int r;
 
         bus = calloc(1, sizeof(*bus));
         if (!bus)
@@ -48,6 +50,9 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->reply_timeouts);
         list_init(&bus->free_entries);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
+        r = bridge_msg_cache_new(&bus->msg_cache);
+        if (r < 0)
+                return error_trace(r);
         if (limits)
                 bus->limits = *limits;
         else
@@ -91,6 +96,8 @@ Bus *bus_free(Bus *bus) {
                 conn->user = NULL;
         }
         bus_free_entries_flush(bus);
+        bus_free_replies_flush(bus);
+        bus->msg_cache = bridge_msg_cache_unref(bus->msg_cache);
         bus_users_flush(bus);
         hash_table_deinit(&bus->users);
         bus->policy = policy_db_unref(bus->policy);

@@ -21,6 +21,11 @@
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 typedef struct BridgeMsg BridgeMsg;
+typedef struct BridgeMsgCache BridgeMsgCache;
+typedef struct BridgeReply BridgeReply;
+
+/* How many freed BridgeReply a bus keeps for reuse (Bus.free_replies). */
+#define BUS_MAX_FREE_REPLIES 256u
 
 typedef struct BusNotifyOps {
         /* @conn said hello: it has its id and unique name now. */
@@ -61,6 +66,9 @@ struct Bus {
                                          * because every reply gets the same timeout */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */
         size_t n_free_entries;
+        BridgeMsgCache *msg_cache;      /* recycled message buffers (bridge/msg.h) */
+        BridgeReply *free_replies[BUS_MAX_FREE_REPLIES]; /* recycled, see reply.c */
+        unsigned n_free_replies;
         HashTable users;                /* BridgeUser, by uid: per-user accounting */
         unsigned n_eavesdrop_rules;     /* rules with eavesdrop=true, over all connections */
 

@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * BridgeMsg lifetime. A message from a peer is copied exactly once, while SENDER is stamped
- * into it, into the same allocation as its struct; from then on every receiver holds a
- * reference and nobody touches the bytes. @hdr always describes @data: after stamping the
- * header is parsed again (header only: the body is the one already validated).
- * fds belong to the message and are closed with its last reference.
+ * into it, into the same buffer as its struct; from then on every receiver holds a
+ * reference and nobody touches the bytes. @hdr always describes @data: after stamping it is
+ * derived from the validated header by shifting offsets (wire_stamp_derive_header()), not
+ * parsed again. fds belong to the message and are closed with its last reference.
+ *
+ * Recycling (BridgeMsgCache): buffers of a few size classes go back to a per-class stack
+ * of the bus when the last reference drops, up to MSG_CACHE_KEEP[class] each; a message
+ * over the largest class uses plain malloc. The stacks are arrays, not links inside the
+ * buffers, so a kept buffer can be poisoned whole: under ASan (ASAN_POISON_MEMORY_REGION)
+ * and under valgrind (VALGRIND_MAKE_MEM_NOACCESS) a use after the last unref is still
+ * reported as it would be after free(). We poison rather than disable the cache under
+ * sanitizers so that the sanitizer runs exercise the recycling code that production runs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,23 +20,158 @@
 #include "util/error.h"
 #include "wire/stamp.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define MSG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MSG_ASAN 1
+#endif
+#endif
+#ifdef MSG_ASAN
+#include <sanitizer/asan_interface.h>
+#define MSG_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define MSG_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#elif defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define MSG_POISON(p, n) ((void) VALGRIND_MAKE_MEM_NOACCESS((p), (n)))
+#define MSG_UNPOISON(p, n) ((void) VALGRIND_MAKE_MEM_UNDEFINED((p), (n)))
+#endif
+#endif
+#ifndef MSG_POISON
+#define MSG_POISON(p, n) ((void) 0)
+#define MSG_UNPOISON(p, n) ((void) 0)
+#endif
+
 #define MSG_INLINE_OFFSET ALIGN8(sizeof(BridgeMsg))
+#define MSG_N_CLASSES 5u
+#define MSG_CACHE_MAX_KEEP 256u
 
-static BridgeMsg *bridge_msg_alloc(size_t extra) {
-        BridgeMsg *m;
+/* buffer sizes (struct included) and how many of each a bus keeps: ~1 MiB at most */
+static const size_t msg_class_size[MSG_N_CLASSES] = { 512, 2048, 8192, 32768, 131072 };
+static const unsigned msg_class_keep[MSG_N_CLASSES] = { MSG_CACHE_MAX_KEEP, 64, 32, 8, 2 };
 
-        if (extra > SIZE_MAX - MSG_INLINE_OFFSET)
-                return NULL;
-        m = malloc(MSG_INLINE_OFFSET + extra);
-        if (!m)
-                return NULL;
-        memset(m, 0, sizeof(*m));
-        m->n_refs = 1;
-        return m;
+struct BridgeMsgCache {
+        unsigned n_refs;                /* the bus's, plus one per live message from here */
+        bool detached;                  /* the bus is gone: keep nothing any more */
+        unsigned n_kept[MSG_N_CLASSES];
+        void *kept[MSG_N_CLASSES][MSG_CACHE_MAX_KEEP];
+};
+
+/**
+ * bridge_msg_cache_new() - a bus's message buffer cache
+ * @ret:        the cache, one reference
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bridge_msg_cache_new(BridgeMsgCache **ret) {
+        BridgeMsgCache *cache;
+
+        cache = calloc(1, sizeof(*cache));
+        if (!cache)
+                return error_origin(-ENOMEM);
+        cache->n_refs = 1;
+        *ret = cache;
+        return 0;
+}
+
+static void msg_cache_flush(BridgeMsgCache *cache) {
+        unsigned c;
+
+        for (c = 0; c < MSG_N_CLASSES; ++c)
+                while (cache->n_kept[c]) {
+                        void *p = cache->kept[c][--cache->n_kept[c]];
+
+                        MSG_UNPOISON(p, msg_class_size[c]);
+                        free(p);
+                }
+}
+
+static BridgeMsgCache *msg_cache_unref(BridgeMsgCache *cache) {
+        if (cache && --cache->n_refs == 0) {
+                msg_cache_flush(cache);
+                free(cache);
+        }
+        return NULL;
 }
 
 /**
- * bridge_msg_new_stamped() - copy a received message into a new BridgeMsg, stamping SENDER
+ * bridge_msg_cache_unref() - the bus lets go of its cache
+ * @cache:      the cache or NULL
+ *
+ * The kept buffers are freed now; messages still alive free theirs when they die.
+ * Return: NULL.
+ */
+BridgeMsgCache *bridge_msg_cache_unref(BridgeMsgCache *cache) {
+        if (!cache)
+                return NULL;
+        cache->detached = true;
+        msg_cache_flush(cache);
+        return msg_cache_unref(cache);
+}
+
+/**
+ * bridge_msg_cache_n_kept() - how many buffers the cache holds
+ * @cache:      the cache
+ *
+ * Return: the number, all classes together.
+ */
+unsigned bridge_msg_cache_n_kept(const BridgeMsgCache *cache) {
+        unsigned c, n = 0;
+
+        for (c = 0; c < MSG_N_CLASSES; ++c)
+                n += cache->n_kept[c];
+        return n;
+}
+
+static BridgeMsg *bridge_msg_alloc(BridgeMsgCache *cache, size_t extra) {
+        BridgeMsg *m = NULL;
+        unsigned c = MSG_N_CLASSES;
+
+        if (extra > SIZE_MAX - MSG_INLINE_OFFSET)
+                return NULL;
+        if (cache)
+                for (c = 0; c < MSG_N_CLASSES; ++c)
+                        if (MSG_INLINE_OFFSET + extra <= msg_class_size[c])
+                                break;
+        if (c < MSG_N_CLASSES && cache->n_kept[c]) {
+                m = cache->kept[c][--cache->n_kept[c]];
+                MSG_UNPOISON(m, msg_class_size[c]);
+        } else {
+                m = malloc(c < MSG_N_CLASSES ? msg_class_size[c] : MSG_INLINE_OFFSET + extra);
+                if (!m)
+                        return NULL;
+        }
+        memset(m, 0, sizeof(*m));
+        m->n_refs = 1;
+        if (c < MSG_N_CLASSES) {
+                m->cache = cache;
+                m->size_class = c;
+                ++cache->n_refs;
+        }
+        return m;
+}
+
+/* The last reference is gone: back to the cache, or free. */
+static void bridge_msg_release(BridgeMsg *m) {
+        BridgeMsgCache *cache = m->cache;
+        unsigned c = m->size_class;
+
+        if (!cache) {
+                free(m);
+                return;
+        }
+        if (!cache->detached && cache->n_kept[c] < msg_class_keep[c]) {
+                MSG_POISON(m, msg_class_size[c]);
+                cache->kept[c][cache->n_kept[c]++] = m;
+        } else
+                free(m);
+        msg_cache_unref(cache);
+}
+
+/**
+ * bridge_msg_new_stamped_cached() - copy a received message into a new BridgeMsg, stamping SENDER
+ * @cache:      where to take the buffer from and give it back to; NULL: malloc
  * @src:        the received message as validated by wire_message_parse()
  * @src_hdr:    its parsed header
  * @sender:     the sender's unique name, or NULL to copy the message unchanged
@@ -37,14 +180,15 @@ static BridgeMsg *bridge_msg_alloc(size_t extra) {
  *
  * Return: 0, -ENOMEM, or WIRE_E_TOO_LARGE (stamping pushed it over the size limit).
  */
-int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const char *sender,
-                           uint64_t sender_id, BridgeMsg **ret) {
+int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
+                                  const WireHeader *src_hdr, const char *sender,
+                                  uint64_t sender_id, BridgeMsg **ret) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
         size_t bound, size;
         int r;
 
         bound = sender ? wire_stamp_size_bound(src_hdr, strlen(sender)) : src_hdr->total_size;
-        m = bridge_msg_alloc(bound);
+        m = bridge_msg_alloc(cache, bound);
         if (!m)
                 return error_origin(-ENOMEM);
         m->data = (uint8_t *)m + MSG_INLINE_OFFSET;
@@ -60,14 +204,27 @@ int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const cha
         }
         m->size = size;
 
-        r = wire_message_parse(m->data, size, src_hdr->n_fds, WIRE_PARSE_SKIP_BODY, &m->hdr);
-        if (r == WIRE_E_TOO_LARGE)
-                return r;
+        r = wire_stamp_derive_header(src, src_hdr, sender, m->data, size, &m->hdr);
         if (r)
-                return error_fold(r);   /* the stamper wrote something the parser refuses */
+                return r;       /* WIRE_E_TOO_LARGE */
 
         *ret = steal_ptr(&m);
         return 0;
+}
+
+/**
+ * bridge_msg_new_stamped() - bridge_msg_new_stamped_cached() without a cache
+ * @src:        the received message as validated by wire_message_parse()
+ * @src_hdr:    its parsed header
+ * @sender:     the sender's unique name, or NULL to copy the message unchanged
+ * @sender_id:  the sender's connection id (0: the bus)
+ * @ret:        the new message, one reference, no fds
+ *
+ * Return: 0, -ENOMEM, or WIRE_E_TOO_LARGE.
+ */
+int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const char *sender,
+                           uint64_t sender_id, BridgeMsg **ret) {
+        return bridge_msg_new_stamped_cached(NULL, src, src_hdr, sender, sender_id, ret);
 }
 
 /**
@@ -83,7 +240,7 @@ int bridge_msg_new_take(uint8_t *data, size_t size, uint64_t sender_id, BridgeMs
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
         int r;
 
-        m = bridge_msg_alloc(0);
+        m = bridge_msg_alloc(NULL, 0);
         if (!m)
                 return error_origin(-ENOMEM);
         m->sender_id = sender_id;
@@ -140,6 +297,6 @@ BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
         bridge_msg_take_fds(m, NULL, 0);
         if (m->data_separate)
                 free(m->data);
-        free(m);
+        bridge_msg_release(m);
         return NULL;
 }

@@ -5,6 +5,12 @@
  * by reference among every receiver (unicast, broadcast, monitors); nobody copies the body.
  * The bytes are a complete dbus1 message (header with SENDER, padding, body); @hdr
  * describes them. The bloom filter is computed on first need (broadcast routing).
+ *
+ * BridgeMsgCache: received messages are recycled, so a steady flow allocates nothing. A
+ * message and its bytes are one buffer of a size class; the last unref puts the buffer
+ * back on its bus's free list for that class, up to a bound per class (at most about
+ * 1 MiB in all), so memory returns to malloc after a burst. Larger messages use malloc.
+ * The cache outlives its bus while messages from it live (it is reference-counted).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,8 +19,12 @@
 #include "util/macro.h"
 #include "wire/message.h"
 
+typedef struct BridgeMsgCache BridgeMsgCache;
+
 typedef struct BridgeMsg {
         unsigned n_refs;
+        BridgeMsgCache *cache;          /* where the buffer goes back (a reference); NULL: free() */
+        unsigned size_class;            /* with @cache: its class */
         uint64_t sender_id;             /* 0: the bus itself (driver) */
         WireHeader hdr;                 /* describes @data */
         uint8_t *data;                  /* the stamped message */
@@ -35,12 +45,23 @@ typedef struct BridgeMsg {
  * @sender_id:  the sender's connection id (0: bus)
  * @ret:        the new message (one reference)
  *
- * One allocation holds the struct and the bytes. The header is re-read from the new bytes
- * (so @hdr points into them); the body is not checked again.
+ * One allocation holds the struct and the bytes. @hdr is derived from @src_hdr (offsets
+ * shifted, see wire_stamp_derive_header()); neither header nor body is parsed again.
  * Return: 0, -ENOMEM, or WIRE_E_TOO_LARGE if stamping pushed the message over the size limit.
  */
 int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const char *sender,
                            uint64_t sender_id, BridgeMsg **ret);
+/* The same with the buffer taken from @cache (NULL: malloc) and given back there. */
+int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
+                                  const WireHeader *src_hdr, const char *sender,
+                                  uint64_t sender_id, BridgeMsg **ret);
+
+/* A bus's cache (one reference). Return: 0 or -ENOMEM. */
+int bridge_msg_cache_new(BridgeMsgCache **ret);
+/* Drop the bus's reference: frees the kept buffers; live messages keep the rest. */
+BridgeMsgCache *bridge_msg_cache_unref(BridgeMsgCache *cache);
+/* How many buffers it keeps now (tests). */
+unsigned bridge_msg_cache_n_kept(const BridgeMsgCache *cache);
 
 /* Wrap a message the bus built (wire_message_build()); takes @data (malloc()ed) on success
  * only. Return: 0, -ENOMEM, or -EINVAL if @data does not parse (a bug of the builder). */

@@ -294,7 +294,8 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         if (r)
                 goto out;
 
-        r = bridge_msg_new_stamped(payload, &hdr, nc->conn->unique_name, nc->conn->id, &m);
+        r = bridge_msg_new_stamped_cached(nc->conn->bus->msg_cache, payload, &hdr,
+                                          nc->conn->unique_name, nc->conn->id, &m);
         if (r) {
                 r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
                 goto out;

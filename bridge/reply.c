@@ -7,14 +7,74 @@
  * Every reply gets the bus's one reply timeout, so appending to Bus.reply_timeouts keeps
  * it sorted by deadline and expiry only ever looks at its head. max_replies_per_connection
  * counts the calls a caller waits for, as dbus-daemon does.
+ *
+ * Freed entries go to Bus.free_replies (up to BUS_MAX_FREE_REPLIES) and are reused, so a
+ * steady flow of calls allocates nothing; under ASan a kept entry is poisoned, so a use
+ * after bridge_reply_free() is still reported.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "util/siphash24.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REPLY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REPLY_ASAN 1
+#endif
+#endif
+#ifdef REPLY_ASAN
+#include <sanitizer/asan_interface.h>
+#define REPLY_POISON(p) ASAN_POISON_MEMORY_REGION((p), sizeof(BridgeReply))
+#define REPLY_UNPOISON(p) ASAN_UNPOISON_MEMORY_REGION((p), sizeof(BridgeReply))
+#elif defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define REPLY_POISON(p) ((void) VALGRIND_MAKE_MEM_NOACCESS((p), sizeof(BridgeReply)))
+#define REPLY_UNPOISON(p) ((void) VALGRIND_MAKE_MEM_UNDEFINED((p), sizeof(BridgeReply)))
+#endif
+#endif
+#ifndef REPLY_POISON
+#define REPLY_POISON(p) ((void) 0)
+#define REPLY_UNPOISON(p) ((void) 0)
+#endif
+
+static BridgeReply *reply_alloc(Bus *bus) {
+        BridgeReply *reply;
+
+        if (!bus->n_free_replies)
+                return calloc(1, sizeof(BridgeReply));
+        reply = bus->free_replies[--bus->n_free_replies];
+        REPLY_UNPOISON(reply);
+        memset(reply, 0, sizeof(*reply));
+        return reply;
+}
+
+static void reply_release(Bus *bus, BridgeReply *reply) {
+        if (bus && bus->n_free_replies < BUS_MAX_FREE_REPLIES) {
+                REPLY_POISON(reply);
+                bus->free_replies[bus->n_free_replies++] = reply;
+        } else
+                free(reply);
+}
+
+/**
+ * bus_free_replies_flush() - free the recycled reply entries
+ * @bus:        the bus
+ */
+void bus_free_replies_flush(Bus *bus) {
+        while (bus->n_free_replies) {
+                BridgeReply *reply = bus->free_replies[--bus->n_free_replies];
+
+                REPLY_UNPOISON(reply);
+                free(reply);
+        }
+}
 
 static uint64_t reply_hash(uint64_t caller_id, uint32_t serial) {
         return hash_u64(caller_id * UINT64_C(0x9e3779b97f4a7c15) ^ serial);
@@ -38,7 +98,7 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
         if (caller->n_replies_out >= bus->limits.max_replies_per_connection)
                 return BRIDGE_E_REPLIES_QUOTA;
 
-        reply = calloc(1, sizeof(*reply));
+        reply = reply_alloc(bus);
         if (!reply)
                 return error_origin(-ENOMEM);
         list_init(&reply->timeout_link);
@@ -50,7 +110,7 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
 
         r = hash_table_insert(&bus->replies, &reply->node, reply_hash(caller->id, serial));
         if (r < 0) {
-                free(reply);
+                reply_release(bus, reply);
                 return error_trace(r);
         }
         if (bus->limits.reply_timeout_usec) {
@@ -72,14 +132,17 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
  * Return: NULL.
  */
 BridgeReply *bridge_reply_free(BridgeReply *reply) {
+        Bus *bus;
+
         if (!reply)
                 return NULL;
-        hash_table_remove(&reply->caller->bus->replies, &reply->node);
+        bus = reply->caller->bus;
+        hash_table_remove(&bus->replies, &reply->node);
         list_unlink(&reply->timeout_link);
         list_unlink(&reply->caller_link);
         list_unlink(&reply->callee_link);
         --reply->caller->n_replies_out;
-        free(reply);
+        reply_release(bus, reply);
         return NULL;
 }
 

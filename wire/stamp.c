@@ -78,3 +78,61 @@ int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sende
         *ret_size = pos + hdr->body_size;
         return 0;
 }
+
+/* @p pointed into @src (or at a literal, e.g. the "" of an absent signature). */
+static const char *stamp_shift(const char *p, const uint8_t *src, const WireHeader *hdr,
+                               const uint8_t *dst, bool drop_sender) {
+        size_t off;
+
+        if (!p || (const uint8_t *)p < src || (const uint8_t *)p >= src + hdr->total_size)
+                return p;
+        off = (size_t)((const uint8_t *)p - src);
+        if (drop_sender && off > hdr->sender_field_offset)
+                off -= hdr->sender_field_size;
+        return (const char *)dst + off;
+}
+
+/**
+ * wire_stamp_derive_header() - the header of a stamped message, without parsing it
+ * @src:        the message wire_message_stamp() read
+ * @hdr:        its header (from wire_message_parse())
+ * @sender:     the SENDER that was stamped, or NULL for a plain copy of @src
+ * @dst:        the stamped message (or the copy)
+ * @dst_size:   its size
+ * @ret:        the header of @dst
+ *
+ * Return: 0, or WIRE_E_TOO_LARGE.
+ */
+int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char *sender,
+                             const void *dst, size_t dst_size, WireHeader *ret) {
+        const uint8_t *s = src, *d = dst;
+        bool drop = sender && hdr->sender_field_offset;
+        WireHeader h = *hdr;
+
+        if (dst_size > WIRE_MAX_MESSAGE_SIZE)
+                return WIRE_E_TOO_LARGE;
+        h.path = stamp_shift(hdr->path, s, hdr, d, drop);
+        h.interface = stamp_shift(hdr->interface, s, hdr, d, drop);
+        h.member = stamp_shift(hdr->member, s, hdr, d, drop);
+        h.error_name = stamp_shift(hdr->error_name, s, hdr, d, drop);
+        h.destination = stamp_shift(hdr->destination, s, hdr, d, drop);
+        h.signature = stamp_shift(hdr->signature, s, hdr, d, drop);
+        h.sender = stamp_shift(hdr->sender, s, hdr, d, false);
+        if (sender) {
+                /* as wire_message_stamp() wrote it: the last field, 8-aligned */
+                size_t fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)hdr->fields_size;
+                size_t n = strlen(sender);
+
+                if (drop)
+                        fields_end -= hdr->sender_field_size;
+                h.sender_field_offset = (uint32_t)ALIGN8(fields_end);
+                h.sender_field_size = (uint32_t)(SENDER_FIELD_OVERHEAD + n + 1);
+                h.sender = (const char *)d + h.sender_field_offset + SENDER_FIELD_OVERHEAD;
+                h.fields_size = h.sender_field_offset + h.sender_field_size -
+                                WIRE_FIXED_HEADER_SIZE;
+                h.body_offset = (uint32_t)ALIGN8(WIRE_FIXED_HEADER_SIZE + (size_t)h.fields_size);
+                h.total_size = (uint32_t)dst_size;
+        }
+        *ret = h;
+        return 0;
+}

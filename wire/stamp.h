@@ -27,3 +27,19 @@ size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len);
  */
 int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sender,
                        void *dst, size_t *ret_size);
+
+/**
+ * wire_stamp_derive_header() - the header of a stamped message, without parsing it
+ * @src:        the message wire_message_stamp() read
+ * @hdr:        its header (from wire_message_parse())
+ * @sender:     the SENDER that was stamped, or NULL for a plain copy of @src
+ * @dst:        the stamped message (or the copy)
+ * @dst_size:   its size
+ * @ret:        what wire_message_parse(@dst, WIRE_PARSE_SKIP_BODY) would return
+ *
+ * Offsets and pointers are shifted by where the SENDER field went; the test
+ * tests/unit/wire/test-stamp.c compares the result with a parse for many messages.
+ * Return: 0, or WIRE_E_TOO_LARGE if @dst_size exceeds WIRE_MAX_MESSAGE_SIZE.
+ */
+int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char *sender,
+                             const void *dst, size_t dst_size, WireHeader *ret);

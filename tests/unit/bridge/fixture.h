@@ -201,7 +201,8 @@ static _unused_ BridgeMsg *test_msg_new(BridgeConn *sender, const TestMsg *t) {
         wire_writer_deinit(&w);
         g_assert_cmpint(wire_message_parse(data, size, 0, 0, &hdr), ==, 0);
         if (sender) {
-                g_assert_cmpint(bridge_msg_new_stamped(data, &hdr, sender->unique_name, sender->id, &m),
+                g_assert_cmpint(bridge_msg_new_stamped_cached(sender->bus->msg_cache, data, &hdr,
+                                                              sender->unique_name, sender->id, &m),
                                 ==, 0);
                 free(data);
         } else {

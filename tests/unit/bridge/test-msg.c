@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * BridgeMsg: stamping in one allocation, the header re-read from the new bytes, plain
- * copies, wrapping built messages, references and fds.
+ * BridgeMsg: stamping in one allocation, the header derived for the new bytes, plain
+ * copies, wrapping built messages, references and fds; the bus's buffer cache: reuse,
+ * its bound, large messages past it, poisoning under ASan, a cache that outlives its bus.
  */
 #include "tests/unit/bridge/fixture.h"
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifdef TEST_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 static void test_stamped(Fixture *f, gconstpointer ctx) {
         WireMsgSpec spec = { .type = WIRE_MSG_SIGNAL, .serial = 3, .path = "/p", .interface = "t.I",
@@ -78,6 +89,97 @@ static void test_fds(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(fcntl(b, F_GETFD), <, 0);
 }
 
+/* A signal with a string of @body_len bytes as body, built and parsed; free() the bytes. */
+static uint8_t *cache_msg_data(size_t body_len, WireHeader *ret_hdr) {
+        WireMsgSpec spec = { .type = WIRE_MSG_SIGNAL, .serial = 5, .path = "/p",
+                             .interface = "t.I", .member = "M" };
+        uint8_t *data = NULL;
+        char *body = g_strnfill(body_len, 'x');
+        WireWriter w;
+        size_t size;
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', body), ==, 0);
+        g_assert_cmpint(wire_message_build(&spec, &w, &data, &size), ==, 0);
+        wire_writer_deinit(&w);
+        g_free(body);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, ret_hdr), ==, 0);
+        return data;
+}
+
+static void test_cache(Fixture *f, gconstpointer ctx) {
+        BridgeMsgCache *cache = f->bus->msg_cache;
+        BridgeMsg *m = NULL, *again = NULL, *many[300];
+        WireHeader hdr, parsed;
+        uint8_t *data = cache_msg_data(8, &hdr), *big;
+        unsigned i, kept;
+
+        g_assert_cmpuint(bridge_msg_cache_n_kept(cache), ==, 0);
+        g_assert_cmpint(bridge_msg_new_stamped_cached(cache, data, &hdr, ":1.7", 7, &m), ==, 0);
+        g_assert_true(m->cache == cache);
+        /* the derived header is the one a parse of the stamped bytes gives */
+        g_assert_cmpint(wire_message_parse(m->data, m->size, 0, 0, &parsed), ==, 0);
+        g_assert_cmpuint(parsed.fields_size, ==, m->hdr.fields_size);
+        g_assert_cmpuint(parsed.body_offset, ==, m->hdr.body_offset);
+        g_assert_true(parsed.member == m->hdr.member && parsed.sender == m->hdr.sender);
+        bridge_msg_unref(m);
+        g_assert_cmpuint(bridge_msg_cache_n_kept(cache), ==, 1);
+#ifdef TEST_ASAN
+        /* a kept buffer is poisoned: a use after the last unref is still an ASan error */
+        g_assert_true(__asan_address_is_poisoned(m));
+        g_assert_true(__asan_address_is_poisoned((uint8_t *)m + 300));
+#endif
+        g_assert_cmpint(bridge_msg_new_stamped_cached(cache, data, &hdr, ":1.8", 8, &again), ==, 0);
+        g_assert_true(again == m);              /* the same buffer, reused */
+        g_assert_cmpuint(bridge_msg_cache_n_kept(cache), ==, 0);
+        g_assert_cmpuint(again->n_refs, ==, 1);
+        g_assert_cmpuint(again->n_fds, ==, 0);
+        g_assert_false(again->has_bloom);
+        g_assert_cmpstr(again->hdr.sender, ==, ":1.8");
+        bridge_msg_unref(again);
+
+        /* bounded: after a burst most buffers go back to malloc */
+        for (i = 0; i < G_N_ELEMENTS(many); ++i)
+                g_assert_cmpint(bridge_msg_new_stamped_cached(cache, data, &hdr, ":1.7", 7,
+                                                              &many[i]), ==, 0);
+        for (i = 0; i < G_N_ELEMENTS(many); ++i)
+                bridge_msg_unref(many[i]);
+        kept = bridge_msg_cache_n_kept(cache);
+        g_assert_cmpuint(kept, >, 0);
+        g_assert_cmpuint(kept, <, G_N_ELEMENTS(many));
+        free(data);
+
+        /* over the largest class: plain malloc, never kept */
+        big = cache_msg_data(256 * 1024, &hdr);
+        g_assert_cmpint(bridge_msg_new_stamped_cached(cache, big, &hdr, ":1.7", 7, &m), ==, 0);
+        g_assert_null(m->cache);
+        g_assert_cmpmem(m->data + m->hdr.body_offset, m->hdr.body_size,
+                        big + hdr.body_offset, hdr.body_size);
+        bridge_msg_unref(m);
+        g_assert_cmpuint(bridge_msg_cache_n_kept(cache), ==, kept);
+        free(big);
+}
+
+static void test_cache_outlives_bus(Fixture *f, gconstpointer ctx) {
+        WireHeader hdr;
+        uint8_t *data = cache_msg_data(100, &hdr);
+        BridgeMsg *m = NULL, *kept = NULL;
+        Bus *bus = NULL;
+
+        g_assert_cmpint(bus_new(NULL, &bus), ==, 0);
+        g_assert_cmpint(bridge_msg_new_stamped_cached(bus->msg_cache, data, &hdr, ":1.1", 1, &m),
+                        ==, 0);
+        g_assert_cmpint(bridge_msg_new_stamped_cached(bus->msg_cache, data, &hdr, ":1.1", 1,
+                                                      &kept), ==, 0);
+        bridge_msg_unref(kept);
+        bus_free(bus);
+        /* still whole; its buffer and the cache go when it dies (ASan checks for leaks) */
+        g_assert_cmpstr(m->hdr.member, ==, "M");
+        g_assert_cmpstr(m->hdr.sender, ==, ":1.1");
+        bridge_msg_unref(m);
+        free(data);
+}
+
 static void test_limits(Fixture *f, gconstpointer ctx) {
         BusLimits s, y;
 
@@ -112,6 +214,10 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/msg/stamped", Fixture, NULL, fixture_setup, test_stamped,
                    fixture_teardown);
         g_test_add("/bridge/msg/fds", Fixture, NULL, fixture_setup, test_fds, fixture_teardown);
+        g_test_add("/bridge/msg/cache", Fixture, NULL, fixture_setup, test_cache,
+                   fixture_teardown);
+        g_test_add("/bridge/msg/cache-outlives-bus", Fixture, NULL, fixture_setup,
+                   test_cache_outlives_bus, fixture_teardown);
         g_test_add("/bridge/msg/limits", Fixture, NULL, fixture_setup, test_limits,
                    fixture_teardown);
         return g_test_run();

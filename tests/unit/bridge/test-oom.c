@@ -5,7 +5,8 @@
  * succeeds anyway, where the failure only cost a table growth) and leaves the bus as it was (checked by counters here, and for leaks by ASan/valgrind at
  * teardown). The test binary is linked with -Wl,--wrap=malloc,calloc,realloc, which
  * redirects the allocations of the code linked statically into it (bridge/, wire/,
- * util/, this file) but not GLib's.
+ * util/, this file) but not GLib's. The same wrappers count allocations: once warm, a
+ * bus routes calls, replies and broadcasts without any (/bridge/oom/steady-state).
  */
 #include "tests/unit/bridge/fixture.h"
 
@@ -18,8 +19,10 @@ void *__wrap_realloc(void *p, size_t size);
 
 static int oom_countdown = -1;          /* -1: off; 0: fail the next allocation */
 static bool oom_hit;
+static unsigned long n_allocs;          /* every malloc/calloc/realloc */
 
 static bool oom_fail(void) {
+        ++n_allocs;
         if (oom_countdown < 0)
                 return false;
         if (oom_countdown-- == 0) {
@@ -245,6 +248,84 @@ static int op_bus_new(Fixture *f, int n) {
         return r;
 }
 
+/* A message as a peer sends it, for bridge_msg_new_stamped_cached(); free() it. */
+static uint8_t *steady_msg(const WireMsgSpec *spec, WireHeader *ret_hdr) {
+        uint8_t *data = NULL;
+        size_t size;
+
+        g_assert_cmpint(wire_message_build(spec, NULL, &data, &size), ==, 0);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, ret_hdr), ==, 0);
+        return data;
+}
+
+static void steady_send(BridgeConn *from, const uint8_t *data, const WireHeader *hdr) {
+        BridgeMsg *m = NULL;
+
+        g_assert_cmpint(bridge_msg_new_stamped_cached(from->bus->msg_cache, data, hdr,
+                                                      from->unique_name, from->id, &m), ==, 0);
+        g_assert_cmpint(bridge_conn_send(from, m), ==, 0);
+        bridge_msg_unref(m);
+}
+
+/* issue #2: no allocation per message in the steady state (calls, replies, broadcasts) */
+static void test_steady_state(void) {
+        WireMsgSpec call = { .type = WIRE_MSG_METHOD_CALL, .serial = 9, .path = "/",
+                             .member = "Ping", .destination = "t.svc" };
+        WireMsgSpec reply = { .type = WIRE_MSG_METHOD_RETURN, .serial = 3, .reply_serial = 9 };
+        WireMsgSpec sig = { .type = WIRE_MSG_SIGNAL, .serial = 10, .path = "/", .interface = "t.I",
+                            .member = "B" };
+        BridgeMatchKeys k = { .member = "B" };
+        uint8_t *call_data, *reply_data, *sig_data;
+        WireHeader call_hdr, reply_hdr, sig_hdr;
+        BridgeMatchRule *rule;
+        unsigned round, i;
+        Fixture f;
+
+        setup_oom(&f);
+        for (i = 1; i < 3; ++i) {
+                g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+                g_assert_cmpint(bridge_conn_add_match(f.c[i], rule), ==, 0);
+        }
+        reply.destination = f.c[0]->unique_name;
+        call_data = steady_msg(&call, &call_hdr);
+        reply_data = steady_msg(&reply, &reply_hdr);
+        sig_data = steady_msg(&sig, &sig_hdr);
+
+        for (round = 0; round < 4; ++round) {
+                unsigned long before = n_allocs;
+
+                for (i = 0; i < 64; ++i)        /* 64 calls in flight */
+                        steady_send(f.c[0], call_data, &call_hdr);
+                for (i = 0; i < 64; ++i) {
+                        g_assert_nonnull(bridge_conn_queue_peek(f.c[1]));
+                        bridge_conn_queue_pop(f.c[1]);
+                        steady_send(f.c[1], reply_data, &reply_hdr);
+                }
+                for (i = 0; i < 64; ++i) {
+                        g_assert_cmpuint(bridge_conn_queue_peek(f.c[0])->hdr.reply_serial, ==, 9);
+                        bridge_conn_queue_pop(f.c[0]);
+                }
+                for (i = 0; i < 64; ++i)
+                        steady_send(f.c[0], sig_data, &sig_hdr);
+                for (i = 0; i < 64; ++i) {
+                        bridge_conn_queue_pop(f.c[1]);
+                        bridge_conn_queue_pop(f.c[2]);
+                }
+                g_assert_null(bridge_conn_queue_peek(f.c[0]));
+                g_assert_null(bridge_conn_queue_peek(f.c[1]));
+                g_assert_null(bridge_conn_queue_peek(f.c[2]));
+                g_test_message("round %u: %lu allocations", round, n_allocs - before);
+                if (round == 0)
+                        g_assert_cmpuint(n_allocs - before, >, 0);      /* the counter works */
+                else
+                        g_assert_cmpuint(n_allocs - before, ==, 0);
+        }
+        free(call_data);
+        free(reply_data);
+        free(sig_data);
+        fixture_teardown(&f, NULL);
+}
+
 static void test_oom(gconstpointer ctx) {
         const OomCase *c = ctx;
 
@@ -273,5 +354,6 @@ int main(int argc, char **argv) {
                 g_test_add_data_func(path, &cases[i], test_oom);
                 g_free(path);
         }
+        g_test_add_func("/bridge/oom/steady-state", test_steady_state);
         return g_test_run();
 }
