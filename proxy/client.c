@@ -368,8 +368,9 @@ static int client_process_one(ProxyClient *c) {
                 return -1;
         }
 
-        r = bridge_msg_new_stamped(data, &hdr, c->conn->active ? c->conn->unique_name : NULL,
-                                   c->conn->id, &m);
+        r = bridge_msg_new_stamped_cached(s->bus->msg_cache, data, &hdr,
+                                          c->conn->active ? c->conn->unique_name : NULL,
+                                          c->conn->id, &m);
         if (r == 0 && hdr.n_fds) {
                 int *fds;
 
