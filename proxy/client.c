@@ -6,7 +6,7 @@
  * Invariants:
  *   - Nothing here is freed from inside a core callback (queue_nonempty, kick) or while a
  *     message of this client is being dispatched: a client that must go is flagged
- *     (close_pending) and put on the server's dirty list; the post source frees it.
+ *     (close_pending) and put on the server's dirty list; server_flush() frees it.
  *   - in[in_start, in_end) is unprocessed input; the buffer is CLIENT_IN_DEFAULT bytes
  *     or more while a larger message came in (see client_in_grow()).
  *   - in_fds[0, n_in_fds) are received fds not yet claimed by a message, in arrival order.
@@ -62,8 +62,7 @@ static void client_log(ProxyClient *c, int level, const char *fmt, ...) {
 }
 
 static void client_mark_dirty(ProxyClient *c) {
-        if (!list_is_linked(&c->dirty_link))
-                list_append(&c->server->dirty, &c->dirty_link);
+        server_mark_dirty(c->server, c);
 }
 
 static void client_close_later(ProxyClient *c) {
@@ -484,7 +483,7 @@ static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void 
                 }
         }
         client_update_events(c);
-        server_rearm_timer(c->server);
+        server_flush(c->server);        /* may free @c: last */
         return 0;
 }
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The loop's fixed sources: a post source that, once per iteration, frees clients that
- * must go and flushes every dirty client (one batch of writes each); a defer source that
- * gives clients with leftover input another budget; the reply-timeout timer armed from
- * bus_next_deadline(); SIGTERM/SIGINT (clean exit) and SIGHUP.
+ * The loop's fixed sources: a defer source that gives clients with leftover input another
+ * budget; the reply-timeout timer armed from bus_next_deadline(); SIGTERM/SIGINT (clean
+ * exit) and SIGHUP; and a defer source that flushes dirty clients when a callback did not
+ * (server_flush(): frees clients that must go, one batch of writes for every other).
+ * Each callback here and in client.c calls server_flush() last, in the same loop turn as
+ * its reads: with sd-event dispatching one source per turn, a post or defer source would
+ * write one turn later, after an extra epoll_wait() that returns nothing.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -51,8 +54,26 @@ void server_mark_ready(Server *s, ProxyClient *c) {
         (void) loop_source_set_enabled(s->ready_source, true);
 }
 
-static int server_on_post(sd_event_source *source, void *userdata) {
-        Server *s = userdata;
+/**
+ * server_mark_dirty() - @c has output to flush or must be closed
+ * @s:          the server
+ * @c:          the client
+ */
+void server_mark_dirty(Server *s, ProxyClient *c) {
+        if (list_is_linked(&c->dirty_link))
+                return;
+        if (list_is_empty(&s->dirty))
+                (void) loop_source_set_enabled(s->flush_source, true);
+        list_append(&s->dirty, &c->dirty_link);
+}
+
+/**
+ * server_flush() - free the clients that must go, write out the others
+ * @s:          the server
+ *
+ * Call it last in a loop callback: a client may be freed here.
+ */
+void server_flush(Server *s) {
         List *l;
 
         server_update_time(s);
@@ -66,7 +87,12 @@ static int server_on_post(sd_event_source *source, void *userdata) {
                 if (c->close_pending && !list_is_linked(&c->dirty_link))
                         client_reap(c);
         }
+        (void) loop_source_set_enabled(s->flush_source, false);
         server_rearm_timer(s);
+}
+
+static int server_on_flush(sd_event_source *source, void *userdata) {
+        server_flush(userdata);
         return 0;
 }
 
@@ -91,6 +117,7 @@ static int server_on_ready(sd_event_source *source, void *userdata) {
         }
         if (list_is_empty(&s->ready))
                 (void) loop_source_set_enabled(s->ready_source, false);
+        server_flush(s);
         return 0;
 }
 
@@ -103,7 +130,7 @@ static int server_on_timer(sd_event_source *source, uint64_t usec, void *userdat
         if (r < 0)
                 proxy_log(LOG_ERR, "Expiring pending replies failed: %s, ignoring",
                           strerror(-r));
-        server_rearm_timer(s);
+        server_flush(s);
         return 0;
 }
 
@@ -117,7 +144,7 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
                 /* logs the outcome; on failure the running configuration stays */
                 server_update_time(s);
                 (void) proxy_config_reload(s, &err);
-                server_rearm_timer(s);
+                server_flush(s);
                 return 0;
         }
         proxy_log(LOG_INFO, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -163,9 +190,10 @@ int server_new(const BusLimits *limits, Server **ret) {
         }
         s->guid[32] = '\0';
 
-        r = sd_event_add_post(s->loop, &s->post, server_on_post, s);
+        r = sd_event_add_defer(s->loop, &s->flush_source, server_on_flush, s);
         if (r < 0)
                 return error_origin(r);
+        (void) loop_source_set_enabled(s->flush_source, false);
         r = sd_event_add_defer(s->loop, &s->ready_source, server_on_ready, s);
         if (r < 0)
                 return error_origin(r);
@@ -228,7 +256,7 @@ Server *server_free(Server *s) {
         s->driver = driver_free(s->driver);
         s->bus = bus_free(s->bus);
         s->config = proxy_config_free(s->config);
-        s->post = loop_source_free(s->post);
+        s->flush_source = loop_source_free(s->flush_source);
         s->ready_source = loop_source_free(s->ready_source);
         s->timer = loop_source_free(s->timer);
         s->sigterm = loop_source_free(s->sigterm);

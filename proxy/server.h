@@ -5,7 +5,11 @@
  * sockets and every client. Clients that have output to flush are on @dirty, clients with
  * complete but unprocessed input (their per-iteration budget ran out) on @ready, and
  * clients that must be closed (kicked by the core, or a protocol error during another
- * client's dispatch) are flagged and freed by the post source, never inside a callback.
+ * client's dispatch) are flagged and freed by server_flush(), never inside a callback.
+ * Every loop callback that can make clients dirty ends with server_flush(), so the writes
+ * go out in the same loop turn as the reads that caused them (with sd-event, a separate
+ * source would cost one more epoll_wait() per turn); @flush_source is the fallback for
+ * any other callback that leaves @dirty non-empty.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +39,7 @@ typedef struct Server {
         unsigned n_clients;
         unsigned n_authenticating;
 
-        LoopSource *post;               /* flush dirty clients once per iteration */
+        LoopSource *flush_source;       /* defer: on while @dirty is not empty */
         LoopSource *ready_source;       /* defer: process @ready */
         LoopSource *timer;              /* bus_next_deadline() */
         LoopSource *sigterm, *sigint, *sighup;
@@ -53,3 +57,7 @@ void server_update_time(Server *s);
 /* After calling into the core: re-arm the reply-timeout timer. */
 void server_rearm_timer(Server *s);
 void server_mark_ready(Server *s, ProxyClient *c);
+/* @c has output to write or must be closed: it goes on @dirty. */
+void server_mark_dirty(Server *s, ProxyClient *c);
+/* At the end of a loop callback: free the clients that must go, write out the others. */
+void server_flush(Server *s);
