@@ -21,7 +21,6 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
-#include "bridge/policy.h"
 #include "bridge/msg.h"
 #include "bridge/policy.h"
 #include "bridge/names.h"
