@@ -368,11 +368,7 @@ def reload_scenario(bus):
 
 # Differences found by this test and not fixed yet: reported as TAP TODO (visible, not
 # failing the suite). Remove an entry when its scenario passes.
-KNOWN = {
-    no_receive_scenario: 'kdbusd does not apply receive rules to the driver\'s own replies '
-                         'and signals (dbus-daemon 1.14.10 does: "Rejected receive message, 0 '
-                         'matched rules; ... sender=(unset) ((bus))")',
-}
+KNOWN = {}
 
 
 def ensure_user():
@@ -388,6 +384,9 @@ def ensure_user():
     return r.returncode == 0
 
 
+SANITIZER = ('AddressSanitizer', 'LeakSanitizer', 'runtime error:')
+
+
 def run_both(binaries, fn, *args):
     out = []
     extra = ''
@@ -401,9 +400,16 @@ def run_both(binaries, fn, *args):
             policy = SYSTEM_CONF
         bus = Bus(b, extra, policy)
         try:
-            out.append((fn(bus, *args), bus.stderr()))
+            lines = fn(bus, *args)
         finally:
             bus.stop()
+        err = bus.stderr()
+        # a sanitizer build of kdbusd must stay clean through every scenario (reloads too)
+        for pat in SANITIZER:
+            if pat in err:
+                lines = lines + ['SANITIZER REPORT: ' + err[err.index(pat):][:2000]]
+                break
+        out.append((lines, err))
     return out
 
 
