@@ -522,9 +522,19 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
 
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
                 answered = bus_find_reply(sender->bus, dst, sender, h->reply_serial);
-                /* with a policy, dbus-daemon lets the rules decide on unrequested replies */
-                if (!answered && !sender->bus->policy)
+                /* kdbus semantics, whatever the policy says: a reply passes only through
+                 * the slot its call opened. A policy that denies it still answers with its
+                 * AccessDenied as dbus-daemon does (system.conf); one that would allow it
+                 * (dbus-daemon delivers then) does not open a way around the reply slot,
+                 * see docs/differences.md. */
+                if (!answered) {
+                        if (sender->bus->policy) {
+                                r = bridge_policy_check_unicast(sender, dst, msg, false);
+                                if (r)
+                                        return r;
+                        }
                         return BRIDGE_E_REPLY_UNEXPECTED;
+                }
         }
         if (sender->bus->policy) {
                 r = bridge_policy_check_unicast(sender, dst, msg, answered != NULL);
