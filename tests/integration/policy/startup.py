@@ -63,6 +63,7 @@ def wait_gone(pid, timeout=10):
 def transcript(binary):
     lines = []
     d = tempfile.mkdtemp(prefix='kdbus-startup-')
+    pid = None
     try:
         path = conf(d)
         # <fork/>: the parent prints the address and exits 0; the bus runs on
@@ -102,6 +103,11 @@ def transcript(binary):
                            text=True, timeout=20)
         lines.append('no <listen>: exit %s' % ('nonzero' if q.returncode else '0'))
     finally:
+        if pid and not wait_gone(pid, 0):      # a forked bus left by a failed step
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         subprocess.run(['rm', '-rf', d])
     return lines
 
