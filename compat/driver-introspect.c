@@ -5,9 +5,9 @@
  * The introspection data describes exactly what driver.c dispatches (keep the two in step:
  * tests/unit/compat/test-driver checks that every method listed here answers). The
  * properties are those of the specification: Features (optional bus features we
- * implement; none of the specification's list yet: ActivatableServicesChanged needs
- * activation, HeaderFiltering would need the stamper to drop unknown header fields, which
- * it passes on) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond the
+ * implement: ActivatableServicesChanged, emitted by compat/driver-activation.c when a
+ * service directory changes, and HeaderFiltering, the stamper dropping header fields of
+ * unknown codes, wire/stamp.c) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond the
  * required ones: Monitoring and Debug.Stats). Both are read-only. The
  * ActivatableServicesChanged signal is in the XML as in dbus-daemon's (issue #5 emits it).
  */
@@ -20,7 +20,11 @@
 #include "util/error.h"
 #include "wire/protocol.h"
 
-static const char *const driver_features[] = { NULL };
+static const char *const driver_features[] = {
+        "ActivatableServicesChanged",
+        "HeaderFiltering",
+        NULL
+};
 static const char *const driver_extra_interfaces[] = {
         "org.freedesktop.DBus.Monitoring",
         "org.freedesktop.DBus.Debug.Stats",

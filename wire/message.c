@@ -512,6 +512,7 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
                         return WIRE_E_BAD_FIELD;
                 if (code >= _WIRE_FIELD_N) {
                         /* unknown: skipped, but it must still be well-formed */
+                        h.has_unknown_fields = true;
                         r = wire_signature_check(sig, slen, true);
                         if (r)
                                 return r;

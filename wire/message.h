@@ -58,6 +58,7 @@ typedef struct WireHeader {
         uint32_t total_size;            /* body_offset + body_size */
         uint32_t sender_field_offset;   /* offset of the SENDER field struct, 0 if absent */
         uint32_t sender_field_size;     /* its size, padding to the next field included */
+        bool has_unknown_fields;        /* fields of codes the specification does not define */
         const char *path;               /* NULL when absent; all point into the message */
         const char *interface;
         const char *member;

@@ -29,6 +29,67 @@ size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len) {
         return (size_t)hdr->total_size + 7 + SENDER_FIELD_OVERHEAD + sender_len + 1 + 7;
 }
 
+static size_t put_field_head(uint8_t *d, size_t pos, uint8_t code, char type) {
+        size_t aligned = ALIGN8(pos);
+
+        memset(d + pos, 0, aligned - pos);
+        pos = aligned;
+        d[pos++] = code;
+        d[pos++] = 1;
+        d[pos++] = (uint8_t)type;
+        d[pos++] = 0;
+        return pos;
+}
+
+static size_t put_field_string(uint8_t *d, size_t pos, bool be, uint8_t code, char type,
+                               const char *v) {
+        size_t n;
+
+        if (!v)
+                return pos;
+        n = strlen(v);
+        pos = put_field_head(d, pos, code, type);
+        if (type == 'g') {
+                d[pos++] = (uint8_t)n;
+        } else {
+                wire_store32(d + pos, be, (uint32_t)n);
+                pos += 4;
+        }
+        memcpy(d + pos, v, n + 1);
+        return pos + n + 1;
+}
+
+static size_t put_field_u32(uint8_t *d, size_t pos, bool be, uint8_t code, uint32_t v) {
+        pos = put_field_head(d, pos, code, 'u');
+        wire_store32(d + pos, be, v);
+        return pos + 4;
+}
+
+/*
+ * HeaderFiltering, as dbus-daemon does it: a message that carries header fields of codes
+ * the specification does not define gets its field array rebuilt from the parsed values,
+ * without them, so that a receiver can trust every field to come from the bus's view of
+ * the message. Rare (no known client sends such fields), so the simple way is good enough.
+ * Each rebuilt field is at most as long as its original, so the size bound still holds.
+ */
+static size_t stamp_known_fields(uint8_t *d, const WireHeader *hdr) {
+        bool be = hdr->big_endian;
+        size_t pos = WIRE_FIXED_HEADER_SIZE;
+
+        pos = put_field_string(d, pos, be, WIRE_FIELD_PATH, 'o', hdr->path);
+        pos = put_field_string(d, pos, be, WIRE_FIELD_INTERFACE, 's', hdr->interface);
+        pos = put_field_string(d, pos, be, WIRE_FIELD_MEMBER, 's', hdr->member);
+        pos = put_field_string(d, pos, be, WIRE_FIELD_ERROR_NAME, 's', hdr->error_name);
+        if (hdr->reply_serial)
+                pos = put_field_u32(d, pos, be, WIRE_FIELD_REPLY_SERIAL, hdr->reply_serial);
+        pos = put_field_string(d, pos, be, WIRE_FIELD_DESTINATION, 's', hdr->destination);
+        if (hdr->signature && hdr->signature[0])
+                pos = put_field_string(d, pos, be, WIRE_FIELD_SIGNATURE, 'g', hdr->signature);
+        if (hdr->n_fds)
+                pos = put_field_u32(d, pos, be, WIRE_FIELD_UNIX_FDS, hdr->n_fds);
+        return pos;
+}
+
 /**
  * wire_message_stamp() - write @src with SENDER=@sender into @dst
  * @src:        a message parsed into @hdr
@@ -47,7 +108,10 @@ int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sende
         size_t pos, aligned, n = strlen(sender);
         bool be = hdr->big_endian;
 
-        if (hdr->sender_field_offset) {
+        if (hdr->has_unknown_fields) {
+                memcpy(d, s, WIRE_FIXED_HEADER_SIZE);
+                pos = stamp_known_fields(d, hdr);
+        } else if (hdr->sender_field_offset) {
                 size_t off = hdr->sender_field_offset, rest = off + hdr->sender_field_size;
 
                 memcpy(d, s, off);
@@ -111,6 +175,9 @@ int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char 
 
         if (dst_size > WIRE_MAX_MESSAGE_SIZE)
                 return WIRE_E_TOO_LARGE;
+        if (sender && hdr->has_unknown_fields)
+                /* the fields were rebuilt (stamp_known_fields()): read them again */
+                return wire_message_parse(dst, dst_size, hdr->n_fds, WIRE_PARSE_SKIP_BODY, ret);
         h.path = stamp_shift(hdr->path, s, hdr, d, drop);
         h.interface = stamp_shift(hdr->interface, s, hdr, d, drop);
         h.member = stamp_shift(hdr->member, s, hdr, d, drop);

@@ -25,7 +25,7 @@ static uint8_t *make(bool be, int where, size_t *size) {
                 if (where == SENDER_MIDDLE)
                         raw_field_s(&r, 7, "s", "x.y");
                 raw_field_s(&r, 3, "s", "Sig");
-                raw_field(&r, 99, "as");                /* unknown field, kept */
+                raw_field(&r, 99, "as");                /* unknown: dropped (HeaderFiltering) */
                 raw_u32(&r, 6);
                 raw_s(&r, "z");
                 raw_field_s(&r, 8, "g", "sy");
@@ -221,6 +221,50 @@ static void test_derive(void) {
         g_test_message("%u stamped headers derived and compared with a parse", n);
 }
 
+/* HeaderFiltering: fields of unknown codes do not survive stamping, every known one does. */
+static void test_filter_unknown(void) {
+        for (int be = 0; be < 2; ++be)
+                for (unsigned rot = 0; rot < _F_N; ++rot) {
+                        WireHeader h, h2;
+                        uint8_t *m, *st;
+                        size_t size, st_size;
+                        Raw r;
+
+                        raw_init(&r, be, 3 /* error */, 0, 5);
+                        for (unsigned i = 0; i < _F_N; ++i)
+                                add_field(&r, (i + rot) % _F_N);
+                        raw_field(&r, 200, "(yv)");     /* a second unknown one, nested */
+                        raw_pad(&r, 8);
+                        raw_y(&r, 1);
+                        raw_g(&r, "s");
+                        raw_s(&r, "forged");
+                        raw_fields_end(&r);
+                        raw_s(&r, "body");
+                        raw_y(&r, 7);
+                        m = raw_finish(&r, &size);
+                        g_assert_cmpint(wire_message_parse(m, size, 0, 0, &h), ==, 0);
+                        g_assert_true(h.has_unknown_fields);
+                        st = g_malloc(wire_stamp_size_bound(&h, 4));
+                        g_assert_cmpint(wire_message_stamp(m, &h, ":1.9", st, &st_size), ==, 0);
+                        g_assert_cmpuint(st_size, <=, wire_stamp_size_bound(&h, 4));
+                        g_assert_cmpint(wire_message_parse(st, st_size, 0, 0, &h2), ==, 0);
+                        g_assert_false(h2.has_unknown_fields);
+                        g_assert_cmpstr(h2.sender, ==, ":1.9");
+                        g_assert_cmpstr(h2.path, ==, h.path);
+                        g_assert_cmpstr(h2.interface, ==, h.interface);
+                        g_assert_cmpstr(h2.member, ==, h.member);
+                        g_assert_cmpstr(h2.error_name, ==, h.error_name);
+                        g_assert_cmpstr(h2.destination, ==, h.destination);
+                        g_assert_cmpstr(h2.signature, ==, h.signature);
+                        g_assert_cmpuint(h2.reply_serial, ==, h.reply_serial);
+                        g_assert_cmpuint(h2.n_fds, ==, h.n_fds);
+                        g_assert_cmpmem(st + h2.body_offset, h2.body_size,
+                                        m + h.body_offset, h.body_size);
+                        g_free(st);
+                        g_free(m);
+                }
+}
+
 static void test_derive_too_large(void) {
         WireHeader h, d;
         size_t size;
@@ -237,5 +281,6 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/stamp/positions", test_stamp);
         g_test_add_func("/wire/stamp/derive-header", test_derive);
         g_test_add_func("/wire/stamp/derive-too-large", test_derive_too_large);
+        g_test_add_func("/wire/stamp/filter-unknown-fields", test_filter_unknown);
         return g_test_run();
 }
