@@ -24,6 +24,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
+#include "bridge/policy.h"
 #include "compat/driver-activation.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
@@ -344,7 +345,15 @@ int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *m
             (!bus_activation_is_activatable(driver->activation, name) &&
              !bus_activation_is_starting(driver->activation, name)))
                 return 0;
-        r = activation_request(driver, name, sender, msg, false);
+        /* as dbus-daemon: the sender's send rules are checked before anything starts (the
+         * receiver's rules are checked when the message is delivered) */
+        r = bridge_policy_check_driver(sender, msg);
+        if (r == BRIDGE_E_ACCESS_DENIED)
+                r = driver_send_error_text(driver, sender, msg->hdr.serial,
+                                           ERROR_PREFIX "AccessDenied",
+                                           bridge_conn_get_denial(sender));
+        else if (r == 0)
+                r = activation_request(driver, name, sender, msg, false);
         if (r == BRIDGE_E_QUOTA) {
                 driver_kick_conn(sender);
                 r = 0;

@@ -31,6 +31,7 @@ SERVICES = {
     "org.kdbus.act.Signal": "/bin/sh -c 'kill -9 $$'",
     "org.kdbus.act.Slow": "/bin/sleep 30",
     "org.kdbus.act.NoName": "/bin/true",
+    "org.kdbus.act.Denied": "/usr/bin/python3 %s org.kdbus.act.Denied" % SERVICE_PY,
 }
 
 
@@ -61,6 +62,7 @@ class Bus:
   <limit name="service_start_timeout">%d</limit>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
+    <deny send_destination="org.kdbus.act.Denied"/>
   </policy>
 </busconfig>
 """ % (self.sock, self.svc, TIMEOUT_MS))
@@ -168,6 +170,14 @@ def sc_queue_order(bus):
     return (replies, log)
 
 
+def sc_policy_denied(bus):
+    """The sender's send rules deny the name: AccessDenied, and nothing is started."""
+    r = outcome(lambda: call(bus, "org.kdbus.act.Denied", "Echo", "s", ("x",)))
+    time.sleep(0.5)
+    started = outcome(lambda: bus.driver().NameHasOwner("org.kdbus.act.Denied"))
+    return (r[:2], started)
+
+
 def sc_no_auto_start(bus):
     r = outcome(lambda: call(bus, "org.kdbus.act.Exit1", "Echo", "s", ("x",),
                              auto_start=False))
@@ -237,6 +247,7 @@ SCENARIOS = [
     ("start-service-by-name", sc_start_service_by_name),
     ("queued-in-order", sc_queue_order),
     ("no-auto-start", sc_no_auto_start),
+    ("policy-denied", sc_policy_denied),
     ("activation-environment", sc_environment),
 ] + [("failure-" + t, make_failure(n, w)) for t, n, w in FAILURES] + [
     ("activatable-services-changed", sc_services_changed),
