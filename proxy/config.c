@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 #include "bridge/bus.h"
 #include "bridge/policy.h"
 #include "policy-xml/compile.h"
@@ -320,6 +322,8 @@ int proxy_config_apply(Server *s, const ProxyConfig *c) {
         return 0;
 }
 
+static int config_reload(Server *s, ProxyConfigError *ret_error);
+
 /**
  * proxy_config_reload() - SIGHUP / ReloadConfig: the whole configuration again, or nothing
  * @s:          the server; @s->config is replaced on success
@@ -332,6 +336,21 @@ int proxy_config_apply(Server *s, const ProxyConfig *c) {
  * Return: 0, -ENOMEM (the old configuration stays), or 1 (invalid; the old one stays).
  */
 int proxy_config_reload(Server *s, ProxyConfigError *ret_error) {
+        /* systemd (Type=notify): RELOADING=1 with the monotonic time it wants, then READY=1
+         * when the bus serves again, whatever the outcome */
+        struct timespec ts = { 0 };
+        int r;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        (void) sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+                          (unsigned long long)ts.tv_sec * 1000000ULL +
+                          (unsigned long long)ts.tv_nsec / 1000ULL);
+        r = config_reload(s, ret_error);
+        (void) sd_notify(0, "READY=1");
+        return r;
+}
+
+static int config_reload(Server *s, ProxyConfigError *ret_error) {
         _cleanup_(proxy_config_freep) ProxyConfig *c = NULL;
         ProxyConfig *old;
         int r;

@@ -6,6 +6,7 @@
  * and the count is reported with the next line that passes.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <syslog.h>
@@ -15,9 +16,15 @@
 
 static ProxyLogTarget log_target = PROXY_LOG_STDERR;
 static int log_max_level = LOG_INFO;
+static bool log_use_syslog;     /* no journal on this machine: syslog(3) instead */
 
 void proxy_log_set_target(ProxyLogTarget target) {
         log_target = target;
+        /* like dbus-daemon, "the system log" is the journal where there is one, else syslog */
+        log_use_syslog = (target == PROXY_LOG_JOURNAL || target == PROXY_LOG_JOURNAL_ONLY) &&
+                         access("/run/systemd/journal/socket", F_OK) < 0;
+        if (log_use_syslog)
+                openlog("kdbusd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
 void proxy_log_set_max_level(int level) {
@@ -34,7 +41,11 @@ static void log_write(int level, const ProxyLogPeer *peer, const char *text) {
                          peer->unique_name && peer->unique_name[0] ? " " : "",
                          (int)peer->pid, peer->uid == (uid_t)-1 ? -1L : (long)peer->uid);
         }
-        if (log_target == PROXY_LOG_JOURNAL || log_target == PROXY_LOG_JOURNAL_ONLY) {
+        if (log_use_syslog) {
+                syslog(level, "%s%s", prefix, text);
+                if (log_target == PROXY_LOG_JOURNAL_ONLY)
+                        return;
+        } else if (log_target == PROXY_LOG_JOURNAL || log_target == PROXY_LOG_JOURNAL_ONLY) {
                 if (peer) {
                         snprintf(pidbuf, sizeof(pidbuf), "PEER_PID=%d", (int)peer->pid);
                         snprintf(uidbuf, sizeof(uidbuf), "PEER_UID=%ld",

@@ -22,6 +22,7 @@
 #include <systemd/sd-daemon.h>
 #include "bridge/limits.h"
 #include "compat/driver.h"
+#include "compat/driver-internal.h"
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
 #include "proxy/address.h"
@@ -29,6 +30,7 @@
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/native-listener.h"
+#include "proxy/privileges.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -66,7 +68,8 @@ static void help(void) {
                "  --system              the system bus: " PROXY_CONFIG_SYSTEM_PATH "\n"
                "  --config-file=FILE    any dbus-daemon configuration file; SIGHUP or\n"
                "                        org.freedesktop.DBus.ReloadConfig reload it (policy,\n"
-               "                        limits); <user> is not applied (no privilege drop yet)\n"
+               "                        limits); after binding its sockets and writing its\n"
+               "                        pid file the bus becomes the configuration's <user>\n"
                "  --address=ADDRESS     listen on ADDRESS (';'-separated list of unix:path=,\n"
                "                        unix:abstract=, unix:dir=, unix:tmpdir=,\n"
                "                        unix:runtime=yes, systemd:)\n"
@@ -80,7 +83,9 @@ static void help(void) {
                "                        used when no --address is given; service activation\n"
                "                        is not implemented yet\n"
                "  --syslog / --syslog-only / --nosyslog\n"
-               "                        log to the journal and stderr / journal only / stderr\n"
+               "                        log to the journal (syslog when there is no journal)\n"
+               "                        and stderr / the journal only / stderr only\n"
+               "  --introspect          print the bus driver's introspection XML and exit\n"
                "  --native=unix:path=PATH\n"
                "                        also serve native (kdbus ABI) peers on PATH\n"
                "  --version, --help\n");
@@ -117,6 +122,22 @@ enum {
         ARG_INTROSPECT,
         ARG_NATIVE,
 };
+
+/* --introspect, as dbus-daemon: what the driver answers to Introspect on its own path. */
+static int print_introspection(void) {
+        _cleanup_(freep) char *xml = NULL;
+
+        if (driver_introspect_xml("/org/freedesktop/DBus", &xml) < 0) {
+                fprintf(stderr, "kdbusd: out of memory\n");
+                return -1;
+        }
+        /* dbus-daemon ends it with an empty line */
+        if (printf("%s\n", xml) < 0 || fflush(stdout) != 0) {
+                fprintf(stderr, "kdbusd: cannot write the introspection data: %m\n");
+                return -1;
+        }
+        return 1;
+}
 
 /* Return: 0 run, 1 exit successfully (help/version), -1 exit with failure. */
 static int parse_args(int argc, char **argv, Args *a) {
@@ -206,8 +227,7 @@ static int parse_args(int argc, char **argv, Args *a) {
                         a->log_target_set = true;
                         break;
                 case ARG_INTROSPECT:
-                        fprintf(stderr, "kdbusd: --introspect is not supported yet\n");
-                        return -1;
+                        return print_introspection();
                 case ARG_NATIVE:
                         a->native_address = optarg;
                         break;
@@ -433,13 +453,6 @@ static const char *config_path(const Args *a) {
         }
 }
 
-static void warn_unapplied(const Config *t) {
-        if (t->user.value)
-                proxy_log(LOG_NOTICE, "%s:%u: <user>%s</user> is not applied: kdbusd does not "
-                          "drop privileges yet and keeps running as uid %u", t->user.loc.file,
-                          t->user.loc.line, t->user.value, (unsigned)getuid());
-}
-
 int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
         _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
@@ -466,7 +479,6 @@ int main(int argc, char **argv) {
         }
         if (!a.log_target_set && config->tree->syslog.set)
                 proxy_log_set_target(a.log_target = PROXY_LOG_JOURNAL);
-        warn_unapplied(config->tree);
         do_fork = a.fork >= 0 ? a.fork : config->tree->fork.set;
         if (!a.nopidfile)
                 pidfile = config->tree->pidfile.value;
@@ -501,6 +513,10 @@ int main(int argc, char **argv) {
                 pidfile = NULL;
                 return EXIT_FAILURE;
         }
+        /* as dbus-daemon: sockets and pid file first, then the configured user */
+        if (config->tree->user.value &&
+            proxy_drop_privileges(config->tree->user.value, &config->tree->user.loc) < 0)
+                goto out;
         s->config = steal_ptr(&config);
         if (proxy_activation_new(s, a.systemd_activation, &activation) < 0) {
                 fprintf(stderr, "kdbusd: cannot set up service activation\n");
@@ -514,6 +530,7 @@ int main(int argc, char **argv) {
         (void) sd_notify(0, "READY=1");
 
         r = server_run(s);
+        (void) sd_notify(0, "STOPPING=1");
         if (r < 0) {
                 proxy_log(LOG_ERR, "The event loop failed: %s", strerror(-r));
                 goto out;
