@@ -293,7 +293,9 @@ static int listen_on(Server *s, const char *address, const ConfigLoc *loc) {
 
 /*
  * --address replaces every <listen>, as with dbus-daemon; without it, sockets passed by
- * systemd (LISTEN_FDS) come first, then every <listen> of the configuration. @ret_print gets
+ * systemd (LISTEN_FDS) replace them too (dbus-daemon would bind the <listen>s and leave the
+ * passed sockets unserved; binding the same path again would steal systemd's socket), else
+ * every <listen> of the configuration is bound. @ret_print gets
  * what --print-address prints (NULL: the first listener): dbus-daemon runs one server per
  * <listen> and prints each one's first address, the last <listen> first, joined by ';'.
  */
@@ -518,11 +520,12 @@ int main(int argc, char **argv) {
             proxy_drop_privileges(config->tree->user.value, &config->tree->user.loc) < 0)
                 goto out;
         s->config = steal_ptr(&config);
+        driver_set_reload(s->driver, proxy_config_reload_hook, s);
+        /* after the reload hook: activation wraps it to read its directories again */
         if (proxy_activation_new(s, a.systemd_activation, &activation) < 0) {
                 fprintf(stderr, "kdbusd: cannot set up service activation\n");
                 goto out;
         }
-        driver_set_reload(s->driver, proxy_config_reload_hook, s);
         if (print_info(s, &a, listen_print) < 0)
                 goto out;
         if (do_fork)
