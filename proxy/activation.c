@@ -5,7 +5,9 @@
  * files, and done the same here:
  *
  *   - The first directory (in configuration order) that provides a name wins; a file that
- *     does not parse, or has no Exec, is skipped (logged here, with file:line).
+ *     does not parse, or has no Exec, is skipped (logged here, with file:line). In
+ *     $XDG_RUNTIME_DIR/dbus-1/services (standard session list) a file counts only if it is
+ *     named NAME.service, and that directory is not watched (dbus-daemon(1)).
  *   - The service runs with the bus's environment plus UpdateActivationEnvironment's
  *     variables, DBUS_STARTER_ADDRESS (the first listen address, with the guid),
  *     DBUS_STARTER_BUS_TYPE, and on a session bus DBUS_SESSION_BUS_ADDRESS.
@@ -34,6 +36,7 @@
 #include "bridge/bus.h"
 #include "compat/activation-service.h"
 #include "compat/driver-activation.h"
+#include "compat/driver.h"
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
 #include "proxy/config.h"
@@ -76,6 +79,8 @@ struct ProxyActivation {
         bool system_bus;
         bool systemd;
         char **dirs;                    /* the service directories, in order */
+        char *runtime_dir;              /* $XDG_RUNTIME_DIR/dbus-1/services of the standard
+                                         * session list: strict file names, not watched */
         ServiceEntry *services;
         size_t n_services;
         char **env;                     /* UpdateActivationEnvironment: "K=V", NULL-terminated */
@@ -227,8 +232,13 @@ static int read_small_file(const char *path, char **ret, size_t *ret_size) {
         return 0;
 }
 
+static bool is_runtime_dir(const ProxyActivation *a, const char *dir) {
+        return a->runtime_dir && strcmp(a->runtime_dir, dir) == 0;
+}
+
 static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services,
                     size_t *n_services) {
+        bool strict = is_runtime_dir(a, dir);
         DIR *d = opendir(dir);
         struct dirent *de;
         int r = 0;
@@ -259,6 +269,14 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
                         if (r > 0)
                                 proxy_log(LOG_WARNING, "%s, ignoring", err);
                         r = r < 0 ? r : 0;
+                        continue;
+                }
+                /* dbus-daemon: in the runtime directory the file must be NAME.service */
+                if (strict && (len - 8 != strlen(svc->name) ||
+                               strncmp(de->d_name, svc->name, len - 8) != 0)) {
+                        proxy_log(LOG_NOTICE, "%s: service \"%s\" must be in \"%s.service\" "
+                                  "in this directory, ignoring", path, svc->name, svc->name);
+                        activation_service_free(svc);
                         continue;
                 }
                 for (i = 0; i < *n_services; ++i)
@@ -724,7 +742,7 @@ static int watch_dirs(ProxyActivation *a) {
         if (a->inotify_fd < 0)
                 return error_origin(-errno);
         for (dir = a->dirs; *dir; ++dir)
-                if (inotify_add_watch(a->inotify_fd, *dir,
+                if (!is_runtime_dir(a, *dir) && inotify_add_watch(a->inotify_fd, *dir,
                                       IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
                                       IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
                                       IN_ATTRIB | IN_ONLYDIR) < 0 && errno != ENOENT &&
@@ -753,6 +771,12 @@ static int collect_dirs(ProxyActivation *a, const Config *tree) {
                 }
                 r = proxy_activation_standard_dirs(d->kind == CONFIG_SERVICEDIR_STANDARD_SYSTEM,
                                                    &std);
+                if (r >= 0 && d->kind == CONFIG_SERVICEDIR_STANDARD_SESSION && !a->runtime_dir &&
+                    getenv("XDG_RUNTIME_DIR") && *getenv("XDG_RUNTIME_DIR") && std && std[0]) {
+                        a->runtime_dir = strdup(std[0]);
+                        if (!a->runtime_dir)
+                                r = error_origin(-ENOMEM);
+                }
                 for (p = std; r >= 0 && p && *p; ++p)
                         r = dirs_add(&a->dirs, &n, *p, NULL);
                 activation_strv_free(std);
@@ -760,6 +784,50 @@ static int collect_dirs(ProxyActivation *a, const Config *tree) {
         if (r >= 0 && !a->dirs && !strv_push(&a->dirs, &n, NULL))
                 r = error_origin(-ENOMEM);
         return r;
+}
+
+static void unwatch_dirs(ProxyActivation *a) {
+        a->inotify = loop_source_free(a->inotify);
+        a->rescan = loop_source_free(a->rescan);
+        if (a->inotify_fd >= 0)
+                (void) close(a->inotify_fd);
+        a->inotify_fd = -1;
+}
+
+/*
+ * ReloadConfig: the configuration first (proxy/config.c), then, as dbus-daemon does, the
+ * service directories of the configuration now running are read again (also the runtime
+ * directory, which is not watched) and ActivatableServicesChanged is sent.
+ */
+static int activation_reload_hook(void *userdata, bool *ret_not_found, char *msg,
+                                  size_t n_msg) {
+        ProxyActivation *a = userdata;
+        char **old_dirs = a->dirs, *old_runtime = a->runtime_dir;
+        int r, k;
+
+        r = proxy_config_reload_hook(a->server, ret_not_found, msg, n_msg);
+        if (r)
+                return r;
+        a->dirs = NULL;
+        a->runtime_dir = NULL;
+        k = collect_dirs(a, a->server->config ? a->server->config->tree : NULL);
+        if (k < 0) {
+                activation_strv_free(a->dirs);
+                free(a->runtime_dir);
+                a->dirs = old_dirs;
+                a->runtime_dir = old_runtime;
+        } else {
+                activation_strv_free(old_dirs);
+                free(old_runtime);
+                unwatch_dirs(a);
+                k = watch_dirs(a);
+        }
+        if (k >= 0)
+                k = activation_load(a, true);
+        if (k < 0)
+                proxy_log(LOG_ERR, "Cannot read the service directories again after the "
+                          "reload: %s, keeping the old list", strerror(-k));
+        return 0;
 }
 
 /**
@@ -797,6 +865,7 @@ int proxy_activation_new(Server *s, bool systemd_activation, ProxyActivation **r
                 r = activation_load(a, false);
         if (r < 0)
                 return error_trace(r);
+        driver_set_reload(s->driver, activation_reload_hook, a);
         *ret = steal_ptr(&a);
         return 0;
 }
@@ -813,16 +882,16 @@ ProxyActivation *proxy_activation_free(ProxyActivation *a) {
 
         if (!a)
                 return NULL;
-        if (a->server && a->server->driver)
+        if (a->server && a->server->driver) {
                 (void) driver_set_activation(a->server->driver, NULL, NULL);
+                driver_set_reload(a->server->driver, proxy_config_reload_hook, a->server);
+        }
         list_for_each_safe(l, t, &a->starts)
                 start_free(list_entry(l, Start, link));
-        loop_source_free(a->inotify);
-        loop_source_free(a->rescan);
-        if (a->inotify_fd >= 0)
-                (void) close(a->inotify_fd);
+        unwatch_dirs(a);
         services_clear(a);
         activation_strv_free(a->dirs);
+        free(a->runtime_dir);
         for (i = 0; i < a->n_env; ++i)
                 free(a->env[i]);
         free(a->env);
