@@ -80,7 +80,7 @@ class Bus:
 
     def stop(self):
         for name in ("org.kdbus.act.Good", "org.kdbus.act.Good2", "org.kdbus.act.Queue",
-                     "org.kdbus.act.Env"):
+                     "org.kdbus.act.Env", "org.kdbus.act.Denied"):
             try:
                 call(self, name, "Quit", "", (), auto_start=False)
             except dbus.DBusException:

@@ -12,6 +12,7 @@ from gi.repository import GLib
 
 DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(os.environ["DBUS_STARTER_ADDRESS"])
+bus.set_exit_on_disconnect(True)        # never outlive the bus under test
 loop = GLib.MainLoop()
 log = []
 
