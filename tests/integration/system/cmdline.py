@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# The process options, on kdbusd and dbus-daemon, compared: --introspect (the same XML),
+# --print-pid[=FD] and --print-address[=FD] in the foreground and with --fork (the printed pid
+# is the forked bus, the one in the pid file), a bad descriptor, and where log lines go with
+# --nosyslog, --syslog, --syslog-only, neither, and <syslog/>: stderr and/or the system log.
+# The system log is a datagram socket of the test bound over /dev/log in a private mount
+# namespace (root and unshare(1) needed, else that part is skipped); there is no journal
+# here, so both buses use syslog(3). TAP output.
+#
+# Usage: cmdline.py KDBUSD [DBUS_DAEMON]
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sysutil  # noqa: E402
+from sysutil import rawbus  # noqa: E402
+
+NS_SCRIPT = r'''set -e
+D="$1"; shift
+for n in null zero full random urandom; do touch "$D/$n"; mount --bind "/dev/$n" "$D/$n"; done
+touch "$D/log"; mount --bind "$D/../log" "$D/log"
+mount --rbind "$D" /dev
+exec "$@"
+'''
+
+
+def norm(text, d, pids=()):
+    text = re.sub(r'guid=[0-9a-f]{32}', 'guid=G', text.strip().replace(d, 'DIR'))
+    for name, pid in pids:
+        text = re.sub(r'\b%d\b' % pid, name, text)
+    return text
+
+
+def read_fd(fd):
+    data = b''
+    while True:
+        b = os.read(fd, 4096)
+        if not b:
+            return data.decode(errors='replace')
+        data += b
+
+
+def print_options(binary, lines, d):
+    conf = sysutil.write_conf(d, 'unix:path=%s/s' % d, '<pidfile>%s/pid</pidfile>\n' % d)
+    r = subprocess.run([binary, '--introspect'], capture_output=True, text=True, timeout=20)
+    lines.append('--introspect: exit %d' % r.returncode)
+    lines.append(r.stdout)
+
+    # foreground, pid and address on descriptors of their own
+    pr, pw = os.pipe()
+    ar, aw = os.pipe()
+    p = subprocess.Popen([binary, '--config-file=' + conf, '--nofork', '--nopidfile',
+                          '--print-pid=%d' % pw, '--print-address=%d' % aw], pass_fds=(pw, aw),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    os.close(pw)
+    os.close(aw)
+    try:
+        pid_text = os.read(pr, 100).decode()
+        addr = os.read(ar, 4096).decode()
+        lines.append('--nofork --print-pid=FD: %s' % norm(pid_text, d, [('BUSPID', p.pid)]))
+        lines.append('--print-address=FD: %s' % norm(addr, d))
+    finally:
+        p.terminate()
+        p.wait(10)
+        os.close(pr)
+        os.close(ar)
+
+    # --fork: the parent prints the address and the forked bus's pid, which is in the pid file
+    r = subprocess.run([binary, '--config-file=' + conf, '--fork', '--print-pid',
+                        '--print-address'], capture_output=True, text=True, timeout=20)
+    try:
+        pid = int(open(d + '/pid').read())
+    except (OSError, ValueError):
+        pid = -1
+    try:
+        lines.append('--fork: exit %d, printed: %s' % (r.returncode, norm(
+            r.stdout, d, [('PIDFILE_PID', pid)]).replace('\n', ' | ')))
+        lines.append('--fork: pid file pid is alive and serves: %s' % (
+            pid > 0 and os.path.exists('/proc/%d' % pid) and sysutil.serves(d + '/s')))
+    finally:
+        if pid > 0:
+            os.kill(pid, signal.SIGTERM)
+            lines.append('--fork: gone after SIGTERM: %s, pid file removed: %s' % (
+                sysutil.wait_gone(pid), sysutil.wait_for(
+                    lambda: not os.path.exists(d + '/pid'), 5)))
+    r = subprocess.run([binary, '--config-file=' + conf, '--nofork', '--print-pid=x'],
+                       capture_output=True, text=True, timeout=20)
+    lines.append('--print-pid=x: exit %s' % ('nonzero' if r.returncode else '0'))
+
+
+def log_places(binary, flags, syslog_elem, d):
+    """Where the 'Reloaded configuration' line of a ReloadConfig goes: stderr, syslog."""
+    os.makedirs(d + '/dev', exist_ok=True)
+    log = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    if os.path.exists(d + '/log'):
+        os.unlink(d + '/log')
+    log.bind(d + '/log')
+    conf = sysutil.write_conf(d, 'unix:path=%s/s' % d, '<syslog/>\n' if syslog_elem else '')
+    p = subprocess.Popen(['unshare', '-m', '--propagation', 'private', 'sh', '-c', NS_SCRIPT,
+                          'sh', d + '/dev', binary, '--config-file=' + conf, '--nofork',
+                          '--nopidfile'] + flags, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, start_new_session=True)
+    in_syslog = False
+    try:
+        sysutil.wait_for(lambda: sysutil.serves(d + '/s') or p.poll() is not None)
+        c = rawbus.Conn('unix:path=%s/s' % d)
+        c.bus('ReloadConfig')
+        c.close()
+        log.settimeout(1.0)
+        try:
+            while True:
+                if b'Reloaded configuration' in log.recv(4096):
+                    in_syslog = True
+                    log.settimeout(0.2)
+        except socket.timeout:
+            pass
+    finally:
+        p.terminate()
+        _, err = p.communicate(timeout=10)
+        log.close()
+        subprocess.run(['rm', '-rf', d + '/dev', d + '/s', d + '/log'])
+    in_stderr = b'Reloaded configuration' in err
+    return 'stderr %s, syslog %s' % ('yes' if in_stderr else 'no', 'yes' if in_syslog else 'no')
+
+
+def transcript(binary, with_syslog):
+    lines = []
+    d = tempfile.mkdtemp(prefix='kdbus-cmdline-')
+    try:
+        print_options(binary, lines, d)
+        if with_syslog:
+            for flags, elem in ((['--nosyslog'], False), (['--syslog'], False),
+                                (['--syslog-only'], False), ([], False), ([], True),
+                                (['--nosyslog'], True)):
+                lines.append('%s%s: %s' % (' '.join(flags) or 'no flag',
+                                           ' with <syslog/>' if elem else '',
+                                           log_places(binary, flags, elem, d)))
+    except Exception as e:  # noqa: BLE001 -- a failed step fails the comparison
+        lines.append('stopped by %s: %s' % (type(e).__name__, e))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    return lines
+
+
+def main():
+    ours = sys.argv[1]
+    ref = sys.argv[2] if len(sys.argv) > 2 else None
+    t = sysutil.Tap()
+    with_syslog = os.getuid() == 0 and shutil.which('unshare') is not None
+    o = transcript(ours, with_syslog)
+    t.ok(o[0] == '--introspect: exit 0' and o[1].startswith('<!DOCTYPE node') and
+         '<interface name="org.freedesktop.DBus">' in o[1], 'kdbusd --introspect prints XML')
+    body = [x for x in o[2:]]
+    t.ok(body[:6] == ['--nofork --print-pid=FD: BUSPID',
+                      '--print-address=FD: unix:path=DIR/s,guid=G',
+                      '--fork: exit 0, printed: unix:path=DIR/s,guid=G | PIDFILE_PID',
+                      '--fork: pid file pid is alive and serves: True',
+                      '--fork: gone after SIGTERM: True, pid file removed: True',
+                      '--print-pid=x: exit nonzero'],
+         'kdbusd --print-pid[=FD], --print-address[=FD], --fork with pid file',
+         ' | '.join(body[:6]))
+    if with_syslog:
+        t.ok(body[6:] == ['--nosyslog: stderr yes, syslog no', '--syslog: stderr yes, syslog yes',
+                          '--syslog-only: stderr no, syslog yes',
+                          'no flag: stderr yes, syslog no',
+                          'no flag with <syslog/>: stderr yes, syslog yes',
+                          '--nosyslog with <syslog/>: stderr yes, syslog no'],
+             'kdbusd --nosyslog / --syslog / --syslog-only / <syslog/>: stderr and syslog',
+             ' | '.join(body[6:]))
+    else:
+        t.skip('--syslog* (a test /dev/log in a mount namespace)', 'needs root and unshare')
+    if ref:
+        r = transcript(ref, with_syslog)
+        if not t.ok(r == o, 'the same as dbus-daemon'):
+            for a, b in zip(r, o):
+                if a != b:
+                    t.diag('dbus-daemon: %s\nkdbusd:      %s' % (a, b))
+    return t.done()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
