@@ -16,6 +16,12 @@ packages=(
         util-linux linux-perf
 )
 
+# --list: print the packages (for .ci/run), install nothing
+if [ "${1:-}" = "--list" ]; then
+        printf '%s\n' "${packages[@]}"
+        exit 0
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
         echo "tools/dev/deps.sh: needs root to install packages: sudo $0" >&2
         exit 1
