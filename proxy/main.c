@@ -424,16 +424,22 @@ static int daemonize_start(int *ret_notify_fd) {
         return 0;
 }
 
-static void daemonize_finish(int notify_fd, const Args *a) {
+/*
+ * The forked bus lets go of the caller's stdin, stdout and stderr, as dbus-daemon's does: a
+ * caller that reads them to the end (a shell's $(...), a test's pipe) must not wait for the
+ * bus to exit. With --nosyslog its log lines are then lost, as with dbus-daemon; setting
+ * DBUS_DEBUG_OUTPUT keeps stderr for debugging, as there.
+ */
+static void daemonize_finish(int notify_fd) {
+        const char *debug = getenv("DBUS_DEBUG_OUTPUT");
         int null;
 
         (void) chdir("/");
         null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (null >= 0) {
                 (void) dup2(null, STDIN_FILENO);
-                if (a->print_address_fd != STDOUT_FILENO || true)
-                        (void) dup2(null, STDOUT_FILENO);
-                if (a->log_target != PROXY_LOG_STDERR)
+                (void) dup2(null, STDOUT_FILENO);
+                if (!debug || !debug[0])
                         (void) dup2(null, STDERR_FILENO);
                 if (null > STDERR_FILENO)
                         (void) close(null);
@@ -529,7 +535,7 @@ int main(int argc, char **argv) {
         if (print_info(s, &a, listen_print) < 0)
                 goto out;
         if (do_fork)
-                daemonize_finish(notify_fd, &a);
+                daemonize_finish(notify_fd);
         (void) sd_notify(0, "READY=1");
 
         r = server_run(s);

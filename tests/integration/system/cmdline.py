@@ -116,12 +116,11 @@ def log_places(binary, flags, syslog_elem, d):
         c = rawbus.Conn('unix:path=%s/s' % d)
         c.bus('ReloadConfig')
         c.close()
-        log.settimeout(1.0)
+        # syslog(3) writes before the bus replies: the line is queued here already
+        log.settimeout(0.3)
         try:
-            while True:
-                if b'Reloaded configuration' in log.recv(4096):
-                    in_syslog = True
-                    log.settimeout(0.2)
+            while not in_syslog:
+                in_syslog = b'Reloaded configuration' in log.recv(4096)
         except socket.timeout:
             pass
     finally:
