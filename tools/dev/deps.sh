@@ -12,6 +12,9 @@ packages=(
         python3 python3-dbus python3-gi
         # kdbusctl monitor --pcap test reads the capture back
         tshark
+        # tests/integration/system: useradd (privilege drop), unshare/setpriv (util-linux),
+        # systemd-socket-activate and systemd-analyze (systemd)
+        passwd
         # benchmarks (bench/run.sh): taskset pins the buses, perf counts their syscalls
         util-linux linux-perf
 )
