@@ -18,7 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 #include "bridge/bus.h"
 #include "bridge/policy.h"
 #include "policy-xml/compile.h"
@@ -26,6 +25,7 @@
 #include "policy-xml/loader.h"
 #include "proxy/config.h"
 #include "proxy/log.h"
+#include "proxy/notify.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -342,11 +342,11 @@ int proxy_config_reload(Server *s, ProxyConfigError *ret_error) {
         int r;
 
         (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        (void) sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
-                          (unsigned long long)ts.tv_sec * 1000000ULL +
-                          (unsigned long long)ts.tv_nsec / 1000ULL);
+        proxy_notify("RELOADING=1\nMONOTONIC_USEC=%llu",
+                     (unsigned long long)ts.tv_sec * 1000000ULL +
+                     (unsigned long long)ts.tv_nsec / 1000ULL);
         r = config_reload(s, ret_error);
-        (void) sd_notify(0, "READY=1");
+        proxy_notify("READY=1");
         return r;
 }
 

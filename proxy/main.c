@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
 #include "bridge/limits.h"
 #include "compat/driver.h"
 #include "compat/driver-internal.h"
@@ -30,6 +29,7 @@
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/native-listener.h"
+#include "proxy/notify.h"
 #include "proxy/privileges.h"
 #include "proxy/server.h"
 #include "util/error.h"
@@ -477,6 +477,7 @@ int main(int argc, char **argv) {
         r = parse_args(argc, argv, &a);
         if (r)
                 return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        proxy_notify_init();
         proxy_log_set_target(a.log_target);
 
         r = proxy_config_load(config_path(&a), &config, &err);
@@ -536,10 +537,10 @@ int main(int argc, char **argv) {
                 goto out;
         if (do_fork)
                 daemonize_finish(notify_fd);
-        (void) sd_notify(0, "READY=1");
+        proxy_notify("READY=1");
 
         r = server_run(s);
-        (void) sd_notify(0, "STOPPING=1");
+        proxy_notify("STOPPING=1");
         if (r < 0) {
                 proxy_log(LOG_ERR, "The event loop failed: %s", strerror(-r));
                 goto out;

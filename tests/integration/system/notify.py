@@ -7,6 +7,7 @@
 # with MONOTONIC_USEC (what systemd wants for Type=notify-reload) then READY=1 around SIGHUP,
 # around ReloadConfig and around a reload that fails, STOPPING=1 on SIGTERM; every message from
 # the bus's own pid (NotifyAccess=main), also when it forked (<fork/>: the pid in the pid file).
+# A service the bus activates does not see NOTIFY_SOCKET.
 # The same scenario runs on dbus-daemon: the sequence of messages must be the same (dbus-daemon
 # sends no MONOTONIC_USEC). TAP output.
 #
@@ -127,6 +128,43 @@ def run(binary, fork):
     return r
 
 
+def activated_env(binary):
+    """Whether a service the bus activates sees NOTIFY_SOCKET (it must not: it would speak to
+    systemd in the bus's name)."""
+    d = tempfile.mkdtemp(prefix='kdbus-notify-env-')
+    ns = sysutil.NotifySocket(d + '/notify')
+    os.makedirs(d + '/services')
+    with open(d + '/services/t.service', 'w') as f:
+        f.write('[D-BUS Service]\nName=org.kdbus.test.Env\nExec=/bin/sh -c "env > %s/env; '
+                'mv %s/env %s/env.done"\n' % (d, d, d))
+    conf = sysutil.write_conf(d, 'unix:path=%s/bus' % d,
+                              '<servicedir>%s/services</servicedir>\n' % d)
+    p = subprocess.Popen([binary, '--config-file=' + conf, '--nofork', '--nosyslog'],
+                         env=dict(os.environ, NOTIFY_SOCKET=ns.path),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    try:
+        ns.recv(10)
+        c = rawbus.Conn('unix:path=%s/bus' % d)
+        # the service exits without taking its name: only its environment matters here
+        c.send(rawbus.Message(rawbus.METHOD_CALL, path=rawbus.BUS_PATH, interface=rawbus.BUS,
+                              member='StartServiceByName', destination=rawbus.BUS,
+                              signature='su', body=('org.kdbus.test.Env', 0)))
+        ran = sysutil.wait_for(lambda: os.path.exists(d + '/env.done'), 5)
+        c.close()
+        if not ran:
+            return 'the service did not run'
+        with open(d + '/env.done') as f:
+            return 'NOTIFY_SOCKET seen' if 'NOTIFY_SOCKET=' in f.read() else 'not seen'
+    except Exception as e:  # noqa: BLE001
+        return 'stopped by %s: %s' % (type(e).__name__, e)
+    finally:
+        p.terminate()
+        p.wait(10)
+        ns.close()
+        subprocess.run(['rm', '-rf', d])
+
+
 def main():
     ours = sys.argv[1]
     ref = sys.argv[2] if len(sys.argv) > 2 else None
@@ -151,6 +189,10 @@ def main():
             r = run(ref, fork)
             if not t.ok(r.events == o.events, '%s: the same sequence as dbus-daemon' % mode):
                 t.diag('dbus-daemon:\n' + '\n'.join(r.events))
+    e = activated_env(ours)
+    t.ok(e == 'not seen', 'an activated service does not inherit NOTIFY_SOCKET', e)
+    if ref:
+        t.ok(activated_env(ref) == e, 'nor with dbus-daemon')
     return t.done()
 
 
