@@ -3,9 +3,10 @@
  * Listening sockets. Every socket is SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK; accepted
  * sockets are too (accept4). The address a listener prints is the one a client needs:
  * unix:dir= and unix:tmpdir= become unix:path=<the socket we made>, as dbus-daemon 1.14
- * prints them. A path socket we created is unlinked when the listener is freed; an
- * existing path is never removed before bind (EADDRINUSE, like dbus-daemon), so two buses
- * cannot silently steal each other's socket.
+ * prints them. A path socket we created is unlinked when the listener is freed. An existing
+ * path socket that nobody listens on any more (a crashed bus's, or one a bus that dropped
+ * privileges could not remove) is replaced, as dbus-daemon replaces it; one that a live bus
+ * serves is not (EADDRINUSE), so two buses cannot silently steal each other's socket.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,21 @@ ProxyListener *listener_free(ProxyListener *l) {
         return NULL;
 }
 
+/* Whether @sa names a socket file that no one listens on (connect() is refused). */
+static bool path_socket_is_stale(const struct sockaddr_un *sa, socklen_t salen) {
+        struct stat st;
+        int fd, r;
+
+        if (lstat(sa->sun_path, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return false;
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return false;
+        r = connect(fd, (const struct sockaddr *)sa, salen) < 0 ? errno : 0;
+        (void) close(fd);
+        return r == ECONNREFUSED;
+}
+
 static int listener_bind_unix(Server *server, const char *path, bool abstract, bool keep_path,
                               char *err, size_t err_size) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -173,7 +189,11 @@ static int listener_bind_unix(Server *server, const char *path, bool abstract, b
         fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return error_origin(-errno);
-        if (bind(fd, (struct sockaddr *)&sa, salen) < 0 || listen(fd, SOMAXCONN) < 0) {
+        r = bind(fd, (struct sockaddr *)&sa, salen);
+        if (r < 0 && errno == EADDRINUSE && !abstract && path_socket_is_stale(&sa, salen) &&
+            unlink(path) == 0)
+                r = bind(fd, (struct sockaddr *)&sa, salen);
+        if (r < 0 || listen(fd, SOMAXCONN) < 0) {
                 r = -errno;
                 snprintf(err, err_size, "Failed to bind socket \"%s%s\": %s", abstract ? "@" : "",
                          path, strerror(-r));

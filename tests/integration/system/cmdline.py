@@ -178,6 +178,25 @@ def main():
              ' | '.join(body[6:]))
     else:
         t.skip('--syslog* (a test /dev/log in a mount namespace)', 'needs root and unshare')
+    # kdbusd only (dbus-daemon would take the path over): a path a live bus serves is refused
+    d = tempfile.mkdtemp(prefix='kdbus-cmdline-')
+    try:
+        conf = sysutil.write_conf(d, 'unix:path=%s/s' % d)
+        a = subprocess.Popen([ours, '--config-file=' + conf, '--nofork', '--print-address'],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+        try:
+            a.stdout.readline()
+            b = subprocess.run([ours, '--config-file=' + conf, '--nofork'],
+                               capture_output=True, text=True, timeout=20)
+            t.ok(b.returncode != 0 and 'Address already in use' in b.stderr and
+                 sysutil.serves(d + '/s'), 'a second kdbusd does not take over the socket of '
+                 'a live one', 'exit %d: %s' % (b.returncode, b.stderr.strip()))
+        finally:
+            a.terminate()
+            a.wait(10)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
     if ref:
         r = transcript(ref, with_syslog)
         if not t.ok(r == o, 'the same as dbus-daemon'):

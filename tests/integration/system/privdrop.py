@@ -6,7 +6,8 @@
 # fs) and no supplementary groups in /proc; the socket serves the user (root is refused now:
 # without <allow user=...> only the bus's own uid may connect); the pid
 # file names the bus; ReloadConfig still works; SIGTERM ends it (what happens to the pid file
-# in a root-owned directory is compared, not assumed). Also: an unknown user, and a bus started
+# in a root-owned directory is compared, not assumed), and the next start replaces the socket
+# the dropped bus could not remove. Also: an unknown user, and a bus started
 # as the user that is configured to become root. Same transcript as dbus-daemon. Skipped when
 # not root or without useradd. TAP output.
 #
@@ -71,6 +72,20 @@ def scenario(binary, user, lines):
         lines.append('gone after SIGTERM: %s' % sysutil.wait_gone(pid))
         pid = -1
         lines.append('pid file left in the root-owned directory: %s' % os.path.exists(d + '/pid'))
+        lines.append('socket left: %s' % os.path.exists(d + '/s'))
+        # the next start replaces the dead socket
+        p = subprocess.Popen([binary, '--config-file=' + conf, '--nofork', '--nopidfile',
+                              '--nosyslog'], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            ok = sysutil.wait_for(lambda: as_user(user, [
+                'dbus-send', '--bus=unix:path=%s/s' % d, '--print-reply',
+                '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus',
+                'org.freedesktop.DBus.GetId']).returncode == 0 or p.poll() is not None)
+            lines.append('restart over the left socket serves: %s' % (ok and p.poll() is None))
+        finally:
+            p.terminate()
+            p.wait(10)
 
         bad = sysutil.write_conf(d, 'unix:path=%s/t' % d, '<user>kdbus-no-such-user</user>\n',
                                  name='bad.conf')
@@ -118,10 +133,13 @@ def main():
         if not t.ok(o[:6] == expect, 'kdbusd binds and writes its pid file as root, then '
                     'serves as <user> (uid, gid, no groups)'):
             t.diag('\n'.join(o))
-        t.ok(o[7:] == ['unknown user: exit nonzero',
+        t.ok(o[7:9] == ['socket left: True', 'restart over the left socket serves: True'],
+             'the socket a dropped bus could not remove is replaced at the next start',
+             ' | '.join(o[7:9]))
+        t.ok(o[9:] == ['unknown user: exit nonzero',
                        'started as the user, <user>root</user>: exit nonzero'],
              'an unknown <user>, and a <user> it cannot become: it refuses to start',
-             ' | '.join(o[7:]))
+             ' | '.join(o[9:]))
         if ref:
             r = transcript(ref, user)
             if not t.ok(r == o, 'the same as dbus-daemon'):
