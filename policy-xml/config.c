@@ -37,6 +37,10 @@ static const char *const limit_names[_CONFIG_LIMIT_N] = {
         [CONFIG_LIMIT_MAX_MATCH_RULES_PER_CONNECTION] = "max_match_rules_per_connection",
         [CONFIG_LIMIT_MAX_REPLIES_PER_CONNECTION] = "max_replies_per_connection",
         [CONFIG_LIMIT_REPLY_TIMEOUT] = "reply_timeout",
+        [CONFIG_LIMIT_MAX_CONTAINERS] = "max_containers",
+        [CONFIG_LIMIT_MAX_CONTAINERS_PER_USER] = "max_containers_per_user",
+        [CONFIG_LIMIT_MAX_CONTAINER_METADATA_BYTES] = "max_container_metadata_bytes",
+        [CONFIG_LIMIT_MAX_CONNECTIONS_PER_CONTAINER] = "max_connections_per_container",
 };
 
 static const char *const attr_names[_CONFIG_ATTR_N] = {

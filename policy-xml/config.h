@@ -84,6 +84,13 @@ typedef enum ConfigLimitId {
         CONFIG_LIMIT_MAX_MATCH_RULES_PER_CONNECTION,
         CONFIG_LIMIT_MAX_REPLIES_PER_CONNECTION,
         CONFIG_LIMIT_REPLY_TIMEOUT,
+        /* the Containers1 interface's limits: dbus-daemon accepts them even where it is built
+         * without containers (as Debian's is); kdbusd has no Containers1 either, so they are
+         * read, kept and dumped but bound nothing */
+        CONFIG_LIMIT_MAX_CONTAINERS,
+        CONFIG_LIMIT_MAX_CONTAINERS_PER_USER,
+        CONFIG_LIMIT_MAX_CONTAINER_METADATA_BYTES,
+        CONFIG_LIMIT_MAX_CONNECTIONS_PER_CONTAINER,
         _CONFIG_LIMIT_N,
 } ConfigLimitId;
 

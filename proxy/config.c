@@ -166,6 +166,11 @@ static void limits_from_config(const Config *t, BusLimits *l) {
                         /* 0 keeps "never", the built-in value */
                         l->reply_timeout_usec = msec_to_usec(v);
                         break;
+                case CONFIG_LIMIT_MAX_CONTAINERS:
+                case CONFIG_LIMIT_MAX_CONTAINERS_PER_USER:
+                case CONFIG_LIMIT_MAX_CONTAINER_METADATA_BYTES:
+                case CONFIG_LIMIT_MAX_CONNECTIONS_PER_CONTAINER:
+                        /* no Containers1 interface: nothing to bound */
                 case _CONFIG_LIMIT_N:
                         break;
                 }

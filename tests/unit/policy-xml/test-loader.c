@@ -404,6 +404,10 @@ static const char *const valid_cases[] = {
         "<limit name=\"max_incoming_bytes\">5abc</limit><limit name=\"max_outgoing_bytes\">0x</limit>",
         "<limit name=\"max_message_size\">1e3</limit><limit name=\"auth_timeout\">-0</limit>",
         "<fork> </fork><policy context=\"default\">\n </policy>",
+        /* the Containers1 limits (dbus's test data max-containers.conf uses one) */
+        "<limit name=\"max_containers\">3</limit><limit name=\"max_containers_per_user\">1</limit>"
+        "<limit name=\"max_container_metadata_bytes\">4096</limit>"
+        "<limit name=\"max_connections_per_container\">2</limit>",
 };
 
 /* The value dbus-daemon's strtoll(base 0) reading of <limit> gives. */
