@@ -398,6 +398,26 @@ static int print_info(Server *s, const Args *a, const char *listen_print) {
         return 0;
 }
 
+/*
+ * A caller may start us with stdin, stdout or stderr closed (test-dbus-daemon-fork.sh does,
+ * `<&- >&- 2>&-`): the first sockets would then take fds 0-2, and daemonizing, which points
+ * them at /dev/null, would close the bus's own listener. Hold them with /dev/null first, as
+ * dbus-daemon does. Fds the caller asked us to print to (--print-address=8) are not touched.
+ */
+static void std_fds_hold(void) {
+        for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; ++fd) {
+                int null;
+
+                if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+                        continue;
+                null = open("/dev/null", O_RDWR);       /* the lowest free fd: @fd */
+                if (null >= 0 && null != fd) {
+                        (void) dup2(null, fd);
+                        (void) close(null);
+                }
+        }
+}
+
 /* Fork; the parent waits for the child's verdict on @ret_notify_fd and exits with it. */
 static int daemonize_start(int *ret_notify_fd) {
         int p[2];
@@ -474,6 +494,7 @@ int main(int argc, char **argv) {
         bool do_fork;
         int notify_fd = -1, r, ret = EXIT_FAILURE;
 
+        std_fds_hold();
         r = parse_args(argc, argv, &a);
         if (r)
                 return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
