@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # kdbusd vs dbus-daemon vs dbus-broker, side by side in one run (see bench/README.md).
 #
-#   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile]
+#   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile] [--policy]
 #
 # Builds kdbusd and the bench programs in their own release build dir ($BENCH_BUILDDIR,
 # default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
@@ -15,6 +15,9 @@
 # speedups (>1: kdbusd faster). Then, unless --no-extra: allocations per operation in each
 # bus (bench/malloc-count.so preloaded into the bus) and syscalls per call (perf stat on the
 # bus process) during the pipelined workload. --profile adds a perf record of kdbusd.
+# --policy: kdbusd and dbus-daemon each with allow-all (session policy) and with Debian's
+# system.conf + system.d + bench/policy/org.kdbus.Bench.conf; call-1, call-64, signal-8;
+# checks first that the system policy denies; adds instructions per operation (callgrind).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +30,7 @@ json=
 do_build=1
 do_extra=1
 do_profile=0
+policy=0
 from_tree=0
 
 while [ $# -gt 0 ]; do
@@ -37,7 +41,8 @@ while [ $# -gt 0 ]; do
         --tree) from_tree=1 ;;
         --no-extra) do_extra=0 ;;
         --profile) do_profile=1 ;;
-        -h|--help) sed -n '3,19p' "$0"; exit 0 ;;
+        --policy) policy=1 ;;
+        -h|--help) sed -n '3,22p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -52,7 +57,9 @@ done
 run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
 declare -A bus_pid bus_addr
 buses=(kdbusd dbus-daemon dbus-broker)
+[ "$policy" = 1 ] && buses=(kdbusd kdbusd-policy dbus-daemon dbus-daemon-policy)
 trap 'rm -rf "$run"' EXIT
+wrap=()                 # a command prefix for the bus (valgrind), see start_bus
 src=$root
 if [ "$from_tree" = 0 ] && git -C "$root" rev-parse --verify -q HEAD >/dev/null; then
         src=$build.src
@@ -108,6 +115,22 @@ trap cleanup EXIT
 # dbus-daemon: the installed session.conf minus its service directories (no activation)
 sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
         /usr/share/dbus-1/session.conf > "$run/dbus-daemon.conf"
+# --policy: what --system loads (system.conf, its system.d includes) plus the bench service's
+# package-style file, for both buses; dbus-daemon drops to <user>messagebus</user> (kdbusd
+# does not yet), so the run dir must be traversable and the callgrind dir writable by it
+if [ "$policy" = 1 ]; then
+        chmod 711 "$run"
+        sed "s/user=\"root\"/user=\"$(id -un)\"/" "$root/bench/policy/org.kdbus.Bench.conf" \
+                >"$run/org.kdbus.Bench.conf"
+        cat >"$run/system-bench.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <include>/usr/share/dbus-1/system.conf</include>
+  <include>$run/org.kdbus.Bench.conf</include>
+</busconfig>
+EOF
+fi
 
 # start_bus NAME [PRELOAD]: start NAME pinned to $bus_cpu, wait for its address
 start_bus() {
@@ -120,11 +143,18 @@ start_bus() {
         rm -f "$run/$b.sock" "$run/$b.allocs"
         case "$b" in
         kdbusd)
-                env "${envs[@]}" taskset -c "$bus_cpu" "$kdbusd" --session \
+                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$kdbusd" --session \
                         --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
                 ;;
         dbus-daemon)
-                env "${envs[@]}" taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" \
+                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" dbus-daemon --config-file="$run/dbus-daemon.conf" \
+                        --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
+                ;;
+        kdbusd-policy|dbus-daemon-policy)
+                local prog=dbus-daemon
+                [ "$b" = kdbusd-policy ] && prog=$kdbusd
+                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$prog" \
+                        --config-file="$run/system-bench.conf" --nopidfile \
                         --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
                 ;;
         dbus-broker)
@@ -134,7 +164,7 @@ start_bus() {
                 ;;
         esac
         bus_pid[$b]=$!
-        for i in $(seq 100); do
+        for i in $(seq 300); do
                 [ -s "$out" ] && break
                 kill -0 "${bus_pid[$b]}" 2>/dev/null || break
                 sleep 0.1
@@ -201,6 +231,7 @@ workloads=(
         "signal-1|signals/s, 1 receiver|--workload signal --receivers 1 --warmup 6400"
         "signal-8|signals/s, 8 receivers|--workload signal --receivers 8 --warmup 6400"
 )
+[ "$policy" = 1 ] && workloads=("${workloads[0]}" "${workloads[1]}" "${workloads[3]}")
 
 for b in "${buses[@]}"; do start_bus "$b"; done
 for b in "${buses[@]}"; do
@@ -208,6 +239,38 @@ for b in "${buses[@]}"; do
 done
 echo "bench: kdbusd ($buildtype build of $built_from in $build), dbus-daemon $(dbus-daemon --version | head -1 |
         awk '{print $NF}'), dbus-broker $(dbus-broker --version | awk 'NR==1{print $NF}'); all three answer a ping"
+# --policy: the system policy must really be in force on the -policy buses (and not on the
+# others): RequestName of a name no rule lists, and a method call to a peer's unique name
+if [ "$policy" = 1 ]; then
+        for b in "${buses[@]}"; do
+                "$py" - "${bus_addr[$b]}" "$b" <<'PY' || exit 1
+import dbus, sys
+addr, bus = sys.argv[1:3]
+want = "denied" if bus.endswith("-policy") else "allowed"
+def verdict(e):
+    n = e.get_dbus_name()
+    if n == "org.freedesktop.DBus.Error.AccessDenied":
+        return "denied"
+    return "allowed" if n == "org.freedesktop.DBus.Error.NoReply" else n
+a, c = dbus.bus.BusConnection(addr), dbus.bus.BusConnection(addr)
+got = []
+try:
+    a.request_name("org.kdbus.BenchUnlisted")
+    got.append("allowed")
+except dbus.DBusException as e:
+    got.append(verdict(e))
+try:    # c has no main loop: delivered, the call times out (NoReply)
+    a.call_blocking(c.get_unique_name(), "/", "org.kdbus.Other", "Ping", "", (), timeout=0.5)
+    got.append("allowed")
+except dbus.DBusException as e:
+    got.append(verdict(e))
+if got != [want, want]:
+    sys.exit(f"bench/run.sh: {bus}: RequestName(org.kdbus.BenchUnlisted) and a call to a peer's "
+             f"unique name gave {got}, expected {want}: the policy in force is not the one to measure")
+print(f"bench: {bus}: RequestName of an unlisted name and a call to a peer's unique name: {want}")
+PY
+        done
+fi
 echo "bench: $rounds rounds x ${seconds}s per workload and bus; buses on CPU $bus_cpu, clients on CPU $peer_cpu; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 results=$run/results.txt
@@ -234,6 +297,7 @@ if [ "$do_extra" = 1 ]; then
                 events+=,syscalls:sys_enter_$sc
         done
         for b in "${buses[@]}"; do
+                [ "$policy" = 1 ] && break      # allocations: not part of the policy comparison
                 start_bus "$b" "$preload"
                 # allocations per operation over the timed rounds
                 for w in "call-64|--workload call --inflight 64 --warmup 20000" \
@@ -277,35 +341,62 @@ if [ "$do_extra" = 1 ]; then
                         stop_buses
                 done
         fi
+        # --policy: instructions of the bus per operation (no PMU in this VM: callgrind), from
+        # two runs of N and 2N operations, so startup and connection setup cancel out
+        if [ "$policy" = 1 ] && command -v valgrind >/dev/null; then
+                mkdir -m 777 "$run/cg"
+                for b in "${buses[@]}"; do
+                        for w in "call-1|300|--workload call --inflight 1" \
+                                 "call-64|1000|--workload call --inflight 64" \
+                                 "signal-8|640|--workload signal --receivers 8"; do
+                                IFS='|' read -r name n args <<<"$w"
+                                tot=()
+                                for k in 1 2; do
+                                        cg=$run/cg/$b.$name.$k
+                                        wrap=(valgrind --tool=callgrind --callgrind-out-file="$cg")
+                                        start_bus "$b"
+                                        chmod 666 "$cg" 2>/dev/null || true    # dbus-daemon dumps as messagebus
+                                        # shellcheck disable=SC2086
+                                        bench_one "$b" $args --warmup 0 --count $((n * k)) --repeat 1 >/dev/null
+                                        stop_buses
+                                        tot+=("$(sed -n 's/^summary: //p' "$cg")")
+                                done
+                                wrap=()
+                                extra[$b.instr.$name]=$(( (tot[1] - tot[0]) / n ))
+                        done
+                done
+        fi
 fi
 
 : >"$run/extra.txt"
 for k in "${!extra[@]}"; do printf '%s\t%s\n' "$k" "${extra[$k]}" >>"$run/extra.txt"; done
-"$py" - "$results" "$json" "$rounds" "$seconds" "$run/extra.txt" "$built_from" <<'PY' "${workloads[@]}"
-import json, statistics, sys
+BENCH_BUSES="${buses[*]}" "$py" - "$results" "$json" "$rounds" "$seconds" "$run/extra.txt" "$built_from" <<'PY' "${workloads[@]}"
+import json, os, statistics, sys
 results, json_path, rounds, seconds, extra_path, built_from = sys.argv[1:7]
 units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[7:]}
 data = {}
 for line in open(results):
     name, bus, value = line.split()
     data.setdefault(name, {}).setdefault(bus, []).append(float(value))
-buses = ["kdbusd", "dbus-daemon", "dbus-broker"]
+buses = os.environ["BENCH_BUSES"].split()
+pairs = [("kdbusd", "dbus-daemon"), ("kdbusd", "dbus-broker")]
+if "kdbusd-policy" in buses:    # ratio > 1: the policy costs that much throughput
+    pairs = [("kdbusd", "kdbusd-policy"), ("dbus-daemon", "dbus-daemon-policy")]
 def cell(v):
     return f"{statistics.median(v):>9.0f} ({min(v):.0f}-{max(v):.0f})"
 print()
 print(f"{'workload':<10} {'unit':<22} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
-      + f" {'kdbusd/dbus-daemon':>19} {'kdbusd/dbus-broker':>19}")
+      + "".join(f" {a + '/' + b:>19}" for a, b in pairs))
 summary = {"kdbusd": built_from, "rounds": int(rounds), "seconds_per_round": float(seconds),
            "workloads": {}, "per_operation": dict(l.rstrip("\n").split("\t", 1)
                                                   for l in open(extra_path) if "\t" in l)}
 for name in units:
     d = data[name]
     med = {b: statistics.median(d[b]) for b in buses}
-    r1, r2 = med["kdbusd"] / med["dbus-daemon"], med["kdbusd"] / med["dbus-broker"]
+    ratios = {f"{a}/{b}": med[a] / med[b] for a, b in pairs}
     print(f"{name:<10} {units[name]:<22} " + " ".join(f"{cell(d[b]):>30}" for b in buses)
-          + f" {r1:>18.2f}x {r2:>18.2f}x")
-    summary["workloads"][name] = {"unit": units[name], "runs": d, "median": med,
-                                  "speedup_vs_dbus_daemon": r1, "speedup_vs_dbus_broker": r2}
+          + "".join(f" {r:>18.2f}x" for r in ratios.values()))
+    summary["workloads"][name] = {"unit": units[name], "runs": d, "median": med, "ratios": ratios}
 if "call-1" in data:
     print("round trip at the median, 1 in flight: " + ", ".join(
         f"{b} {1e6 / statistics.median(data['call-1'][b]):.1f} us" for b in buses))
@@ -314,7 +405,28 @@ if json_path:
         json.dump(summary, f, indent=1)
 PY
 
-if [ "$do_extra" = 1 ]; then
+if [ "$do_extra" = 1 ] && [ "$policy" = 1 ]; then
+        echo
+        echo "cost of the system policy per message in the bus (a call is 2 messages: call and reply;"
+        echo "a signal 1, delivered to 8): CPU us (perf stat task-clock), instructions (callgrind)"
+        "$py" - "$run/extra.txt" <<'PY'
+import re, sys
+x = dict(l.rstrip("\n").split("\t", 1) for l in open(sys.argv[1]) if "\t" in l)
+msgs = {"call-1": 2, "call-64": 2, "signal-8": 1}
+def cpu(k):
+    m = re.search(r"CPU ([0-9.]+) us", x.get(k, ""))
+    return float(m.group(1)) if m else float("nan")
+def ins(k):
+    return float(x.get(k, "nan"))
+print(f"  {'workload':<9} {'bus':<12} {'CPU us/msg allow-all':>21} {'system':>8} {'diff':>7}"
+      f" {'instr/msg allow-all':>20} {'system':>9} {'diff':>8}")
+for name, n in msgs.items():
+    for b in ("kdbusd", "dbus-daemon"):
+        c0, c1 = cpu(f"{b}.perf.{name}") / n, cpu(f"{b}-policy.perf.{name}") / n
+        i0, i1 = ins(f"{b}.instr.{name}") / n, ins(f"{b}-policy.instr.{name}") / n
+        print(f"  {name:<9} {b:<12} {c0:>21.2f} {c1:>8.2f} {c1 - c0:>+7.2f} {i0:>20.0f} {i1:>9.0f} {i1 - i0:>+8.0f}")
+PY
+elif [ "$do_extra" = 1 ]; then
         echo
         echo "bus allocations per operation (malloc+calloc+realloc+memalign in the bus process):"
         for b in "${buses[@]}"; do
