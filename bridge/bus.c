@@ -22,6 +22,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
+#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
@@ -124,17 +125,22 @@ void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata) {
  * @bus:        the bus
  * @conn:       the connection
  *
- * Each helper calls the installed handler if there is one.
+ * Each helper first sends kdbus's notification to the native peers that asked for it
+ * (bridge/native-notify.c), then calls the installed handler if there is one. A lost reply
+ * of a native caller is reported only the kdbus way (REPLY_TIMEOUT / REPLY_DEAD), not to
+ * the handler.
  *
  * Return: 0, or the handler's result.
  */
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn) {
+        native_notify_id(bus, conn, true);
         if (!bus->notify || !bus->notify->conn_added)
                 return 0;
         return error_trace(bus->notify->conn_added(bus->notify_userdata, conn));
 }
 
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
+        native_notify_id(bus, conn, false);
         if (!bus->notify || !bus->notify->conn_removed)
                 return 0;
         return error_trace(bus->notify->conn_removed(bus->notify_userdata, conn));
@@ -142,6 +148,7 @@ int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
 
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
                             BridgeConn *new_owner) {
+        native_notify_name(bus, name, old_owner, new_owner);
         if (!bus->notify || !bus->notify->name_changed)
                 return 0;
         return error_trace(bus->notify->name_changed(bus->notify_userdata, name, old_owner,
@@ -150,6 +157,8 @@ int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
 
 int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool timed_out,
                           const char *callee_name) {
+        if (native_notify_reply_lost(caller, serial, timed_out))
+                return 0;
         if (!bus->notify || !bus->notify->reply_lost)
                 return 0;
         return error_trace(bus->notify->reply_lost(bus->notify_userdata, caller, serial,

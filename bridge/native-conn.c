@@ -239,7 +239,7 @@ static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
 
         *ret_fds = NULL;
         *ret_n = 0;
-        if (!m->n_fds)
+        if (!m || !m->n_fds)     /* NULL: a notification from the bus */
                 return 0;
         fds = calloc(m->n_fds, sizeof(int));
         if (!fds)

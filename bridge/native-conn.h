@@ -30,6 +30,7 @@ typedef struct BridgeMsg BridgeMsg;
 typedef struct BridgePool BridgePool;
 typedef struct NativeConn NativeConn;
 struct kdbus_cmd_hello;
+struct kdbus_item;
 
 typedef struct NativeConnOps {
         /* The receive list went from empty to non-empty: wake the peer. */
@@ -40,11 +41,25 @@ typedef struct NativeConnOps {
                           uint64_t size, int *fds, unsigned n_fds);
 } NativeConnOps;
 
-/* A match entry of the peer: the core rule it became, found again by the cookie. */
+/* One notification item of a match entry (NAME_ADD/REMOVE/CHANGE, ID_ADD/REMOVE). */
+typedef struct NativeNotifyRule {
+        uint64_t type;                  /* KDBUS_ITEM_NAME_ADD ... KDBUS_ITEM_ID_REMOVE */
+        uint64_t old_id;                /* NAME_*: KDBUS_MATCH_ID_ANY or an id */
+        uint64_t new_id;                /* NAME_*, and the id of ID_*: ANY or an id */
+        char *name;                     /* NAME_*: NULL for any name */
+} NativeNotifyRule;
+
+/* A match entry of the peer: the core rule it became, found again by the cookie. An entry
+ * with notification items has no core rule (kdbus ANDs an entry's rules, and a notification
+ * rule never matches a connection's message); it matches the bus's notifications when every
+ * notification item does and it has no other item. */
 typedef struct NativeMatch {
         List link;                      /* NativeConn.matches */
         uint64_t cookie;
-        struct BridgeMatchRule *rule;   /* owned by the core (freed at disconnect) */
+        struct BridgeMatchRule *rule;   /* owned by the core (freed at disconnect), or NULL */
+        NativeNotifyRule *notify;       /* owned */
+        unsigned n_notify;
+        bool notify_only;               /* no BLOOM_MASK / NAME / ID item beside them */
 } NativeMatch;
 
 /* A message written into the pool and not received yet. */
@@ -130,6 +145,19 @@ int native_items_check(const void *items, size_t size);
 int native_conn_match_add(NativeConn *nc, void *buf, size_t size);
 int native_conn_match_remove(NativeConn *nc, void *buf, size_t size);
 void native_conn_matches_clear(NativeConn *nc);
+
+/* From bridge/native-notify.c: kdbus's notifications (KDBUS_SRC_ID_KERNEL messages), called
+ * by the bus's notification helpers (bridge/bus.c) next to the installed handler. */
+void native_notify_id(Bus *bus, BridgeConn *conn, bool added);
+void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
+                        BridgeConn *new_owner);
+/* A call of @caller will get no reply. Return: true if @caller is native and was told (a
+ * REPLY_TIMEOUT / REPLY_DEAD message, or its SYNC_REPLY fails ETIMEDOUT / ECONNRESET); false
+ * for a legacy caller, which gets the handler's dbus1 error. */
+bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_out);
+/* Does @m's notification rules match the notification @item? */
+bool native_match_notify(const NativeMatch *m, const struct kdbus_item *item);
+void native_match_free(NativeMatch *m);
 
 /* Metadata (TIMESTAMP, CREDS, PIDS) under the opt-in rule; see native-conn.c. */
 uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender);

@@ -8,13 +8,17 @@
  * sender's BLOOM_FILTER item is not needed. An entry without items matches every
  * broadcast. Entries are found again by the cookie the peer chose (NativeMatch records).
  *
- * Not yet: the kernel notification subscriptions (NAME_ADD, NAME_REMOVE, NAME_CHANGE,
- * ID_ADD, ID_REMOVE items): EOPNOTSUPP; native peers see the driver's NameOwnerChanged
- * signals as dbus1 broadcasts instead.
+ * Notification items (NAME_ADD, NAME_REMOVE, NAME_CHANGE: kdbus_notify_name_change with
+ * old/new id, KDBUS_MATCH_ID_ANY for any, and an optional name; ID_ADD, ID_REMOVE:
+ * kdbus_notify_id_change with the id or ANY) subscribe to the bus's notifications
+ * (native-notify.c). kdbus ANDs every rule of an entry, so an entry with notification items
+ * gets no core rule: it matches a notification when all its items do and it has no other
+ * item. Such entries count against max_match_rules_per_connection too.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/limits.h"
 #include "bridge/match.h"
@@ -32,7 +36,7 @@ void native_conn_matches_clear(NativeConn *nc) {
 
         while ((m = list_first_entry(&nc->matches, NativeMatch, link))) {
                 list_unlink(&m->link);
-                free(m);
+                native_match_free(m);
         }
 }
 
@@ -48,22 +52,70 @@ static unsigned matches_remove(NativeConn *nc, uint64_t cookie) {
                         continue;
                 bridge_match_rule_free(m->rule);
                 list_unlink(&m->link);
-                free(m);
+                native_match_free(m);
                 ++n;
         }
+        return n;
+}
+
+/* Append the notification item @item to @m. Return: 0, -EINVAL, -ENOMEM. */
+static int match_add_notify(NativeMatch *m, const struct kdbus_item *item) {
+        size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+        NativeNotifyRule *rules, *r;
+
+        rules = realloc(m->notify, (m->n_notify + 1) * sizeof(*rules));
+        if (!rules)
+                return -ENOMEM;
+        m->notify = rules;
+        r = memset(&rules[m->n_notify], 0, sizeof(*r));
+        r->type = item->type;
+        if (item->type == KDBUS_ITEM_ID_ADD || item->type == KDBUS_ITEM_ID_REMOVE) {
+                if (len != sizeof(struct kdbus_notify_id_change))
+                        return -EINVAL;
+                r->new_id = item->id_change.id;
+        } else {
+                size_t nlen;
+
+                if (len < sizeof(struct kdbus_notify_name_change))
+                        return -EINVAL;
+                r->old_id = item->name_change.old_id.id;
+                r->new_id = item->name_change.new_id.id;
+                nlen = len - sizeof(struct kdbus_notify_name_change);
+                if (nlen) {     /* a name: NUL-terminated, valid */
+                        const char *name = item->name_change.name;
+
+                        if (nlen < 2 || name[nlen - 1] != '\0' || strlen(name) != nlen - 1 ||
+                            !wire_bus_name_is_valid(name, nlen - 1))
+                                return -EINVAL;
+                        r->name = strdup(name);
+                        if (!r->name)
+                                return -ENOMEM;
+                }
+        }
+        ++m->n_notify;
+        return 0;
+}
+
+/* Entries (core rules and notification-only ones) of @nc. */
+static unsigned matches_count(const NativeConn *nc) {
+        const List *pos;
+        unsigned n = 0;
+
+        list_for_each(pos, &nc->matches)
+                ++n;
         return n;
 }
 
 /**
  * native_conn_match_add() - MATCH_ADD
  * @nc:         the connection
- * @buf:        kdbus_cmd_match with BLOOM_MASK, NAME, ID items
+ * @buf:        kdbus_cmd_match with BLOOM_MASK, NAME, ID and notification items
  * @size:       bytes at @buf
  *
  * KDBUS_MATCH_REPLACE first removes the entries with the same cookie.
  *
  * Return: 0, or -EINVAL, -EDOM (a mask of another size than the bus's bloom size),
- * -EOPNOTSUPP (notification items), -EMFILE (too many matches), -ENOMEM.
+ * -EMFILE (too many matches), -ENOMEM.
  */
 int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_match *cmd = buf;
@@ -82,27 +134,36 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
                 return r;
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->notify_only = true;
         for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
                 case KDBUS_ITEM_BLOOM_MASK:
-                        if (len != BUS_BLOOM_SIZE)
+                        m->notify_only = false;
+                        if (len != BUS_BLOOM_SIZE) {
+                                native_match_free(m);
                                 return -EDOM;
+                        }
                         for (i = 0; i < BUS_BLOOM_WORDS; ++i)
                                 mask[i] |= item->data64[i];
                         break;
                 case KDBUS_ITEM_NAME:
+                        m->notify_only = false;
                         if (keys.sender || len < 2 || item->str[len - 1] != '\0' ||
                             strlen(item->str) != len - 1 ||
                             !wire_bus_name_is_valid(item->str, len - 1))
-                                return -EINVAL;
+                                goto einval;
                         keys.sender = item->str;
                         break;
                 case KDBUS_ITEM_ID:
+                        m->notify_only = false;
                         if (keys.sender || len != sizeof(uint64_t))
-                                return -EINVAL;
+                                goto einval;
                         if (item->id == KDBUS_MATCH_ID_ANY)
                                 break;
                         if (item->id == 0)
@@ -118,18 +179,33 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                 case KDBUS_ITEM_NAME_CHANGE:
                 case KDBUS_ITEM_ID_ADD:
                 case KDBUS_ITEM_ID_REMOVE:
-                        return -EOPNOTSUPP;
+                        r = match_add_notify(m, item);
+                        if (r) {
+                                native_match_free(m);
+                                return r;
+                        }
+                        break;
                 default:
-                        return -EINVAL;
+                        goto einval;
                 }
         }
 
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
+        if (m->n_notify) {
+                /* no core rule: the entry only ever matches notifications */
+                if (cmd->flags & KDBUS_MATCH_REPLACE)
+                        (void) matches_remove(nc, cmd->cookie);
+                if (matches_count(nc) >= nc->conn->bus->limits.max_match_rules_per_connection) {
+                        native_match_free(m);
+                        return -EMFILE;
+                }
+                m->cookie = cmd->cookie;
+                list_append(&nc->matches, &m->link);
+                cmd->return_flags = 0;
+                return 0;
+        }
         r = bridge_match_rule_new(&keys, &rule);
         if (r) {
-                free(m);
+                native_match_free(m);
                 return error_trace(r);
         }
         for (i = 0; i < BUS_BLOOM_WORDS; ++i)
@@ -138,7 +214,7 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                 (void) matches_remove(nc, cmd->cookie);
         r = bridge_conn_add_match(nc->conn, rule);      /* takes the rule, also on failure */
         if (r) {
-                free(m);
+                native_match_free(m);
                 return r == BRIDGE_E_MATCH_QUOTA ? -EMFILE : native_errno_from_bridge(r);
         }
         m->cookie = cmd->cookie;
@@ -146,6 +222,10 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         list_append(&nc->matches, &m->link);
         cmd->return_flags = 0;
         return 0;
+
+einval:
+        native_match_free(m);
+        return -EINVAL;
 }
 
 /**

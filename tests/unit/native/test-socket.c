@@ -69,8 +69,14 @@ static void bus_stop(Bus *b, gconstpointer ctx) {
 
 static KdbusConn *peer(Bus *b, uint64_t flags) {
         KdbusConn *c = NULL;
+        unsigned i;
+        int r;
 
-        g_assert_cmpint(kdbus_conn_open(b->native, &c), ==, 0);
+        /* the socket file exists from bind() on, but connecting works only after listen():
+         * under load the first peer may come in between */
+        for (i = 0; (r = kdbus_conn_open(b->native, &c)) == -ECONNREFUSED && i < 500; ++i)
+                g_usleep(10000);
+        g_assert_cmpint(r, ==, 0);
         g_assert_cmpint(kdbus_conn_hello(c, flags, POOL), ==, 0);
         return c;
 }
@@ -347,13 +353,10 @@ static void test_sync_reply(Bus *b, gconstpointer ctx) {
         kdbus_conn_close(a);
 }
 
-/* A callee that leaves without answering: the waiting SYNC_REPLY gets the bus's error. */
+/* A callee that leaves without answering: the waiting SYNC_REPLY fails ECONNRESET (kdbus). */
 static void test_sync_reply_callee_gone(Bus *b, gconstpointer ctx) {
         struct kdbus_msg_info info = { 0 };
-        const struct kdbus_msg *m;
-        const uint8_t *data;
         KdbusConn *a;
-        WireHeader h;
         uint8_t *call;
         size_t size;
         int p[2], status;
@@ -391,15 +394,10 @@ static void test_sync_reply_callee_gone(Bus *b, gconstpointer ctx) {
         a = peer(b, 0);
         call = build(WIRE_MSG_METHOD_CALL, 8, 0, "org.example.Leaver", "Echo", "hello?", &size);
         g_assert_cmpint(send_dbus1(a, KDBUS_DST_ID_NAME, "org.example.Leaver",
-                                   KDBUS_SEND_SYNC_REPLY, call, size, &info), ==, 0);
+                                   KDBUS_SEND_SYNC_REPLY, call, size, &info), ==, -ECONNRESET);
         free(call);
-        m = (const void *)(a->pool + info.offset);
-        g_assert_cmpuint(m->cookie_reply, ==, 8);
-        g_assert_cmpuint(m->src_id, ==, KDBUS_SRC_ID_KERNEL);
-        g_assert_cmpint(kdbus_msg_payload(m, &data, &size), ==, 0);
-        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &h), ==, 0);
-        g_assert_cmpint(h.type, ==, WIRE_MSG_ERROR);
-        g_assert_cmpstr(h.error_name, ==, "org.freedesktop.DBus.Error.NoReply");
+        /* and nothing else for the caller: no dbus1 NoReply error, no REPLY_DEAD */
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, NULL, NULL), ==, -EAGAIN);
         g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
         g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         kdbus_conn_close(a);

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's notifications for native peers: messages from the bus itself (src_id
+ * KDBUS_SRC_ID_KERNEL, payload_type KDBUS_PAYLOAD_KERNEL) that carry exactly one item:
+ *
+ *   - ID_ADD / ID_REMOVE (kdbus_notify_id_change: the id and its HELLO flags) when a
+ *     connection says hello / goes away, and NAME_ADD / NAME_REMOVE / NAME_CHANGE
+ *     (kdbus_notify_name_change: old and new owner, the name) when a well-known name gets,
+ *     loses or changes its owner. Broadcast (dst_id BROADCAST) to the native connections
+ *     with a match entry whose notification items all match it (MATCH_ADD; see
+ *     native-match.c).
+ *   - REPLY_TIMEOUT / REPLY_DEAD (no payload; cookie_reply = the call's cookie) to a native
+ *     caller whose call timed out / whose callee went away, instead of the dbus1 NoReply
+ *     error a legacy caller gets. A caller blocked in SYNC_REPLY gets ETIMEDOUT /
+ *     ECONNRESET as the result of its SEND instead.
+ *
+ * They are written straight into the receiver's pool, as kdbus queues them: no sender
+ * quota applies, and one that does not fit the free pool is counted in dropped_msgs.
+ * Legacy peers keep getting the driver's dbus1 signals and errors (the installed handler).
+ * The notifications are sent after the state changed, like the handler's (bridge/bus.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/native-conn.h"
+#include "bridge/pool.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+#include "util/hash-table.h"
+
+/**
+ * native_match_notify() - do the notification rules of @m match @item
+ * @m:          a match entry of a native peer
+ * @item:       the notification item (NAME_* or ID_*)
+ *
+ * kdbus ANDs an entry's rules; BLOOM_MASK, NAME and ID rules never match a notification.
+ *
+ * Return: true if @m wants @item.
+ */
+bool native_match_notify(const NativeMatch *m, const struct kdbus_item *item) {
+        unsigned i;
+
+        if (!m->n_notify || !m->notify_only)
+                return false;
+        for (i = 0; i < m->n_notify; ++i) {
+                const NativeNotifyRule *r = &m->notify[i];
+
+                if (r->type != item->type)
+                        return false;
+                switch (item->type) {
+                case KDBUS_ITEM_ID_ADD:
+                case KDBUS_ITEM_ID_REMOVE:
+                        if (r->new_id != KDBUS_MATCH_ID_ANY && r->new_id != item->id_change.id)
+                                return false;
+                        break;
+                default:
+                        if (r->old_id != KDBUS_MATCH_ID_ANY &&
+                            r->old_id != item->name_change.old_id.id)
+                                return false;
+                        if (r->new_id != KDBUS_MATCH_ID_ANY &&
+                            r->new_id != item->name_change.new_id.id)
+                                return false;
+                        if (r->name && strcmp(r->name, item->name_change.name) != 0)
+                                return false;
+                        break;
+                }
+        }
+        return true;
+}
+
+/**
+ * native_match_free() - free a match record (not its core rule)
+ * @m:          the record, unlinked
+ */
+void native_match_free(NativeMatch *m) {
+        unsigned i;
+
+        for (i = 0; i < m->n_notify; ++i)
+                free(m->notify[i].name);
+        free(m->notify);
+        free(m);
+}
+
+/* Write a kernel message with @item into @nc's pool. */
+static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_reply,
+                           const struct kdbus_item *item) {
+        bool was_empty = list_is_empty(&nc->recv_list);
+        uint64_t attach = native_attach_flags(nc->attach_flags_recv, NULL);
+        BridgePoolSlice *slice;
+        struct kdbus_msg *km;
+        NativeEntry *e;
+        uint64_t size;
+        int r;
+
+        if (nc->byebye || !nc->conn || !bridge_conn_is_active(nc->conn))
+                return;
+        size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach);
+        r = bridge_pool_alloc(nc->pool, size, true, &slice);
+        if (r) {
+                ++nc->dropped_msgs;     /* no room (or no memory): kdbus counts it lost */
+                return;
+        }
+        e = calloc(1, sizeof(*e));
+        if (!e) {
+                bridge_pool_release(nc->pool, slice);
+                ++nc->dropped_msgs;
+                return;
+        }
+        km = bridge_pool_ptr(nc->pool, slice);
+        memset(km, 0, size);
+        km->size = size;
+        km->dst_id = dst_id;
+        km->src_id = KDBUS_SRC_ID_KERNEL;
+        km->payload_type = KDBUS_PAYLOAD_KERNEL;
+        km->cookie_reply = cookie_reply;
+        memcpy(km->items, item, item->size);
+        (void) native_meta_write((uint8_t *)km->items + KDBUS_ALIGN8(item->size), attach,
+                                 nc->conn->bus, NULL);
+
+        e->slice = slice;
+        e->msg_size = size;
+        e->sender_uid = UINT32_MAX;
+        list_append(&nc->recv_list, &e->link);
+        ++nc->n_entries;
+        if (was_empty && nc->ops && nc->ops->readable)
+                nc->ops->readable(nc, nc->userdata);
+}
+
+/* Broadcast @item to every native connection with a matching entry. */
+static void notify_broadcast(Bus *bus, const struct kdbus_item *item) {
+        HashNode *node, *tmp;
+        size_t i;
+
+        hash_table_for_each(node, tmp, &bus->conns_by_id, i) {
+                BridgeConn *conn = container_of(node, BridgeConn, id_node);
+                NativeConn *nc = native_conn_from_bridge(conn);
+                List *pos;
+
+                if (!nc)
+                        continue;
+                list_for_each(pos, &nc->matches) {
+                        if (native_match_notify(container_of(pos, NativeMatch, link), item)) {
+                                notify_deliver(nc, KDBUS_DST_ID_BROADCAST, 0, item);
+                                break;
+                        }
+                }
+        }
+}
+
+/* The HELLO flags kdbus reports for @conn. */
+static uint64_t conn_hello_flags(const BridgeConn *conn) {
+        const NativeConn *nc;
+
+        if (!conn)
+                return 0;
+        nc = native_conn_from_bridge(conn);
+        if (nc)
+                return nc->hello_flags;
+        return (conn->flags & BRIDGE_CONN_ACCEPT_FDS) ? KDBUS_HELLO_ACCEPT_FD : 0;
+}
+
+/**
+ * native_notify_id() - ID_ADD / ID_REMOVE to the native peers that asked
+ * @bus:        the bus
+ * @conn:       the connection that said hello (@added) or went away
+ * @added:      which
+ */
+void native_notify_id(Bus *bus, BridgeConn *conn, bool added) {
+        struct kdbus_item item = {
+                .size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change),
+                .type = added ? KDBUS_ITEM_ID_ADD : KDBUS_ITEM_ID_REMOVE,
+        };
+
+        item.id_change.id = conn->id;
+        item.id_change.flags = conn_hello_flags(conn);
+        notify_broadcast(bus, &item);
+}
+
+/**
+ * native_notify_name() - NAME_ADD / NAME_REMOVE / NAME_CHANGE to the native peers that asked
+ * @bus:        the bus
+ * @name:       a well-known name (unique names are reported as ID_ADD / ID_REMOVE)
+ * @old_owner:  NULL: the name is new
+ * @new_owner:  NULL: the name is gone
+ */
+void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
+                        BridgeConn *new_owner) {
+        size_t len = strlen(name) + 1;
+        struct kdbus_item *item;
+
+        if (name[0] == ':' || (!old_owner && !new_owner))
+                return;
+        item = calloc(1, KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + len));
+        if (!item)
+                return;         /* like the handler: the change stands, the report is lost */
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change) + len;
+        item->type = !old_owner ? KDBUS_ITEM_NAME_ADD :
+                     !new_owner ? KDBUS_ITEM_NAME_REMOVE : KDBUS_ITEM_NAME_CHANGE;
+        item->name_change.old_id.id = old_owner ? old_owner->id : 0;
+        item->name_change.old_id.flags = conn_hello_flags(old_owner);
+        item->name_change.new_id.id = new_owner ? new_owner->id : 0;
+        item->name_change.new_id.flags = conn_hello_flags(new_owner);
+        memcpy(item->name_change.name, name, len);
+        notify_broadcast(bus, item);
+        free(item);
+}
+
+/**
+ * native_notify_reply_lost() - tell a native caller that its call gets no reply
+ * @caller:     the caller (any connection)
+ * @serial:     the call's cookie
+ * @timed_out:  true: REPLY_TIMEOUT / ETIMEDOUT; false: REPLY_DEAD / ECONNRESET
+ *
+ * Return: true if @caller is native (told here), false for a legacy caller.
+ */
+bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_out) {
+        NativeConn *nc = native_conn_from_bridge(caller);
+        struct kdbus_item item = {
+                .size = KDBUS_ITEM_HEADER_SIZE,
+                .type = timed_out ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD,
+        };
+
+        if (!nc)
+                return false;
+        if (nc->sync_pending && nc->sync_cookie == serial) {
+                nc->sync_pending = false;
+                if (nc->ops && nc->ops->sync_done)
+                        nc->ops->sync_done(nc, nc->userdata,
+                                           timed_out ? -ETIMEDOUT : -ECONNRESET, 0, 0, NULL, 0);
+                return true;
+        }
+        notify_deliver(nc, caller->id, serial, &item);
+        return true;
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's notifications to native peers, like kdbus's selftests (test-match.c,
+ * test-sync.c, test-timeout.c): ID_ADD / ID_REMOVE and NAME_ADD / NAME_REMOVE /
+ * NAME_CHANGE to the peers whose MATCH_ADD asked for them, REPLY_DEAD / REPLY_TIMEOUT to an
+ * asynchronous caller, ECONNRESET / ETIMEDOUT for a SYNC_REPLY; legacy peers keep the
+ * handler's reports (the fixture's event log).
+ */
+#include "native-fixture.h"
+
+#define CALL(dst, ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = (dst), \
+                         .interface = "t.I", .member = "Call" }
+
+typedef struct NFixture {
+        Fixture f;
+        TestPeer a, b, c;
+} NFixture;
+
+static void nsetup(NFixture *n, gconstpointer ctx) {
+        BusLimits l;
+
+        bus_limits_init_session(&l);
+        l.reply_timeout_usec = 1000;
+        fixture_setup_limits(&n->f, &l);
+}
+
+static void nteardown(NFixture *n, gconstpointer ctx) {
+        if (n->a.nc)
+                peer_free(&n->a);
+        if (n->b.nc)
+                peer_free(&n->b);
+        if (n->c.nc)
+                peer_free(&n->c);
+        fixture_teardown(&n->f, ctx);
+}
+
+/* MATCH_ADD of one notification item (and a bloom mask item if @with_mask). */
+static int match_notify(TestPeer *p, uint64_t cookie, uint64_t type, uint64_t old_id,
+                        uint64_t new_id, const char *name, bool with_mask) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_match *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+
+        cmd->cookie = cookie;
+        item->type = type;
+        if (type == KDBUS_ITEM_ID_ADD || type == KDBUS_ITEM_ID_REMOVE) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+                item->id_change.id = new_id;
+        } else {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change);
+                item->name_change.old_id.id = old_id;
+                item->name_change.new_id.id = new_id;
+                if (name) {
+                        strcpy(item->name_change.name, name);
+                        item->size += strlen(name) + 1;
+                }
+        }
+        item = KDBUS_ITEM_NEXT(item);
+        if (with_mask) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + BUS_BLOOM_SIZE;
+                item->type = KDBUS_ITEM_BLOOM_MASK;
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        cmd->size = (uint64_t)((uint8_t *)item - buf);
+        return peer_cmd(p, KDBUS_CMD_MATCH_ADD, cmd, cmd->size);
+}
+
+/* RECV one kernel message; its only item must be of @type. Return: the item. */
+static const struct kdbus_item *recv_kernel(TestPeer *p, uint64_t type, uint64_t dst_id) {
+        const struct kdbus_msg *km;
+
+        g_assert_cmpint(peer_recv(p, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->src_id, ==, KDBUS_SRC_ID_KERNEL);
+        g_assert_cmpuint(km->dst_id, ==, dst_id);
+        g_assert_cmpuint(km->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+        g_assert_cmpuint(km->items[0].type, ==, type);
+        g_assert_cmpuint(km->size, ==, sizeof(*km) + KDBUS_ALIGN8(km->items[0].size));
+        return km->items;
+}
+
+static void test_id(NFixture *n, gconstpointer ctx) {
+        const struct kdbus_item *item;
+        struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
+
+        peer_hello(&n->f, &n->a, 0);
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY, NULL,
+                                     false), ==, 0);
+        peer_hello(&n->f, &n->b, KDBUS_HELLO_ACCEPT_FD);
+        g_assert_cmpuint(n->a.n_readable, ==, 1);
+        item = recv_kernel(&n->a, KDBUS_ITEM_ID_ADD, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->id_change.id, ==, n->b.id);
+        g_assert_cmpuint(item->id_change.flags, ==, KDBUS_HELLO_ACCEPT_FD);
+        g_assert_cmpint(peer_free_offset(&n->a, (uint64_t)((const uint8_t *)item -
+                        n->a.pool) - sizeof(struct kdbus_msg)), ==, 0);
+        /* ID_REMOVE of b only */
+        g_assert_cmpint(match_notify(&n->a, 2, KDBUS_ITEM_ID_REMOVE, 0, n->b.id, NULL, false),
+                        ==, 0);
+        peer_hello(&n->f, &n->c, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_ID_ADD, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->id_change.id, ==, n->c.id);
+        g_assert_cmpuint(item->id_change.flags, ==, 0);
+        peer_free(&n->c);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        peer_free(&n->b);
+        item = recv_kernel(&n->a, KDBUS_ITEM_ID_REMOVE, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->id_change.id, ==, 2);
+        /* after MATCH_REMOVE: nothing */
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_REMOVE, &rm, sizeof(rm)), ==, 0);
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* the handler (legacy peers' NameOwnerChanged) still saw everything */
+        g_assert_nonnull(strstr(n->f.ev.log->str, "added :1.2;"));
+        g_assert_nonnull(strstr(n->f.ev.log->str, "removed :1.2;"));
+}
+
+static void test_names(NFixture *n, gconstpointer ctx) {
+        const struct kdbus_item *item;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        peer_hello(&n->f, &n->c, 0);
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_NAME_ADD, KDBUS_MATCH_ID_ANY,
+                                     KDBUS_MATCH_ID_ANY, "t.Name", false), ==, 0);
+        g_assert_cmpint(match_notify(&n->a, 2, KDBUS_ITEM_NAME_CHANGE, n->b.id,
+                                     KDBUS_MATCH_ID_ANY, NULL, false), ==, 0);
+        g_assert_cmpint(match_notify(&n->a, 3, KDBUS_ITEM_NAME_REMOVE, KDBUS_MATCH_ID_ANY,
+                                     KDBUS_MATCH_ID_ANY, NULL, false), ==, 0);
+        /* a name the NAME_ADD entry does not ask for */
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "t.Other", 0, NULL), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "t.Name",
+                                  KDBUS_NAME_ALLOW_REPLACEMENT, NULL), ==, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_NAME_ADD, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, 0);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, n->b.id);
+        g_assert_cmpstr(item->name_change.name, ==, "t.Name");
+        /* c takes it over from b */
+        g_assert_cmpint(peer_name(&n->c, KDBUS_CMD_NAME_ACQUIRE, "t.Name",
+                                  KDBUS_NAME_REPLACE_EXISTING, NULL), ==, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_NAME_CHANGE, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, n->b.id);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, n->c.id);
+        g_assert_cmpstr(item->name_change.name, ==, "t.Name");
+        g_assert_cmpint(peer_name(&n->c, KDBUS_CMD_NAME_RELEASE, "t.Name", 0, NULL), ==, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_NAME_REMOVE, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, n->c.id);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, 0);
+        /* b going away removes t.Other; its unique name is no NAME_* notification */
+        peer_free(&n->b);
+        item = recv_kernel(&n->a, KDBUS_ITEM_NAME_REMOVE, KDBUS_DST_ID_BROADCAST);
+        g_assert_cmpstr(item->name_change.name, ==, "t.Other");
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_nonnull(strstr(n->f.ev.log->str, "t.Name"));
+}
+
+static void test_match_rules(NFixture *n, gconstpointer ctx) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_match *cmd = (void *)buf;
+        const struct kdbus_item *item;
+
+        peer_hello(&n->f, &n->a, 0);
+        /* an entry's rules are ANDed: a bloom mask or a second type matches no notification */
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY, NULL,
+                                     true), ==, 0);
+        cmd->size = sizeof(*cmd) + 2 * KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_id_change));
+        cmd->cookie = 2;
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_id_change);
+        cmd->items[0].type = KDBUS_ITEM_ID_ADD;
+        cmd->items[0].id_change.id = KDBUS_MATCH_ID_ANY;
+        item = KDBUS_ITEM_NEXT(&cmd->items[0]);
+        memcpy((void *)item, &cmd->items[0], cmd->items[0].size);
+        ((struct kdbus_item *)item)->type = KDBUS_ITEM_ID_REMOVE;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, 0);
+        peer_hello(&n->f, &n->b, 0);
+        peer_free(&n->b);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* the bloom entry is no notification-only entry: broadcasts still reach it */
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+
+        /* bad input */
+        memset(buf, 0, sizeof(buf));
+        cmd->size = sizeof(*cmd) + KDBUS_ITEM_SIZE(4);
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + 4;
+        cmd->items[0].type = KDBUS_ITEM_ID_ADD;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, -EINVAL);
+        cmd->items[0].type = KDBUS_ITEM_NAME_ADD;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, -EINVAL);
+        /* a name without its NUL, and an invalid name */
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change) + 3;
+        memcpy(cmd->items[0].name_change.name, "a.b", 3);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, -EINVAL);
+        memcpy(cmd->items[0].name_change.name, "ab", 3);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, -EINVAL);
+        /* REPLACE swaps a notification entry */
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY, NULL,
+                                     false), ==, 0);
+        {
+                struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
+
+                g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_REMOVE, &rm, sizeof(rm)), ==, 0);
+                g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_REMOVE, &rm, sizeof(rm)), ==,
+                                -EBADSLT);
+        }
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+/* a calls b with @send_flags; returns after the call reached b. */
+static void call_b(NFixture *n, uint64_t send_flags, int expect) {
+        TestMsg t = CALL(":1.2", 11);
+        const struct kdbus_msg *km;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
+                        .memfd_idx = -1, .send_flags = send_flags }), ==, expect);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpint(peer_free_offset(&n->b, n->b.nc ? (uint64_t)((const uint8_t *)km -
+                                         n->b.pool) : 0), ==, 0);
+}
+
+static void test_reply_dead(NFixture *n, gconstpointer ctx) {
+        const struct kdbus_item *item;
+        const struct kdbus_msg *km;
+
+        call_b(n, 0, 0);
+        peer_free(&n->b);
+        item = recv_kernel(&n->a, KDBUS_ITEM_REPLY_DEAD, n->a.id);
+        km = (const void *)((const uint8_t *)item - sizeof(*km));
+        g_assert_cmpuint(km->cookie_reply, ==, 11);
+        g_assert_cmpuint(item->size, ==, KDBUS_ITEM_HEADER_SIZE);
+        g_assert_null(strstr(n->f.ev.log->str, "lost"));        /* no dbus1 NoReply */
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+static void test_reply_timeout(NFixture *n, gconstpointer ctx) {
+        const struct kdbus_item *item;
+        const struct kdbus_msg *km;
+
+        call_b(n, 0, 0);
+        n->f.bus->now_usec += 999;
+        g_assert_cmpint(bus_dispatch_timeouts(n->f.bus), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        n->f.bus->now_usec += 1;
+        g_assert_cmpint(bus_dispatch_timeouts(n->f.bus), ==, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_REPLY_TIMEOUT, n->a.id);
+        km = (const void *)((const uint8_t *)item - sizeof(*km));
+        g_assert_cmpuint(km->cookie_reply, ==, 11);
+        g_assert_null(strstr(n->f.ev.log->str, "lost"));
+        /* a late answer has no slot any more */
+        peer_free(&n->b);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+static void test_sync_reset(NFixture *n, gconstpointer ctx) {
+        call_b(n, KDBUS_SEND_SYNC_REPLY, 1);
+        g_assert_cmpint(n->a.sync_error, ==, 1);
+        peer_free(&n->b);
+        g_assert_cmpint(n->a.sync_error, ==, -ECONNRESET);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_false(n->a.nc->sync_pending);
+}
+
+static void test_sync_timeout(NFixture *n, gconstpointer ctx) {
+        call_b(n, KDBUS_SEND_SYNC_REPLY, 1);
+        n->f.bus->now_usec += 1000;
+        g_assert_cmpint(bus_dispatch_timeouts(n->f.bus), ==, 0);
+        g_assert_cmpint(n->a.sync_error, ==, -ETIMEDOUT);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+#define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
+        ADD("notify/id-add-remove", test_id);
+        ADD("notify/name-add-change-remove", test_names);
+        ADD("notify/match-rules", test_match_rules);
+        ADD("notify/reply-dead", test_reply_dead);
+        ADD("notify/reply-timeout", test_reply_timeout);
+        ADD("notify/sync-reply-econnreset", test_sync_reset);
+        ADD("notify/sync-reply-etimedout", test_sync_timeout);
+        return g_test_run();
+}
