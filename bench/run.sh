@@ -238,7 +238,7 @@ for b in "${buses[@]}"; do
         bench_one "$b" --workload call --inflight 1 --count 1 --warmup 0 --repeat 1 >/dev/null
 done
 echo "bench: kdbusd ($buildtype build of $built_from in $build), dbus-daemon $(dbus-daemon --version | head -1 |
-        awk '{print $NF}'), dbus-broker $(dbus-broker --version | awk 'NR==1{print $NF}'); all three answer a ping"
+        awk '{print $NF}'), dbus-broker $(dbus-broker --version | awk 'NR==1{print $NF}'); every bus answers a ping"
 # --policy: the system policy must really be in force on the -policy buses (and not on the
 # others): RequestName of a name no rule lists, and a method call to a peer's unique name
 if [ "$policy" = 1 ]; then
