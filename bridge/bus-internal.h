@@ -24,7 +24,9 @@ typedef struct BridgeQueueEntry {
 typedef struct BridgeUser {
         HashNode node;
         uid_t uid;
-        unsigned n_conns;               /* active or not: max_connections_per_user */
+        unsigned n_conns;               /* active or not: keeps the account */
+        unsigned n_active;              /* said hello, not disconnected: max_connections_per_user
+                                         * (dbus-daemon counts completed connections only) */
 } BridgeUser;
 
 /* Frees the recycled entries (bus_free). */

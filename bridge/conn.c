@@ -84,9 +84,9 @@ void bus_users_flush(Bus *bus) {
  * @userdata:   passed to them
  * @ret:        the connection, one reference
  *
- * Every connection of a uid counts against max_connections_per_user, active or not.
+ * Only active connections count against max_connections_per_user (bridge_conn_hello()).
  *
- * Return: 0, -ENOMEM, or BRIDGE_E_CONN_QUOTA.
+ * Return: 0 or -ENOMEM.
  */
 int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeConnOps *ops,
                     void *userdata, BridgeConn **ret) {
@@ -100,10 +100,6 @@ int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeCo
                         user = container_of(n, BridgeUser, node);
                         break;
                 }
-        if (user && user->n_conns >= bus->limits.max_connections_per_user)
-                return BRIDGE_E_CONN_QUOTA;
-        if (!user && bus->limits.max_connections_per_user == 0)
-                return BRIDGE_E_CONN_QUOTA;
         if (!user) {
                 user = calloc(1, sizeof(*user));
                 if (!user)
@@ -189,8 +185,12 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
  * bridge_conn_hello() - activate: id, unique name, conn_added
  * @conn:       a connection that never said hello
  *
- * Return: 0, -ENOMEM, BRIDGE_E_ALREADY_ACTIVE (also after a disconnect: ids are not
- * given twice).
+ * As dbus-daemon, max_connections_per_user counts completed (active) connections only: a
+ * connection over it stays inactive and may say hello again once another one of its uid
+ * is gone.
+ *
+ * Return: 0, -ENOMEM, BRIDGE_E_CONN_QUOTA, BRIDGE_E_ALREADY_ACTIVE (also after a
+ * disconnect: ids are not given twice).
  */
 int bridge_conn_hello(BridgeConn *conn) {
         Bus *bus = conn->bus;
@@ -199,6 +199,8 @@ int bridge_conn_hello(BridgeConn *conn) {
 
         if (conn->active || conn->id || !bus)
                 return BRIDGE_E_ALREADY_ACTIVE;
+        if (conn->user && conn->user->n_active >= bus->limits.max_connections_per_user)
+                return BRIDGE_E_CONN_QUOTA;
 
         id = bus->next_conn_id;
         r = hash_table_insert(&bus->conns_by_id, &conn->id_node, hash_u64(id));
@@ -209,6 +211,8 @@ int bridge_conn_hello(BridgeConn *conn) {
         (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
                         (unsigned long long)id);
         conn->active = true;
+        if (conn->user)
+                ++conn->user->n_active;
         bus_stats_note_names(bus, conn);
         return error_trace(bus_notify_conn_added(bus, conn));
 }
@@ -404,6 +408,8 @@ void bridge_conn_disconnect(BridgeConn *conn) {
                 return;
         }
         conn->active = false;
+        if (conn->user)
+                --conn->user->n_active;
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
 
         bridge_names_release_all(conn);

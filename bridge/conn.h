@@ -56,7 +56,7 @@ enum {
         BRIDGE_E_MATCH_NOT_FOUND,       /* RemoveMatch of a rule that was not added */
         BRIDGE_E_NOT_ACTIVE,            /* the connection has not said hello or is gone */
         BRIDGE_E_ALREADY_ACTIVE,        /* hello twice */
-        BRIDGE_E_CONN_QUOTA,            /* too many connections for this user */
+        BRIDGE_E_CONN_QUOTA,            /* hello: too many active connections for this user */
         BRIDGE_E_ACCESS_DENIED,         /* the policy denies it (bridge/policy.h); the text is
                                          * bridge_conn_get_denial(sender) */
         _BRIDGE_E_N,
@@ -105,7 +105,7 @@ struct BridgeConn {
  * bridge_conn_new() - a new, inactive connection
  * @creds:      taken on success (pidfd, groups, seclabel now belong to the connection)
  *
- * Return: 0, -ENOMEM, or BRIDGE_E_CONN_QUOTA.
+ * Return: 0 or -ENOMEM.
  */
 int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeConnOps *ops,
                     void *userdata, BridgeConn **ret);
@@ -114,7 +114,8 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn);
 DEFINE_CLEANUP(BridgeConn *, bridge_conn_unref);
 
 /* Activate: assign the id and unique name, link into the bus, notify conn_added.
- * Return: 0, -ENOMEM, BRIDGE_E_ALREADY_ACTIVE. */
+ * Return: 0, -ENOMEM, BRIDGE_E_CONN_QUOTA (max_connections_per_user active ones already),
+ * BRIDGE_E_ALREADY_ACTIVE. */
 int bridge_conn_hello(BridgeConn *conn);
 
 /*

@@ -471,6 +471,14 @@ static int driver_method_hello(Driver *driver, BridgeConn *caller, BridgeMsg *ca
         if (r == BRIDGE_E_ALREADY_ACTIVE)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_HELLO_TWICE, NULL, NULL, NULL);
+        if (r == BRIDGE_E_CONN_QUOTA) {
+                /* as dbus-daemon: the peer stays connected, unregistered, and may retry */
+                char uid[24];
+
+                (void) snprintf(uid, sizeof(uid), "%lu", (unsigned long)caller->creds.uid);
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_BRIDGE, r, uid, NULL,
+                                    NULL);
+        }
         if (r)
                 return error_fold(r);
 

@@ -125,9 +125,9 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         [BRIDGE_E_NOT_ACTIVE] = { E("AccessDenied"),
                 "Client tried to send a message other than Hello without being registered" },
         [BRIDGE_E_ALREADY_ACTIVE] = { E("Failed"), "Already handled an Hello message" },
+        /* @a: the uid */
         [BRIDGE_E_CONN_QUOTA] = { E("LimitsExceeded"),
-                "The maximum number of active connections for this user has been reached "
-                "(max_connections_per_user=%s)" },
+                "The maximum number of active connections for UID %s has been reached" },
         /* @a: dbus-daemon's text, from bridge_conn_get_denial() */
         [BRIDGE_E_ACCESS_DENIED] = { E("AccessDenied"), "%s" },
 };

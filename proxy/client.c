@@ -759,16 +759,10 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
 
         r = bridge_conn_new(server->bus, &creds, 0, &client_conn_ops, c, &c->conn);
         if (r) {
+                /* max_connections_per_user is checked at Hello, as dbus-daemon does */
                 client_creds_deinit(&creds);
-                if (r == BRIDGE_E_CONN_QUOTA) {
-                        client_log(c, LOG_WARNING, "Refusing the connection: user %u has too "
-                                   "many connections (max_connections_per_user)",
-                                   (unsigned)c->uid);
-                        client_free(c);
-                        return 0;
-                }
                 client_free(c);
-                return r < 0 ? r : error_fold(r);
+                return error_trace(r);
         }
 
         sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);

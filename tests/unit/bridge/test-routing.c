@@ -359,20 +359,34 @@ static void test_conn_quota(Fixture *f, gconstpointer ctx) {
         BridgeCreds creds = { .uid = 1000, .pidfd = -1 };
         BridgeConn *c = NULL;
 
+        /* dbus-daemon 1.14.10 counts completed connections only: the third one of a uid is
+         * accepted, its Hello fails, it stays connected and may retry once a slot is free */
         f->bus->limits.max_connections_per_user = 2;
         fixture_conn_uid(f, 0, 1000, 0, true);
-        fixture_conn_uid(f, 1, 1000, 0, false);         /* inactive ones count too */
-        g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, NULL, NULL, &c), ==, BRIDGE_E_CONN_QUOTA);
-        g_assert_null(c);
+        fixture_conn_uid(f, 1, 1000, 0, false);
+        fixture_conn_uid(f, 3, 1000, 0, true);
+        g_assert_cmpint(bridge_conn_hello(f->c[1]), ==, BRIDGE_E_CONN_QUOTA);
+        g_assert_false(bridge_conn_is_active(f->c[1]));
+        g_assert_cmpuint(f->c[1]->id, ==, 0);
+        g_assert_cmpuint(f->c[0]->user->n_active, ==, 2);
+        g_assert_cmpuint(f->c[0]->user->n_conns, ==, 3);
+        bridge_conn_disconnect(f->c[3]);
+        g_assert_cmpuint(f->c[0]->user->n_active, ==, 1);
+        g_assert_cmpint(bridge_conn_hello(f->c[1]), ==, 0);
+        g_assert_cmpuint(f->c[0]->user->n_active, ==, 2);
+        f->c[3] = bridge_conn_unref(f->c[3]);
+        g_assert_cmpuint(f->c[0]->user->n_active, ==, 2);        /* counted once only */
         fixture_conn_uid(f, 2, 1001, 0, true);
-        g_assert_cmpuint(f->c[0]->user->n_conns, ==, 2);
         g_assert_cmpuint(f->bus->users.n_entries, ==, 2);
         f->c[1] = bridge_conn_unref(f->c[1]);
         g_assert_cmpuint(f->c[0]->user->n_conns, ==, 1);
+        g_assert_cmpuint(f->c[0]->user->n_active, ==, 1);
         f->c[2] = bridge_conn_unref(f->c[2]);
         g_assert_cmpuint(f->bus->users.n_entries, ==, 1);
         f->bus->limits.max_connections_per_user = 0;
-        g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, NULL, NULL, &c), ==, BRIDGE_E_CONN_QUOTA);
+        g_assert_cmpint(bridge_conn_new(f->bus, &creds, 0, NULL, NULL, &c), ==, 0);
+        g_assert_cmpint(bridge_conn_hello(c), ==, BRIDGE_E_CONN_QUOTA);
+        c = bridge_conn_unref(c);
         f->bus->limits.max_connections_per_user = 2;
         creds.groups = g_new(gid_t, 2);
         creds.n_groups = 2;
