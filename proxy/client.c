@@ -74,9 +74,56 @@ static void client_close_later(ProxyClient *c) {
         client_mark_dirty(c);
 }
 
+static int client_on_fd_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
+        ProxyClient *c = userdata;
+
+        c->fd_timer_armed = false;
+        if (c->close_pending || !c->n_in_fds)
+                return 0;
+        client_log(c, LOG_WARNING, "Disconnecting: it sent file descriptors and not the rest "
+                   "of the message that carries them within %llu ms (pending_fd_timeout)",
+                   (unsigned long long)(c->server->bus->limits.pending_fd_timeout_usec / 1000));
+        client_close_later(c);
+        return 0;
+}
+
+/*
+ * As dbus-daemon: fds that arrived without their whole message may wait in the bus for at
+ * most pending_fd_timeout, counted from the moment some became pending; then the sender is
+ * dropped (they pin resources in the bus). More bytes or fds do not restart the clock.
+ */
+static void client_update_fd_timer(ProxyClient *c) {
+        uint64_t when;
+        int r;
+
+        if (!c->n_in_fds || c->close_pending) {
+                if (c->fd_timer_armed)
+                        (void) loop_timer_set(c->fd_timer, UINT64_MAX);
+                c->fd_timer_armed = false;
+                return;
+        }
+        if (c->fd_timer_armed)
+                return;
+        when = loop_now(c->server->loop);
+        when += MIN(c->server->bus->limits.pending_fd_timeout_usec, UINT64_MAX - 1 - when);
+        if (c->fd_timer)
+                r = loop_timer_set(c->fd_timer, when);
+        else
+                r = sd_event_add_time(c->server->loop, &c->fd_timer, CLOCK_MONOTONIC, when,
+                                      1000, client_on_fd_timeout, c);
+        if (r < 0) {
+                client_log(c, LOG_ERR, "Disconnecting: cannot arm the pending_fd_timeout "
+                           "timer: %s", strerror(-r));
+                client_close_later(c);
+                return;
+        }
+        c->fd_timer_armed = true;
+}
+
 static void client_update_events(ProxyClient *c) {
         uint32_t events = 0;
 
+        client_update_fd_timer(c);
         if (!c->io)
                 return;
         /* room after compaction (client_in_prepare() runs before each read) */
@@ -820,6 +867,7 @@ ProxyClient *client_free(ProxyClient *c) {
         free(c->in);
         c->io = loop_source_free(c->io);
         c->auth_timer = loop_source_free(c->auth_timer);
+        c->fd_timer = loop_source_free(c->fd_timer);
         c->fd = fd_close(c->fd);
         list_unlink(&c->link);
         list_unlink(&c->dirty_link);

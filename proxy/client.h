@@ -50,6 +50,8 @@ struct ProxyClient {
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;
+        LoopSource *fd_timer;           /* pending_fd_timeout, while in_fds holds fds */
+        bool fd_timer_armed;
         BridgeConn *conn;
         SaslServer sasl;
         List link;                      /* Server.clients */

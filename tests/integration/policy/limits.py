@@ -182,6 +182,65 @@ def case_outgoing_bytes(addr):
             % (sorted(errors), ok)]
 
 
+def _gone_within(c, secs, trickle=b''):
+    """Whether the bus closes @c within @secs; @trickle: sent a byte at a time meanwhile."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < secs:
+        r, _, _ = select.select([c.sock], [], [], 0.1)
+        if r:
+            try:
+                if not c.sock.recv(65536):
+                    return True
+            except ConnectionResetError:
+                return True
+        if trickle:
+            try:
+                c.sock.sendall(trickle[:1])
+            except OSError:
+                return True
+            trickle = trickle[1:]
+    return False
+
+
+def case_pending_fds(addr):
+    """pending_fd_timeout (500 ms here): fds that arrived without the rest of their message.
+    dbus-daemon drops that sender once the time is up (more bytes meanwhile do not restart
+    the clock); a receiver that does not read messages carrying fds is not concerned."""
+    recv = Conn(addr, fds=True)
+    rfd, wfd = os.pipe()
+    call = rawbus.Message(rawbus.METHOD_CALL, path='/', interface='org.t.I', member='Fd',
+                          destination=recv.unique, signature='h', body=[0])
+    call.fields[rawbus.F_UNIX_FDS] = 1
+    data = call.to_bytes(7)
+    out = []
+    try:
+        c = Conn(addr, fds=True)
+        c.send_raw(data[:20], fds=[rfd])
+        out.append('half a message with an fd: dropped within 0.3 s: %s'
+                   % _gone_within(c, 0.3))
+        out.append('... dropped within 1.5 s: %s' % _gone_within(c, 1.2))
+        c = Conn(addr, fds=True)
+        c.send_raw(data[:20], fds=[rfd])
+        out.append('same, trickling bytes: dropped within 1.5 s: %s'
+                   % _gone_within(c, 1.5, trickle=data[20:-1]))
+        c = Conn(addr, fds=True)
+        c.send_raw(data[:20])
+        out.append('half a message without fds: dropped within 1.5 s: %s'
+                   % _gone_within(c, 1.5))
+        c = Conn(addr, fds=True)
+        for _ in range(5):
+            c.send(rawbus.Message(rawbus.METHOD_CALL, path='/', interface='org.t.I',
+                                  member='Fd', destination=recv.unique, signature='h',
+                                  body=[0]), fds=[rfd])
+        out.append('whole messages with fds to a peer that does not read: sender dropped '
+                   'within 1.5 s: %s' % _gone_within(c, 1.5))
+        out.append('the peer that does not read, GetId: %s' % result(recv, 'GetId'))
+    finally:
+        os.close(rfd)
+        os.close(wfd)
+    return out
+
+
 CASES = [
     ('auth_timeout', 300, case_auth_timeout),
     ('max_outgoing_bytes', 10000, case_outgoing_bytes),
@@ -192,6 +251,7 @@ CASES = [
     ('max_replies_per_connection', 2, case_replies),
     ('reply_timeout', 300, case_reply_timeout),
     ('max_message_size', 1000, case_message_size),
+    ('pending_fd_timeout', 500, case_pending_fds),
 ]
 
 
