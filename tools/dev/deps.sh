@@ -10,6 +10,8 @@ packages=(
         # tests: GLib test framework, reference clients and reference buses
         libglib2.0-dev libdbus-1-dev dbus-daemon dbus-bin dbus-broker systemd
         python3 python3-dbus python3-gi
+        # dbus-daemon's own installed tests, run against kdbusd (tests/dbus-tests/run.py)
+        dbus-tests
         # kdbusctl monitor --pcap test reads the capture back
         tshark
         # tests/integration/system: useradd (privilege drop), unshare/setpriv (util-linux),
