@@ -302,7 +302,7 @@ static void client_auth_done(ProxyClient *c) {
         if (c->server->n_authenticating)
                 --c->server->n_authenticating;
         c->state = CLIENT_STATE_RUNNING;
-        c->auth_timer = loop_source_free(c->auth_timer);
+        /* auth_timer keeps running: as dbus-daemon, it also bounds the time until Hello */
         if (c->sasl.unix_fds_agreed)
                 c->conn->flags |= BRIDGE_CONN_ACCEPT_FDS;
 }
@@ -537,9 +537,17 @@ static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void 
 static int client_on_auth_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
         ProxyClient *c = userdata;
 
+        if (c->close_pending)
+                return 0;
         if (c->state == CLIENT_STATE_AUTH) {
                 client_log(c, LOG_NOTICE, "Disconnecting: not authenticated within the auth "
                            "timeout (auth_timeout)");
+                client_close_later(c);
+        } else if (c->conn && !bridge_conn_is_active(c->conn)) {
+                /* as dbus-daemon, which drops connections not registered (Hello) in time,
+                 * e.g. one whose Hello failed on max_connections_per_user */
+                client_log(c, LOG_NOTICE, "Disconnecting: no successful Hello within the "
+                           "auth timeout (auth_timeout)");
                 client_close_later(c);
         }
         return 0;

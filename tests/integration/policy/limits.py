@@ -157,7 +157,17 @@ def case_auth_timeout(addr):
         if r and not c.sock.recv(64):
             gone = True
             break
-    return ['unauthenticated peer dropped within 3 s: %s' % gone]
+    # dbus-daemon also drops a peer that authenticated and did not say Hello in time
+    h = Conn(addr, hello=False)
+    t0 = time.monotonic()
+    gone_h = False
+    while time.monotonic() - t0 < 3:
+        r, _, _ = select.select([h.sock], [], [], 0.1)
+        if r and not h.sock.recv(64):
+            gone_h = True
+            break
+    return ['unauthenticated peer dropped within 3 s: %s' % gone,
+            'authenticated peer without Hello dropped within 3 s: %s' % gone_h]
 
 
 def case_outgoing_bytes(addr):
