@@ -172,6 +172,15 @@ int driver_set_activation(Driver *driver, const DriverActivationOps *ops, void *
 }
 
 /**
+ * driver_activation_set_systemd() - say whether --systemd-activation is on
+ * @driver:     the driver
+ * @on:         --systemd-activation
+ */
+void driver_activation_set_systemd(Driver *driver, bool on) {
+        driver->systemd_activation = on;
+}
+
+/**
  * driver_activation_set_names() - the names .service files provide
  * @driver:             the driver (activation enabled)
  * @names:              the names, in listing order

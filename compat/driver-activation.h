@@ -44,6 +44,10 @@ typedef struct DriverActivationOps {
 /* Enable activation (before any client connects). Return: 0 or -ENOMEM. */
 int driver_set_activation(Driver *driver, const DriverActivationOps *ops, void *userdata);
 
+/* --systemd-activation is on: the Features property then lists "SystemdActivation", as
+ * dbus-daemon's does. Call it before any client connects. */
+void driver_activation_set_systemd(Driver *driver, bool on);
+
 /* The activatable names, in the order ListActivatableNames lists them (after the driver's
  * own). @emit_changed: broadcast ActivatableServicesChanged. Return: 0 or -ENOMEM. */
 int driver_activation_set_names(Driver *driver, const char *const *names, size_t n_names,

@@ -30,6 +30,7 @@ struct Driver {
         void *activation_userdata;
         char **systemd_units;           /* ActivationRequests waiting for systemd to appear */
         size_t n_systemd_units;
+        bool systemd_activation;        /* --systemd-activation: Features lists it */
 };
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,

@@ -7,7 +7,8 @@
  * properties are those of the specification: Features (optional bus features we
  * implement: ActivatableServicesChanged, emitted by compat/driver-activation.c when a
  * service directory changes, and HeaderFiltering, the stamper dropping header fields of
- * unknown codes, wire/stamp.c) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond the
+ * unknown codes, wire/stamp.c; and SystemdActivation when --systemd-activation is on,
+ * driver_activation_set_systemd()) and Interfaces (extra interfaces on /org/freedesktop/DBus beyond the
  * required ones: Monitoring and Debug.Stats). Both are read-only. The
  * ActivatableServicesChanged signal is in the XML as in dbus-daemon's (issue #5 emits it).
  */
@@ -23,6 +24,13 @@
 static const char *const driver_features[] = {
         "ActivatableServicesChanged",
         "HeaderFiltering",
+        NULL
+};
+/* With --systemd-activation dbus-daemon lists one more, last (as 1.14.10 orders them). */
+static const char *const driver_features_systemd[] = {
+        "ActivatableServicesChanged",
+        "HeaderFiltering",
+        "SystemdActivation",
         NULL
 };
 static const char *const driver_extra_interfaces[] = {
@@ -199,9 +207,9 @@ int driver_method_introspect(Driver *driver, BridgeConn *caller, BridgeMsg *call
         return driver_reply_basic(driver, caller, call, 's', xml);
 }
 
-static const char *const *driver_property(const char *name) {
+static const char *const *driver_property(const Driver *driver, const char *name) {
         if (strcmp(name, "Features") == 0)
-                return driver_features;
+                return driver->systemd_activation ? driver_features_systemd : driver_features;
         if (strcmp(name, "Interfaces") == 0)
                 return driver_extra_interfaces;
         return NULL;
@@ -225,7 +233,7 @@ static int driver_read_property(Driver *driver, BridgeConn *caller, BridgeMsg *c
         if (strcmp(iface, WIRE_DRIVER_INTERFACE) != 0)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_INTERFACE_NOT_FOUND, iface, NULL, NULL);
-        value = driver_property(prop);
+        value = driver_property(driver, prop);
         if (!value)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_PROPERTY_UNKNOWN, iface, prop, NULL);
@@ -320,7 +328,7 @@ int driver_method_properties_get_all(Driver *driver, BridgeConn *caller, BridgeM
                 (void) wire_writer_open(&w, '{', NULL);
                 (void) wire_writer_append_basic(&w, 's', props[i]);
                 (void) wire_writer_open(&w, 'v', "as");
-                (void) wire_writer_append_strv(&w, driver_property(props[i]));
+                (void) wire_writer_append_strv(&w, driver_property(driver, props[i]));
                 (void) wire_writer_close(&w);
                 (void) wire_writer_close(&w);
         }

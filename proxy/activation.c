@@ -860,6 +860,8 @@ int proxy_activation_new(Server *s, bool systemd_activation, ProxyActivation **r
         if (r >= 0)
                 r = driver_set_activation(s->driver, &activation_ops, a);
         if (r >= 0)
+                driver_activation_set_systemd(s->driver, systemd_activation);
+        if (r >= 0)
                 r = watch_dirs(a);
         if (r >= 0)
                 r = activation_load(a, false);

@@ -258,6 +258,48 @@ static void test_update_environment(Fixture *f, gconstpointer data) {
         assert_fe("");
 }
 
+/* Features as Properties.Get answers it: its strings, comma-separated. */
+static char *get_features(Fixture *f, unsigned i) {
+        Send s = { .destination = "org.freedesktop.DBus", .path = "/org/freedesktop/DBus",
+                   .interface = "org.freedesktop.DBus.Properties", .member = "Get" };
+        GString *got = g_string_new(NULL);
+        BridgeMsg *m;
+        WireReader r;
+
+        g_assert_cmpint(send_msg(f, i, &s, "ss", "org.freedesktop.DBus", "Features"), ==, 0);
+        m = bridge_conn_queue_peek(f->c[i]);
+        g_assert_nonnull(m);
+        g_assert_cmpuint(m->hdr.type, ==, WIRE_MSG_METHOD_RETURN);
+        g_assert_cmpstr(m->hdr.signature, ==, "v");
+        wire_reader_init(&r, m->data, &m->hdr);
+        g_assert_cmpint(wire_reader_enter(&r, 'v', "as"), ==, 0);
+        g_assert_cmpint(wire_reader_enter(&r, 'a', "s"), ==, 0);
+        while (wire_reader_peek(&r)) {
+                const char *v;
+
+                g_assert_cmpint(wire_reader_read_basic(&r, 's', &v), ==, 0);
+                g_string_append_printf(got, "%s%s", got->len ? "," : "", v);
+        }
+        bridge_conn_queue_pop(f->c[i]);
+        return g_string_free(got, FALSE);
+}
+
+/* dbus-daemon 1.14.10 adds "SystemdActivation", last, with --systemd-activation only. */
+static void test_features(Fixture *f, gconstpointer data) {
+        g_autofree char *off = NULL, *on = NULL, *again = NULL;
+
+        off = get_features(f, 0);
+        g_assert_cmpstr(off, ==, "ActivatableServicesChanged,HeaderFiltering");
+        driver_activation_set_systemd(f->driver, true);
+        on = get_features(f, 0);
+        g_assert_cmpstr(on, ==, "ActivatableServicesChanged,HeaderFiltering,SystemdActivation");
+        driver_activation_set_systemd(f->driver, false);
+        again = get_features(f, 1);
+        g_assert_cmpstr(again, ==, off);
+        assert_empty(f, 0);
+        assert_empty(f, 1);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn, data) \
@@ -272,5 +314,6 @@ int main(int argc, char **argv) {
         ADD("sender-leaves", test_sender_leaves, NULL);
         ADD("list-and-changed", test_list_and_changed, NULL);
         ADD("update-environment", test_update_environment, NULL);
+        ADD("features", test_features, NULL);
         return g_test_run();
 }
