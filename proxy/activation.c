@@ -757,6 +757,48 @@ static int watch_dirs(ProxyActivation *a) {
         return r < 0 ? error_trace(r) : 0;
 }
 
+/* mkdir @path 0700 unless it is a directory already. Return: 0 or a negative errno. */
+static int make_private_dir(const char *path) {
+        struct stat st;
+
+        if (mkdir(path, 0700) == 0)
+                return 0;
+        if (errno != EEXIST)
+                return -errno;
+        if (stat(path, &st) < 0)
+                return -errno;
+        return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+/*
+ * <standard_session_servicedirs/> with $XDG_RUNTIME_DIR set: as dbus-daemon 1.14.10 does
+ * whenever it reads such a configuration (start and reload, whatever the bus type), make
+ * $XDG_RUNTIME_DIR/dbus-1 and its services/ (0700; $XDG_RUNTIME_DIR itself must exist) so
+ * clients can drop transient .service files there. Failing is only a warning: the bus runs
+ * without that directory.
+ */
+static void make_runtime_dir(const char *services_dir) {
+        _cleanup_(freep) char *parent = strdup(services_dir);
+        const char *bad = services_dir;
+        char *slash;
+        int r;
+
+        if (!parent)
+                return;
+        slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = '\0';
+        r = make_private_dir(parent);
+        if (r)
+                bad = parent;
+        else
+                r = make_private_dir(services_dir);
+        if (r)
+                proxy_log(LOG_WARNING, "Cannot create the transient service directory: \"%s\": "
+                          "%s; check $XDG_RUNTIME_DIR (\"%s\"); services cannot be added "
+                          "there", bad, strerror(-r), getenv("XDG_RUNTIME_DIR"));
+}
+
 static int collect_dirs(ProxyActivation *a, const Config *tree) {
         size_t i, n = 0;
         int r = 0;
@@ -776,6 +818,8 @@ static int collect_dirs(ProxyActivation *a, const Config *tree) {
                         a->runtime_dir = strdup(std[0]);
                         if (!a->runtime_dir)
                                 r = error_origin(-ENOMEM);
+                        else
+                                make_runtime_dir(a->runtime_dir);
                 }
                 for (p = std; r >= 0 && p && *p; ++p)
                         r = dirs_add(&a->dirs, &n, *p, NULL);
