@@ -100,6 +100,7 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         _cleanup_(native_conn_freep) NativeConn *nc = NULL;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
+        const char *description = NULL;
         unsigned conn_flags = 0;
         int r;
 
@@ -114,9 +115,15 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         if (r)
                 return r;
         for (item = cmd->items; (uint8_t *)item < (uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item))
-                if (item->type != KDBUS_ITEM_CONN_DESCRIPTION)
+             item = KDBUS_ITEM_NEXT(item)) {
+                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                /* one description: a NUL-terminated string of at most 255 bytes (kdbus) */
+                if (item->type != KDBUS_ITEM_CONN_DESCRIPTION || description || len < 2 ||
+                    len > 256 || item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
                         return -EINVAL;
+                description = item->str;
+        }
         if (cmd->flags & KDBUS_HELLO_ACCEPT_FD)
                 conn_flags |= BRIDGE_CONN_ACCEPT_FDS;
 
@@ -130,6 +137,11 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         nc->attach_flags_recv = cmd->attach_flags_recv;
         nc->ops = ops;
         nc->userdata = userdata;
+        if (description) {
+                nc->description = strdup(description);
+                if (!nc->description)
+                        return -ENOMEM;
+        }
 
         r = bridge_pool_new(cmd->pool_size, &nc->pool);
         if (r == POOL_E_BAD_SIZE)
@@ -139,6 +151,9 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         r = bridge_conn_new(bus, creds, conn_flags, &native_bridge_ops, nc, &nc->conn);
         if (r)
                 return native_errno_from_bridge(r);
+        r = native_meta_capture(nc);
+        if (r)
+                return r;
 
         /* the bloom parameters first: the slice is the peer's to FREE */
         r = bridge_pool_alloc(nc->pool, KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)),
@@ -186,6 +201,8 @@ NativeConn *native_conn_free(NativeConn *nc) {
         native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
+        native_meta_free(nc->meta);
+        free(nc->description);
         free(nc);
         return NULL;
 }
@@ -260,90 +277,11 @@ static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
         return 0;
 }
 
-/**
- * native_attach_flags() - the metadata of @sender that @wanted may see
- * @wanted:     KDBUS_ATTACH_* the receiver asked for
- * @sender:     the connection the metadata is about (NULL: the bus)
- *
- * The opt-in rule: only what the sender consented to send (attach_flags_send of a native
- * sender; a legacy sender's CREDS and PIDS, which the driver hands out to anyone anyway).
- * TIMESTAMP is the bus's own and needs no consent. Only TIMESTAMP, CREDS and PIDS are
- * attached so far, all captured when the sender connected.
- *
- * Return: the KDBUS_ATTACH_* to attach.
- */
-uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender) {
-        const NativeConn *sn;
-        uint64_t consent = KDBUS_ATTACH_TIMESTAMP;
-
-        if (sender) {
-                sn = native_conn_from_bridge(sender);
-                consent |= sn ? sn->attach_flags_send : KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS;
-        }
-        return wanted & consent &
-               (KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
-}
-
-/* The size of the metadata items for @attach. */
-size_t native_meta_size(uint64_t attach) {
-        size_t sz = 0;
-
-        if (attach & KDBUS_ATTACH_TIMESTAMP)
-                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp));
-        if (attach & KDBUS_ATTACH_CREDS)
-                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
-        if (attach & KDBUS_ATTACH_PIDS)
-                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
-        return sz;
-}
-
-/**
- * native_meta_write() - write the metadata items of @sender at @p
- * @p:          where (8-aligned, native_meta_size(@attach) bytes, zeroed)
- * @attach:     from native_attach_flags()
- * @bus:        for the timestamp (the loop's cached time, and a sequence number)
- * @sender:     whose credentials (NULL: the bus; then only TIMESTAMP)
- *
- * Return: the end of what was written.
- */
-uint8_t *native_meta_write(uint8_t *p, uint64_t attach, Bus *bus, const BridgeConn *sender) {
-        struct kdbus_item *item;
-
-        if (attach & KDBUS_ATTACH_TIMESTAMP) {
-                item = (void *)p;
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_timestamp);
-                item->type = KDBUS_ITEM_TIMESTAMP;
-                item->timestamp.seqnum = bus->n_messages_routed;
-                item->timestamp.monotonic_ns = bus->now_usec * 1000;
-                p += KDBUS_ALIGN8(item->size);
-        }
-        if (sender && (attach & KDBUS_ATTACH_CREDS)) {
-                const BridgeCreds *c = &sender->creds;
-
-                item = (void *)p;
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
-                item->type = KDBUS_ITEM_CREDS;
-                /* captured at connect (SO_PEERCRED): the effective ids of that moment */
-                item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid =
-                        c->uid;
-                item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid =
-                        c->gid;
-                p += KDBUS_ALIGN8(item->size);
-        }
-        if (sender && (attach & KDBUS_ATTACH_PIDS)) {
-                item = (void *)p;
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
-                item->type = KDBUS_ITEM_PIDS;
-                item->pids.pid = (uint64_t)sender->creds.pid;
-                p += KDBUS_ALIGN8(item->size);
-        }
-        return p;
-}
-
 /* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, metadata of
  * @sender (@attach), the payload. */
 static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice,
-                      uint64_t msg_size, uint64_t attach, const BridgeConn *sender) {
+                      uint64_t msg_size, uint64_t attach, uint64_t declined,
+                      const BridgeConn *sender) {
         struct kdbus_msg *km = bridge_pool_ptr(nc->pool, slice);
         const WireHeader *h = &m->hdr;
         struct kdbus_item *item;
@@ -379,7 +317,7 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
                         item->fds[i] = -1;
                 item = KDBUS_ITEM_NEXT(item);
         }
-        (void) native_meta_write((uint8_t *)item, attach, nc->conn->bus, sender);
+        (void) native_meta_write((uint8_t *)item, attach, declined, nc->conn->bus, sender);
         memcpy((uint8_t *)km + msg_size, m->data, m->size);
 }
 
@@ -390,7 +328,7 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
  */
 static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
-        uint64_t msg_size, total, user_bytes = 0, attach;
+        uint64_t msg_size, total, user_bytes = 0, attach, declined;
         unsigned user_msgs = 0;
         BridgePoolSlice *slice;
         NativeEntry *e;
@@ -401,8 +339,8 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         msg_size = sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
-        attach = native_attach_flags(nc->attach_flags_recv, sender);
-        msg_size += native_meta_size(attach);
+        attach = native_attach_flags(nc->attach_flags_recv, sender, &declined);
+        msg_size += native_meta_size(attach, declined, sender);
         total = msg_size + ALIGN8(m->size);
 
         uid = sender ? (uint32_t)sender->creds.uid : UINT32_MAX;
@@ -427,7 +365,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         }
         if (r)
                 return error_trace(r);
-        msg_write(nc, m, slice, msg_size, attach, sender);
+        msg_write(nc, m, slice, msg_size, attach, declined, sender);
 
         if (nc->sync_pending && m->hdr.reply_serial == nc->sync_cookie &&
             (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR)) {
@@ -595,7 +533,8 @@ static size_t command_struct_size(uint64_t command) {
         case KDBUS_CMD_RECV:            return sizeof(struct kdbus_cmd_recv);
         case KDBUS_CMD_FREE:            return sizeof(struct kdbus_cmd_free);
         case KDBUS_CMD_LIST:            return sizeof(struct kdbus_cmd_list);
-        case KDBUS_CMD_CONN_INFO:       return sizeof(struct kdbus_cmd_info);
+        case KDBUS_CMD_CONN_INFO:
+        case KDBUS_CMD_BUS_CREATOR_INFO: return sizeof(struct kdbus_cmd_info);
         case KDBUS_CMD_MATCH_ADD:
         case KDBUS_CMD_MATCH_REMOVE:    return sizeof(struct kdbus_cmd_match);
         default:                        return sizeof(struct kdbus_cmd);
@@ -666,7 +605,9 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
         case KDBUS_CMD_HELLO:
                 return -EALREADY;
         case KDBUS_CMD_UPDATE:
+                return native_conn_update(nc, buf, size);
         case KDBUS_CMD_BUS_CREATOR_INFO:
+                return native_conn_bus_creator_info(nc, buf, size);
         case KDBUS_CMD_ENDPOINT_MAKE:
         case KDBUS_CMD_ENDPOINT_UPDATE:
         case KDBUS_CMD_BUS_MAKE:

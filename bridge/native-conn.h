@@ -72,6 +72,20 @@ typedef struct NativeEntry {
         BridgeMsg *msg;                 /* one reference: its fds go out with RECV */
 } NativeEntry;
 
+/* What the bus read from /proc of the peer at HELLO (bridge/native-meta.c). */
+typedef struct NativeMeta {
+        char *comm;                     /* PID_COMM (and TID_COMM: the tid is not known) */
+        char *exe;
+        char *cmdline;                  /* NUL-separated arguments */
+        size_t cmdline_len;
+        char *cgroup;
+        bool have_caps;
+        uint64_t caps[4];               /* inheritable, permitted, effective, bounding */
+        bool have_audit;
+        uint32_t loginuid;
+        uint32_t sessionid;
+} NativeMeta;
+
 struct NativeConn {
         BridgeConn *conn;               /* one reference */
         BridgePool *pool;
@@ -80,6 +94,8 @@ struct NativeConn {
         uint64_t attach_flags_recv;
         const NativeConnOps *ops;
         void *userdata;
+        char *description;              /* HELLO's CONN_DESCRIPTION, or NULL */
+        NativeMeta *meta;               /* NULL: not captured (no pidfd, process gone) */
 
         List recv_list;                 /* NativeEntry */
         List matches;                   /* NativeMatch */
@@ -138,6 +154,10 @@ int native_conn_name_release(NativeConn *nc, void *buf, size_t size);
 int native_conn_list(NativeConn *nc, void *buf, size_t size);
 int native_conn_info(NativeConn *nc, void *buf, size_t size);
 
+/* From bridge/native-update.c: UPDATE, BUS_CREATOR_INFO. */
+int native_conn_update(NativeConn *nc, void *buf, size_t size);
+int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size);
+
 /* Every item in @size bytes from @items is at least a header long and inside: 0 or -EINVAL. */
 int native_items_check(const void *items, size_t size);
 
@@ -159,10 +179,13 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
 bool native_match_notify(const NativeMatch *m, const struct kdbus_item *item);
 void native_match_free(NativeMatch *m);
 
-/* Metadata (TIMESTAMP, CREDS, PIDS) under the opt-in rule; see native-conn.c. */
-uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender);
-size_t native_meta_size(uint64_t attach);
-uint8_t *native_meta_write(uint8_t *p, uint64_t attach, Bus *bus, const BridgeConn *sender);
+/* Metadata under the consent rule; see bridge/native-meta.c. */
+int native_meta_capture(NativeConn *nc);
+void native_meta_free(NativeMeta *m);
+uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined);
+size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender);
+uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *bus,
+                           const BridgeConn *sender);
 
 /* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
 int native_errno_from_bridge(int r);

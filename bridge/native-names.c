@@ -274,7 +274,7 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
  * @size:       bytes at @buf
  *
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
- * owns; CREDS and PIDS as far as the connection consented (native_attach_flags()).
+ * owns; the metadata items as far as the connection consented (native-meta.c).
  *
  * Return: 0, or -EINVAL, -ENXIO (no connection with that id), -ESRCH (nobody owns the
  * name), -ENOBUFS, -ENOMEM.
@@ -286,7 +286,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         BridgePoolSlice *slice;
         BridgeConn *target;
         struct kdbus_info *info;
-        uint64_t attach;
+        uint64_t attach, declined;
         uint8_t *end;
         bool with_names;
         size_t total;
@@ -321,8 +321,11 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         }
 
         with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
-        attach = native_attach_flags(cmd->attach_flags, target) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
-        total = info_size(target, KDBUS_LIST_UNIQUE, with_names) + native_meta_size(attach);
+        /* NAMES: write_info() lists them (queued ones too), as before */
+        attach = native_attach_flags(cmd->attach_flags & ~(uint64_t)KDBUS_ATTACH_NAMES, target,
+                                     &declined) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
+        total = info_size(target, KDBUS_LIST_UNIQUE, with_names) +
+                native_meta_size(attach, declined, target);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
@@ -331,7 +334,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         info = bridge_pool_ptr(nc->pool, slice);
         memset(info, 0, slice->size);
         end = write_info((uint8_t *)info, target, KDBUS_LIST_UNIQUE, with_names);
-        end = native_meta_write(end, attach, nc->conn->bus, target);
+        end = native_meta_write(end, attach, declined, nc->conn->bus, target);
         info->size = (uint64_t)(end - (uint8_t *)info);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;

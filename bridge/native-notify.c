@@ -86,7 +86,7 @@ void native_match_free(NativeMatch *m) {
 static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_reply,
                            const struct kdbus_item *item) {
         bool was_empty = list_is_empty(&nc->recv_list);
-        uint64_t attach = native_attach_flags(nc->attach_flags_recv, NULL);
+        uint64_t attach = native_attach_flags(nc->attach_flags_recv, NULL, NULL);
         BridgePoolSlice *slice;
         struct kdbus_msg *km;
         NativeEntry *e;
@@ -95,7 +95,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
 
         if (nc->byebye || !nc->conn || !bridge_conn_is_active(nc->conn))
                 return;
-        size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach);
+        size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach, 0, NULL);
         r = bridge_pool_alloc(nc->pool, size, true, &slice);
         if (r) {
                 ++nc->dropped_msgs;     /* no room (or no memory): kdbus counts it lost */
@@ -115,7 +115,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
         km->payload_type = KDBUS_PAYLOAD_KERNEL;
         km->cookie_reply = cookie_reply;
         memcpy(km->items, item, item->size);
-        (void) native_meta_write((uint8_t *)km->items + KDBUS_ALIGN8(item->size), attach,
+        (void) native_meta_write((uint8_t *)km->items + KDBUS_ALIGN8(item->size), attach, 0,
                                  nc->conn->bus, NULL);
 
         e->slice = slice;

@@ -184,7 +184,11 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size) {
         struct kdbus_cmd_hello hello = {
                 .size = sizeof(hello), .flags = flags, .pool_size = pool_size,
-                .attach_flags_send = _KDBUS_ATTACH_ALL,
+                /* consent to what the driver gives anyone about a legacy peer anyway; exe,
+                 * cmdline, cgroup, caps ... only if the program asks (kdbus_conn_command) */
+                .attach_flags_send = KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS |
+                                     KDBUS_ATTACH_PIDS | KDBUS_ATTACH_AUXGROUPS |
+                                     KDBUS_ATTACH_SECLABEL,
         };
         const struct kdbus_item *item;
         void *map;

@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "bridge/bus.h"
@@ -30,6 +31,9 @@
 
 /* fds one request may carry: the FDS item plus some memfds */
 #define NATIVE_MAX_REQUEST_FDS 32u
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
 
 struct NativeListener {
         Server *server;
@@ -61,6 +65,7 @@ static void native_client_free(NativeClient *c) {
         c->io = loop_source_free(c->io);
         c->nc = native_conn_free(c->nc);
         free(c->creds.groups);
+        free(c->creds.seclabel);
         c->creds.pidfd = fd_close(c->creds.pidfd);
         free(c->sync_cmd);
         c->fd = fd_close(c->fd);
@@ -253,6 +258,15 @@ static int native_client_get_creds(int fd, BridgeCreds *creds) {
         creds->gid = uc.gid;
         creds->pid = uc.pid;
         creds->pidfd = -1;
+        /* the pidfd lets HELLO check that /proc/<pid> is still the peer's (native-meta.c) */
+        len = sizeof(creds->pidfd);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &creds->pidfd, &len) < 0 ||
+            creds->pidfd < 0) {
+                long r = uc.pid > 0 ? syscall(SYS_pidfd_open, uc.pid, 0) : -1;
+
+                /* racy (the pid may be reused), the best a pre-6.5 kernel offers */
+                creds->pidfd = r >= 0 ? (int)r : -1;
+        }
         /* the primary group as group list, as the legacy front end does without
          * supplementary groups */
         creds->groups = malloc(sizeof(gid_t));

@@ -725,12 +725,15 @@ static void test_metadata(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_PIDS);
         g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
 
-        /* declined: only the timestamp */
+        /* declined: the timestamp, and what the sender refused, said so */
         g_assert_cmpint(peer_send(&c, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                                                        .memfd_idx = -1 }), ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
         item = KDBUS_ITEM_NEXT(km->items);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_ATTACH_FLAGS_SEND);
+        g_assert_cmpuint(item->data64[0], ==, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
         g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
 
         /* a legacy sender */
@@ -759,7 +762,11 @@ static void test_metadata(NFixture *n, gconstpointer ctx) {
                          ==, 2000);
         info.id = 3;
         g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, 0);
-        g_assert_cmpuint(info.info_size, ==, sizeof(struct kdbus_info));
+        g_assert_cmpuint(info.info_size, ==, sizeof(struct kdbus_info) +
+                         KDBUS_ITEM_SIZE(sizeof(uint64_t)));
+        item = ((const struct kdbus_info *)(n->b.pool + info.offset))->items;
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_ATTACH_FLAGS_SEND);
+        g_assert_cmpuint(item->data64[0], ==, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
         peer_free(&c);
 }
 

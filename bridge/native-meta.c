@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Metadata items of native peers' messages and CONN_INFO records, under the consent rule:
+ * an item is attached only if the receiver asked for it (attach_flags_recv, CONN_INFO's
+ * attach_flags) AND the sender consented (attach_flags_send of a native sender; a legacy
+ * sender consents to what the driver's GetConnectionCredentials gives anyone anyway:
+ * CREDS, PIDS, AUXGROUPS, SECLABEL). TIMESTAMP is the bus's own and needs no consent.
+ *
+ * Everything comes from the bus, never from the sender: CREDS, PIDS, AUXGROUPS and
+ * SECLABEL as captured at connect (SO_PEERCRED, SO_PEERGROUPS, SO_PEERSEC); PID_COMM,
+ * TID_COMM, EXE, CMDLINE, CGROUP, CAPS and AUDIT read at HELLO from /proc/<pid> of the pid
+ * captured at connect, and kept only if the peer's pidfd still refers to a live process
+ * afterwards (so the pid was not reused by someone else while we read); without a pidfd
+ * they are not captured. CONN_DESCRIPTION is HELLO's. OWNED_NAME: the names the sender
+ * owns when the message is delivered (kdbus: when sent; the bus delivers at once unless
+ * the receiver's pool is full).
+ *
+ * "Declined" is visible: if the receiver asked for items the sender did not consent to,
+ * the message (or record) carries a KDBUS_ITEM_ATTACH_FLAGS_SEND item whose u64 holds
+ * exactly those declined KDBUS_ATTACH_* bits, right after TIMESTAMP (first if none). Items the bus could not capture (no pidfd,
+ * the process gone) are simply missing, as in kdbus.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/names.h"
+#include "bridge/native-conn.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+
+/* What native_meta_write() knows how to attach. */
+#define META_SUPPORTED (KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |   \
+                        KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_NAMES | KDBUS_ATTACH_TID_COMM | \
+                        KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_EXE | KDBUS_ATTACH_CMDLINE |    \
+                        KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS | KDBUS_ATTACH_SECLABEL |    \
+                        KDBUS_ATTACH_AUDIT | KDBUS_ATTACH_CONN_DESCRIPTION)
+#define LEGACY_CONSENT (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_AUXGROUPS |     \
+                        KDBUS_ATTACH_SECLABEL)
+/* 4 capability sets (inheritable, permitted, effective, bounding) of 64 bits */
+#define META_CAP_WORDS 2u
+
+/* Read at most @max bytes of /proc/@pid/@what. Return: a malloc'd buffer (NUL appended,
+ * *ret_len without it) or NULL. */
+static char *proc_read(pid_t pid, const char *what, size_t max, size_t *ret_len) {
+        char path[64], *buf;
+        ssize_t n;
+        size_t len = 0;
+        int fd;
+
+        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        buf = malloc(max + 1);
+        if (!buf) {
+                (void) close(fd);
+                return NULL;
+        }
+        while (len < max && (n = read(fd, buf + len, max - len)) > 0)
+                len += (size_t)n;
+        (void) close(fd);
+        buf[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        return buf;
+}
+
+static char *proc_line(pid_t pid, const char *what) {
+        char *s = proc_read(pid, what, 4096, NULL);
+
+        if (s)
+                s[strcspn(s, "\n")] = '\0';
+        return s;
+}
+
+/* "CapInh:\t0000...": the 64-bit value after @key in /proc/<pid>/status. */
+static bool status_cap(const char *status, const char *key, uint64_t *ret) {
+        const char *p = strstr(status, key);
+
+        if (!p)
+                return false;
+        *ret = strtoull(p + strlen(key), NULL, 16);
+        return true;
+}
+
+/**
+ * native_meta_capture() - read the /proc metadata of @nc's peer, pidfd-checked
+ * @nc:         the new connection (its BridgeConn's creds hold pid and pidfd)
+ *
+ * Failures leave items out; nothing here fails HELLO (but -ENOMEM).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int native_meta_capture(NativeConn *nc) {
+        const BridgeCreds *c = &nc->conn->creds;
+        NativeMeta *m;
+        char *status;
+        char exe[4096], path[64];
+        ssize_t n;
+
+        if (c->pid <= 0 || c->pidfd < 0)
+                return 0;
+        m = calloc(1, sizeof(*m));
+        if (!m)
+                return -ENOMEM;
+        m->comm = proc_line(c->pid, "comm");
+        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)c->pid);
+        n = readlink(path, exe, sizeof(exe) - 1);
+        if (n > 0) {
+                exe[n] = '\0';
+                m->exe = strdup(exe);
+        }
+        m->cmdline = proc_read(c->pid, "cmdline", 64 * 1024, &m->cmdline_len);
+        if (m->cmdline && !m->cmdline_len) {    /* a kernel thread or a zombie: none */
+                free(m->cmdline);
+                m->cmdline = NULL;
+        }
+        m->cgroup = proc_read(c->pid, "cgroup", 4096, NULL);
+        if (m->cgroup) {
+                /* the unified hierarchy's line "0::/path"; else the first line's path */
+                char *u = strncmp(m->cgroup, "0::", 3) == 0 ? m->cgroup :
+                          strstr(m->cgroup, "\n0::"), *s;
+
+                if (u)
+                        s = u + (u[0] == '\n' ? 4 : 3);
+                else {
+                        m->cgroup[strcspn(m->cgroup, "\n")] = '\0';
+                        s = strrchr(m->cgroup, ':');
+                        if (s)
+                                ++s;
+                }
+                if (s) {
+                        s[strcspn(s, "\n")] = '\0';
+                        memmove(m->cgroup, s, strlen(s) + 1);
+                } else {
+                        free(m->cgroup);
+                        m->cgroup = NULL;
+                }
+        }
+        status = proc_read(c->pid, "status", 16 * 1024, NULL);
+        if (status) {
+                m->have_caps = status_cap(status, "CapInh:", &m->caps[0]) &&
+                               status_cap(status, "CapPrm:", &m->caps[1]) &&
+                               status_cap(status, "CapEff:", &m->caps[2]) &&
+                               status_cap(status, "CapBnd:", &m->caps[3]);
+                free(status);
+        }
+        {
+                char *login = proc_line(c->pid, "loginuid"), *session = proc_line(c->pid,
+                                                                                 "sessionid");
+
+                if (login && session) {
+                        m->have_audit = true;
+                        m->loginuid = (uint32_t)strtoul(login, NULL, 10);
+                        m->sessionid = (uint32_t)strtoul(session, NULL, 10);
+                }
+                free(login);
+                free(session);
+        }
+        /* the pid was the peer's at connect; it is still the peer's if the pidfd's process
+         * lives now, after we read (a pid is not reused while its process lives) */
+        if (syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0) {
+                native_meta_free(m);
+                return 0;
+        }
+        nc->meta = m;
+        return 0;
+}
+
+/* Frees @m (NULL allowed). */
+void native_meta_free(NativeMeta *m) {
+        if (!m)
+                return;
+        free(m->comm);
+        free(m->exe);
+        free(m->cmdline);
+        free(m->cgroup);
+        free(m);
+}
+
+/**
+ * native_attach_flags() - the metadata of @sender that @wanted may see
+ * @wanted:     KDBUS_ATTACH_* the receiver asked for
+ * @sender:     the connection the metadata is about (NULL: the bus)
+ * @ret_declined: the bits of @wanted the sender refused (NULL: not wanted)
+ *
+ * Return: the KDBUS_ATTACH_* to attach (native_meta_size/_write).
+ */
+uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined) {
+        const NativeConn *sn;
+        uint64_t consent = KDBUS_ATTACH_TIMESTAMP;
+
+        wanted &= META_SUPPORTED;
+        if (sender) {
+                sn = native_conn_from_bridge(sender);
+                consent |= sn ? sn->attach_flags_send : LEGACY_CONSENT;
+        }
+        if (ret_declined)
+                *ret_declined = sender ? wanted & ~consent : 0;
+        return wanted & consent;
+}
+
+static size_t str_item_size(const char *s) {
+        return s ? KDBUS_ITEM_SIZE(strlen(s) + 1) : 0;
+}
+
+/* The size of the metadata items for @attach (and the declined item for @declined). */
+size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender) {
+        const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
+        const NativeMeta *m = sn ? sn->meta : NULL;
+        size_t sz = 0;
+
+        if (declined)
+                sz += KDBUS_ITEM_SIZE(sizeof(uint64_t));
+        if (attach & KDBUS_ATTACH_TIMESTAMP)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp));
+        if (!sender)
+                return sz;
+        if (attach & KDBUS_ATTACH_CREDS)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
+        if (attach & KDBUS_ATTACH_PIDS)
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+        if ((attach & KDBUS_ATTACH_AUXGROUPS) && sender->creds.n_groups)
+                sz += KDBUS_ITEM_SIZE(sender->creds.n_groups * sizeof(uint64_t));
+        if (attach & KDBUS_ATTACH_NAMES) {
+                const List *pos;
+
+                list_for_each(pos, &sender->owned) {
+                        const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+
+                        if (bridge_name_primary(o->name) == sender)
+                                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) +
+                                                      strlen(o->name->name) + 1);
+                }
+        }
+        if (m && (attach & KDBUS_ATTACH_TID_COMM))
+                sz += str_item_size(m->comm);
+        if (m && (attach & KDBUS_ATTACH_PID_COMM))
+                sz += str_item_size(m->comm);
+        if (m && (attach & KDBUS_ATTACH_EXE))
+                sz += str_item_size(m->exe);
+        if (m && m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
+                sz += KDBUS_ITEM_SIZE(m->cmdline_len);
+        if (m && (attach & KDBUS_ATTACH_CGROUP))
+                sz += str_item_size(m->cgroup);
+        if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS))
+                sz += KDBUS_ITEM_SIZE(sizeof(uint32_t) * (1 + 4 * META_CAP_WORDS));
+        if (attach & KDBUS_ATTACH_SECLABEL)
+                sz += str_item_size(sender->creds.seclabel);
+        if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT))
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
+        if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
+                sz += str_item_size(sn->description);
+        return sz;
+}
+
+static uint8_t *put_item(uint8_t *p, uint64_t type, const void *data, size_t len) {
+        struct kdbus_item *item = (void *)p;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + len;
+        item->type = type;
+        if (len)
+                memcpy(item->data, data, len);
+        return p + KDBUS_ALIGN8(item->size);
+}
+
+static uint8_t *put_str(uint8_t *p, uint64_t type, const char *s) {
+        return s ? put_item(p, type, s, strlen(s) + 1) : p;
+}
+
+/**
+ * native_meta_write() - write the metadata items of @sender at @p
+ * @p:          where (8-aligned, native_meta_size() bytes, zeroed)
+ * @attach:     from native_attach_flags()
+ * @declined:   from native_attach_flags() (0: no declined item)
+ * @bus:        for the timestamp (the loop's cached time, and a sequence number)
+ * @sender:     whose metadata (NULL: the bus; then only TIMESTAMP)
+ *
+ * Return: the end of what was written.
+ */
+uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *bus,
+                           const BridgeConn *sender) {
+        const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
+        const NativeMeta *m = sn ? sn->meta : NULL;
+        struct kdbus_item *item;
+
+        if (attach & KDBUS_ATTACH_TIMESTAMP) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_timestamp);
+                item->type = KDBUS_ITEM_TIMESTAMP;
+                item->timestamp.seqnum = bus->n_messages_routed;
+                item->timestamp.monotonic_ns = bus->now_usec * 1000;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (!sender)
+                return p;
+        if (declined)   /* right after the timestamp: the first thing a receiver can check */
+                p = put_item(p, KDBUS_ITEM_ATTACH_FLAGS_SEND, &declined, sizeof(declined));
+        if (attach & KDBUS_ATTACH_CREDS) {
+                const BridgeCreds *c = &sender->creds;
+
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
+                item->type = KDBUS_ITEM_CREDS;
+                /* captured at connect (SO_PEERCRED): the effective ids of that moment */
+                item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid =
+                        c->uid;
+                item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid =
+                        c->gid;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (attach & KDBUS_ATTACH_PIDS) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
+                item->type = KDBUS_ITEM_PIDS;
+                item->pids.pid = (uint64_t)sender->creds.pid;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if ((attach & KDBUS_ATTACH_AUXGROUPS) && sender->creds.n_groups) {
+                unsigned i;
+
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sender->creds.n_groups * sizeof(uint64_t);
+                item->type = KDBUS_ITEM_AUXGROUPS;
+                for (i = 0; i < sender->creds.n_groups; ++i)
+                        item->data64[i] = sender->creds.groups[i];
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (attach & KDBUS_ATTACH_NAMES) {
+                const List *pos;
+
+                list_for_each(pos, &sender->owned) {
+                        const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+                        size_t len = strlen(o->name->name) + 1;
+
+                        if (bridge_name_primary(o->name) != sender)
+                                continue;
+                        item = (void *)p;
+                        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
+                        item->type = KDBUS_ITEM_OWNED_NAME;
+                        item->name.flags = 0;
+                        memcpy(item->name.name, o->name->name, len);
+                        p += KDBUS_ALIGN8(item->size);
+                }
+        }
+        if (m && (attach & KDBUS_ATTACH_TID_COMM))
+                p = put_str(p, KDBUS_ITEM_TID_COMM, m->comm);   /* the tid is not known */
+        if (m && (attach & KDBUS_ATTACH_PID_COMM))
+                p = put_str(p, KDBUS_ITEM_PID_COMM, m->comm);
+        if (m && (attach & KDBUS_ATTACH_EXE))
+                p = put_str(p, KDBUS_ITEM_EXE, m->exe);
+        if (m && m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
+                p = put_item(p, KDBUS_ITEM_CMDLINE, m->cmdline, m->cmdline_len);
+        if (m && (attach & KDBUS_ATTACH_CGROUP))
+                p = put_str(p, KDBUS_ITEM_CGROUP, m->cgroup);
+        if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS)) {
+                uint32_t caps[1 + 4 * META_CAP_WORDS];
+                unsigned i;
+
+                caps[0] = 63;   /* last_cap: the sets are given as 64 bits each */
+                for (i = 0; i < 4; ++i) {
+                        caps[1 + 2 * i] = (uint32_t)m->caps[i];
+                        caps[2 + 2 * i] = (uint32_t)(m->caps[i] >> 32);
+                }
+                p = put_item(p, KDBUS_ITEM_CAPS, caps, sizeof(caps));
+        }
+        if (attach & KDBUS_ATTACH_SECLABEL)
+                p = put_str(p, KDBUS_ITEM_SECLABEL, sender->creds.seclabel);
+        if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
+                struct kdbus_audit a = { .sessionid = m->sessionid, .loginuid = m->loginuid };
+
+                p = put_item(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
+        }
+        if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
+                p = put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, sn->description);
+        return p;
+}

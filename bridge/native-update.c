@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * UPDATE and BUS_CREATOR_INFO of native peers.
+ *
+ * UPDATE takes ATTACH_FLAGS_SEND / ATTACH_FLAGS_RECV items (one u64 each; kdbus's
+ * _KDBUS_ATTACH_ANY stands for every known flag, other unknown bits are EINVAL) and, as an
+ * extension of kdbus (which set it at HELLO only), a CONN_DESCRIPTION item. NAME and
+ * POLICY_ACCESS items are for policy holders, which the bus does not support: EOPNOTSUPP.
+ * The command is all or nothing: everything is checked before anything changes. New
+ * attach flags apply to messages written into pools from then on.
+ *
+ * BUS_CREATOR_INFO writes a kdbus_info (id 0, flags 0) into the caller's pool: a
+ * MAKE_NAME item "<uid>-kdbus" (kdbus named buses "<uid>-<name>"; ours has no name) and
+ * of the bus process's credentials CREDS and PIDS as far as attach_flags ask; the bus
+ * consents to nothing else, said by an ATTACH_FLAGS_SEND item like any declined metadata
+ * (bridge/native-meta.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "bridge/conn.h"
+#include "bridge/native-conn.h"
+#include "bridge/pool.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+
+/* An attach-flags value of a peer: 0 or -EINVAL; *ret the flags. */
+static int attach_value(uint64_t v, uint64_t *ret) {
+        if (v == _KDBUS_ATTACH_ANY)
+                v = _KDBUS_ATTACH_ALL;
+        if (v & ~(uint64_t)_KDBUS_ATTACH_ALL)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/**
+ * native_conn_update() - UPDATE: attach flags and description
+ * @nc:         the connection
+ * @buf:        kdbus_cmd with items
+ * @size:       bytes at @buf
+ *
+ * Return: 0, or -EINVAL (bad item, duplicate, unknown flags), -EOPNOTSUPP (policy
+ * holder items), -ENOMEM.
+ */
+int native_conn_update(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd *cmd = buf;
+        const struct kdbus_item *item;
+        uint64_t send = nc->attach_flags_send, recv = nc->attach_flags_recv;
+        bool have_send = false, have_recv = false;
+        const char *description = NULL;
+        char *copy = NULL;
+        int r;
+
+        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                switch (item->type) {
+                case KDBUS_ITEM_ATTACH_FLAGS_SEND:
+                        if (have_send || len != sizeof(uint64_t) ||
+                            attach_value(item->data64[0], &send))
+                                return -EINVAL;
+                        have_send = true;
+                        break;
+                case KDBUS_ITEM_ATTACH_FLAGS_RECV:
+                        if (have_recv || len != sizeof(uint64_t) ||
+                            attach_value(item->data64[0], &recv))
+                                return -EINVAL;
+                        have_recv = true;
+                        break;
+                case KDBUS_ITEM_CONN_DESCRIPTION:
+                        if (description || len < 2 || len > 256 || item->str[len - 1] != '\0' ||
+                            strlen(item->str) != len - 1)
+                                return -EINVAL;
+                        description = item->str;
+                        break;
+                case KDBUS_ITEM_NAME:
+                case KDBUS_ITEM_POLICY_ACCESS:
+                        return -EOPNOTSUPP;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (description) {
+                copy = strdup(description);
+                if (!copy)
+                        return -ENOMEM;
+                free(nc->description);
+                nc->description = copy;
+        }
+        nc->attach_flags_send = send;
+        nc->attach_flags_recv = recv;
+        cmd->return_flags = 0;
+        return 0;
+}
+
+/**
+ * native_conn_bus_creator_info() - BUS_CREATOR_INFO
+ * @nc:         the connection asking
+ * @buf:        kdbus_cmd_info (attach_flags; no items); offset and info_size written
+ * @size:       bytes at @buf
+ *
+ * Return: 0, or -EINVAL, -ENOBUFS (no room in the pool), -ENOMEM.
+ */
+int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
+        struct kdbus_cmd_info *cmd = buf;
+        uint64_t attach, declined, wanted;
+        struct kdbus_item *item;
+        BridgePoolSlice *slice;
+        struct kdbus_info *info;
+        char name[32];
+        size_t name_len, total;
+        uint8_t *p;
+        int r;
+
+        if (cmd->size != sizeof(*cmd) || cmd->size > size || cmd->flags)
+                return -EINVAL;
+        if (attach_value(cmd->attach_flags, &wanted))
+                return -EINVAL;
+        attach = wanted & (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        declined = wanted & ~(uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
+                                        KDBUS_ATTACH_TIMESTAMP);
+        name_len = (size_t)snprintf(name, sizeof(name), "%u-kdbus", (unsigned)geteuid()) + 1;
+        total = sizeof(*info) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + name_len);
+        if (declined)
+                total += KDBUS_ITEM_SIZE(sizeof(uint64_t));
+        if (attach & KDBUS_ATTACH_CREDS)
+                total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
+        if (attach & KDBUS_ATTACH_PIDS)
+                total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+        r = bridge_pool_alloc(nc->pool, total, false, &slice);
+        if (r == POOL_E_NO_SPACE)
+                return -ENOBUFS;
+        if (r)
+                return r;
+        info = bridge_pool_ptr(nc->pool, slice);
+        memset(info, 0, slice->size);
+        info->size = total;
+        item = info->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + name_len;
+        item->type = KDBUS_ITEM_MAKE_NAME;
+        memcpy(item->name.name, name, name_len);
+        p = (uint8_t *)item + KDBUS_ALIGN8(item->size);
+        if (declined) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+                item->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+                item->data64[0] = declined;
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (attach & KDBUS_ATTACH_CREDS) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
+                item->type = KDBUS_ITEM_CREDS;
+                item->creds.uid = getuid();
+                item->creds.euid = item->creds.suid = item->creds.fsuid = geteuid();
+                item->creds.gid = getgid();
+                item->creds.egid = item->creds.sgid = item->creds.fsgid = getegid();
+                p += KDBUS_ALIGN8(item->size);
+        }
+        if (attach & KDBUS_ATTACH_PIDS) {
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
+                item->type = KDBUS_ITEM_PIDS;
+                item->pids.pid = (uint64_t)getpid();
+                item->pids.ppid = (uint64_t)getppid();
+                p += KDBUS_ALIGN8(item->size);
+        }
+        cmd->return_flags = 0;
+        cmd->offset = slice->offset;
+        cmd->info_size = total;
+        return 0;
+}
