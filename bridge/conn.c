@@ -594,7 +594,7 @@ int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
         if (!bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender))
                 return BRIDGE_E_NOT_ACTIVE;
         /* monitors see it before routing, also if routing refuses it (bridge/monitor.h) */
-        if ((msg->hdr.destination || msg->hdr.type == WIRE_MSG_SIGNAL) &&
+        if ((msg->hdr.destination || msg->hdr.type == WIRE_MSG_SIGNAL) && !msg->monitored &&
             !list_is_empty(&sender->bus->monitors)) {
                 r = bus_monitor_capture(sender->bus, sender, msg, NULL);
                 if (r < 0)

@@ -16,6 +16,7 @@
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/policy.h"
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "wire/protocol.h"
@@ -159,4 +160,23 @@ unsigned bus_monitor_count(const Bus *bus) {
         for (pos = bus->monitors.next; pos != &bus->monitors; pos = pos->next)
                 ++n;
         return n;
+}
+
+/**
+ * bus_monitor_queue_seen() - queue a message of the bus monitors saw already
+ * @dst:        the receiver
+ * @msg:        the message (a reference is taken)
+ *
+ * Return: 0, -ENOMEM, BRIDGE_E_QUOTA, BRIDGE_E_NOT_ACTIVE.
+ */
+int bus_monitor_queue_seen(BridgeConn *dst, BridgeMsg *msg) {
+        PolicyMsgInfo pinfo = { .db = NULL };
+
+        if (!bridge_conn_is_active(dst))
+                return BRIDGE_E_NOT_ACTIVE;
+        if (dst->policy && !bridge_policy_allows_copy(&pinfo, NULL, dst, msg, false, false))
+                return 0;
+        if (bridge_conn_queue_is_full(dst))
+                return BRIDGE_E_QUOTA;
+        return error_trace(bridge_conn_queue_push(dst, msg));
 }

@@ -46,6 +46,14 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
 int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
                         const BridgeConn *skip);
 
+/*
+ * Queue @msg, a message of the bus that monitors were shown earlier (an ActivationRequest
+ * that waited for systemd to appear), to @dst without showing it to them again; otherwise
+ * as bridge_conn_queue_msg(): @dst's receive rules apply (denied: dropped, 0). Return: 0,
+ * -ENOMEM, BRIDGE_E_QUOTA, BRIDGE_E_NOT_ACTIVE.
+ */
+int bus_monitor_queue_seen(BridgeConn *dst, BridgeMsg *msg);
+
 /* Number of monitors on @bus. */
 unsigned bus_monitor_count(const Bus *bus);
 

@@ -34,6 +34,8 @@ typedef struct BridgeMsg {
         int64_t priority;               /* kdbus priority a native sender gave; 0 otherwise */
         bool has_bloom;
         bool data_separate;             /* @data is its own allocation (bridge_msg_new_take) */
+        bool monitored;                 /* held for activation: monitors saw it when it was
+                                         * sent, not again when it is delivered */
         uint64_t bloom[BUS_BLOOM_WORDS];
 } BridgeMsg;
 

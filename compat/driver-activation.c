@@ -23,6 +23,7 @@
 #include "bridge/activation.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/policy.h"
 #include "compat/driver-activation.h"
@@ -35,9 +36,23 @@
 #define SYSTEMD_NAME "org.freedesktop.systemd1"
 #define SYSTEMD_ACTIVATOR "org.freedesktop.systemd1.Activator"
 
-/* ActivationRequest(@unit) from the bus to systemd's connection. */
-static int activation_send_systemd_request(Driver *driver, BridgeConn *systemd,
-                                           const char *unit) {
+/*
+ * Monitors see a message that starts a service after what the bus sends to start it (the
+ * ActivationRequest to systemd), as in dbus-daemon; driver_activation_route_first() holds
+ * it back until then. Return: 0 or -ENOMEM.
+ */
+static int activation_flush_capture(Driver *driver) {
+        BridgeMsg *m = driver->capture_msg;
+        int r;
+
+        if (!m)
+                return 0;
+        driver->capture_msg = NULL;
+        r = bus_monitor_capture(driver->bus, driver->capture_sender, m, NULL);
+        return r < 0 ? error_trace(r) : 0;
+}
+
+static int activation_build_systemd_request(Driver *driver, const char *unit, BridgeMsg **ret) {
         WireMsgSpec spec = {
                 .type = WIRE_MSG_SIGNAL,
                 .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
@@ -45,14 +60,41 @@ static int activation_send_systemd_request(Driver *driver, BridgeConn *systemd,
                 .interface = SYSTEMD_ACTIVATOR,
                 .member = "ActivationRequest",
                 .destination = SYSTEMD_NAME,
+                .sender = WIRE_DRIVER_NAME,
         };
+        uint8_t *data = NULL;
+        size_t size;
         WireWriter w;
         int r;
 
+        if (++driver->serial == 0)
+                driver->serial = 1;
+        spec.serial = driver->serial;
         wire_writer_init(&w);
         (void) wire_writer_append_basic(&w, 's', unit);
-        r = driver_emit_to(driver, systemd, &spec, &w);
+        r = wire_message_build(&spec, &w, &data, &size);
         wire_writer_deinit(&w);
+        if (r)
+                return error_fold(r);
+        r = bridge_msg_new_take(data, size, 0, ret);
+        if (r < 0)
+                free(data);
+        return r < 0 ? error_trace(r) : 0;
+}
+
+/*
+ * ActivationRequest(@unit) from the bus to systemd's connection. @seen: monitors saw it
+ * when it was asked for (systemd was not on the bus yet): they do not see it again now.
+ */
+static int activation_send_systemd_request(Driver *driver, BridgeConn *systemd,
+                                           const char *unit, bool seen) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        int r;
+
+        r = activation_build_systemd_request(driver, unit, &m);
+        if (r < 0)
+                return error_trace(r);
+        r = seen ? bus_monitor_queue_seen(systemd, m) : bridge_conn_queue_msg(systemd, m);
         if (r == BRIDGE_E_QUOTA) {
                 driver_kick_conn(systemd);
                 r = 0;
@@ -71,9 +113,27 @@ int driver_activation_request_systemd(Driver *driver, const char *unit) {
         BridgeConn *systemd = bus_find_conn_by_name(driver->bus, SYSTEMD_NAME);
         char **v, *copy;
 
-        if (systemd)
-                return activation_send_systemd_request(driver, systemd, unit);
-        /* systemd is not on the bus yet (early boot): the request waits for it */
+        int r;
+
+        if (systemd) {
+                r = activation_send_systemd_request(driver, systemd, unit, false);
+                if (r >= 0)
+                        r = activation_flush_capture(driver);
+                return r < 0 ? error_trace(r) : 0;
+        }
+        /* systemd is not on the bus yet (early boot): the request waits for it; monitors
+         * see it now, as dbus-daemon shows them its request to the name being started */
+        if (!list_is_empty(&driver->bus->monitors)) {
+                _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+
+                r = activation_build_systemd_request(driver, unit, &m);
+                if (r >= 0)
+                        r = bus_monitor_capture(driver->bus, NULL, m, NULL);
+                if (r >= 0)
+                        r = activation_flush_capture(driver);
+                if (r < 0)
+                        return error_trace(r);
+        }
         copy = strdup(unit);
         v = copy ? realloc(driver->systemd_units,
                            (driver->n_systemd_units + 1) * sizeof(char *)) : NULL;
@@ -94,13 +154,27 @@ static int activation_flush_systemd(Driver *driver, BridgeConn *systemd) {
         for (i = 0; i < driver->n_systemd_units; ++i) {
                 if (r >= 0)
                         r = activation_send_systemd_request(driver, systemd,
-                                                            driver->systemd_units[i]);
+                                                            driver->systemd_units[i], true);
                 free(driver->systemd_units[i]);
         }
         free(driver->systemd_units);
         driver->systemd_units = NULL;
         driver->n_systemd_units = 0;
         return r;
+}
+
+/**
+ * driver_activation_is_failure_signal() - is @msg systemd's ActivationFailure to the bus?
+ * @msg:        a message addressed to the bus
+ *
+ * Return: true for the signal org.freedesktop.systemd1.Activator.ActivationFailure.
+ */
+bool driver_activation_is_failure_signal(const BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+
+        return h->type == WIRE_MSG_SIGNAL && h->interface && h->member &&
+               strcmp(h->interface, SYSTEMD_ACTIVATOR) == 0 &&
+               strcmp(h->member, "ActivationFailure") == 0;
 }
 
 /**
@@ -237,10 +311,11 @@ static int activation_answer_error(Driver *driver, BusActivationEntry *e, const 
 int driver_activation_failed(Driver *driver, const char *name, const char *error_name,
                              const char *text) {
         BusActivationEntry *e;
-        int r = 0;
+        int r;
 
         if (!driver->activation)
                 return 0;
+        r = activation_flush_capture(driver);   /* a start that failed at once */
         bus_activation_end(driver->activation, name);
         while ((e = bus_activation_pop(driver->activation, name))) {
                 if (r >= 0)
@@ -313,11 +388,15 @@ static int activation_request(Driver *driver, const char *name, BridgeConn *send
                                 "has been reached, activation of %s failed "
                                 "(max_pending_service_starts=%u)", name,
                                 (unsigned)driver->bus->limits.max_pending_service_starts);
-                return driver_send_error_text(driver, sender, msg->hdr.serial,
+                return activation_flush_capture(driver) ?:
+                       driver_send_error_text(driver, sender, msg->hdr.serial,
                                               ERROR_PREFIX "LimitsExceeded", text);
         }
         if (r)
                 return r < 0 ? error_trace(r) : error_fold(r);
+        /* monitors saw it when it was sent: delivering it later shows them nothing more,
+         * as in dbus-daemon */
+        msg->monitored = true;
         if (!start)
                 return 0;
         if (!driver->activation_ops || !driver->activation_ops->start) {
@@ -358,7 +437,7 @@ int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *m
          * receiver's rules are checked when the message is delivered) */
         r = bridge_policy_check_driver(sender, msg);
         if (r == BRIDGE_E_ACCESS_DENIED)
-                r = driver_send_error_text(driver, sender, msg->hdr.serial,
+                r = activation_flush_capture(driver) ?: driver_send_error_text(driver, sender, msg->hdr.serial,
                                            ERROR_PREFIX "AccessDenied",
                                            bridge_conn_get_denial(sender));
         else if (r == 0)
@@ -367,6 +446,40 @@ int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *m
                 driver_kick_conn(sender);
                 r = 0;
         }
+        return r < 0 ? error_trace(r) : 1;
+}
+
+/**
+ * driver_activation_route_first() - a message that will start a service, while monitored
+ * @driver:     the driver
+ * @sender:     who sent it
+ * @msg:        the message, not yet routed
+ *
+ * dbus-daemon shows monitors the ActivationRequest it sends systemd before the message
+ * that caused it; routing (bridge_conn_send()) would show them the message first. So a
+ * message to an activatable name nobody owns (auto-start allowed) skips routing, which
+ * could only answer "no owner", and goes to driver_activation_autostart() directly; the
+ * monitors get it once the start is under way. Without monitors nothing differs.
+ *
+ * Return: 1 (handled), 0 (route it as usual), or a negative errno.
+ */
+int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
+        const char *name = msg->hdr.destination;
+        int r, k;
+
+        if (list_is_empty(&driver->bus->monitors) || !driver->activation || !name ||
+            name[0] == ':' || (msg->hdr.flags & WIRE_FLAG_NO_AUTO_START) ||
+            !bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender) ||
+            bus_find_conn_by_name(driver->bus, name) ||
+            (!bus_activation_is_activatable(driver->activation, name) &&
+             !bus_activation_is_starting(driver->activation, name)))
+                return 0;
+        driver->capture_msg = msg;
+        driver->capture_sender = sender;
+        r = driver_activation_autostart(driver, sender, msg);
+        k = activation_flush_capture(driver);
+        if (r >= 0 && k < 0)
+                r = k;
         return r < 0 ? error_trace(r) : 1;
 }
 

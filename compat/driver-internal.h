@@ -31,6 +31,8 @@ struct Driver {
         char **systemd_units;           /* ActivationRequests waiting for systemd to appear */
         size_t n_systemd_units;
         bool systemd_activation;        /* --systemd-activation: Features lists it */
+        BridgeMsg *capture_msg;         /* a message that starts a service: monitors see it */
+        BridgeConn *capture_sender;     /* after the ActivationRequest (driver-activation.c) */
 };
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -102,6 +104,12 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
 int driver_method_update_activation_environment(Driver *driver, BridgeConn *caller,
                                                 BridgeMsg *call, WireReader *args);
 int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+/* Before routing, while a monitor is on: a message that will start a service. Return: 0
+ * (not such a message: route it), 1 (handled), or a negative errno. */
+int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+/* org.freedesktop.systemd1.Activator.ActivationFailure to the bus: dbus-daemon 1.14.10 shows
+ * it to monitors after the errors it causes (test-monitor /monitor/activation). */
+bool driver_activation_is_failure_signal(const BridgeMsg *msg);
 int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *owner);
 void driver_activation_conn_removed(Driver *driver, BridgeConn *conn);
 /* A signal sent to the bus: systemd's ActivationFailure is handled, the rest ignored. */

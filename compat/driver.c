@@ -823,6 +823,10 @@ int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         char limit[16], text[1024];
         int r, code;
 
+        /* monitored: a message that starts a service is shown after the ActivationRequest */
+        r = driver_activation_route_first(driver, sender, msg);
+        if (r)
+                return r < 0 ? error_trace(r) : 0;
         r = bridge_conn_send(sender, msg);
         switch (r) {
         case 0:
@@ -929,7 +933,7 @@ static int driver_handle_unregistered(Driver *driver, BridgeConn *sender, Bridge
  */
 int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
-        bool to_driver = driver_is_driver_name(h->destination);
+        bool to_driver = driver_is_driver_name(h->destination), failure;
         int r;
 
         if (bridge_conn_is_monitor(sender))
@@ -950,8 +954,10 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                 if (r == 0 && !h->destination && h->type == WIRE_MSG_METHOD_CALL)
                         r = driver_answer_no_destination(driver, sender, msg);
         } else {
-                /* monitors see what is sent to the bus before its answer */
-                r = bus_monitor_capture(driver->bus, sender, msg, NULL);
+                /* monitors see what is sent to the bus before its answer (systemd's
+                 * ActivationFailure after the errors it causes, as in dbus-daemon) */
+                failure = driver_activation_is_failure_signal(msg);
+                r = failure ? 0 : bus_monitor_capture(driver->bus, sender, msg, NULL);
                 if (r == 0 && h->type == WIRE_MSG_METHOD_CALL) {
                         /* the sender's send rules (system.conf denies some driver methods) */
                         r = bridge_policy_check_driver(sender, msg);
@@ -964,6 +970,8 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                 }
                 if (r == 0 && h->type == WIRE_MSG_SIGNAL)
                         r = driver_activation_signal(driver, sender, msg);
+                if (r == 0 && failure)
+                        r = bus_monitor_capture(driver->bus, sender, msg, NULL);
                 /* other signals and replies to the driver: nobody listens */
         }
 

@@ -3,7 +3,10 @@
 # (fake-systemd.py). Services with SystemdService= are started by asking it
 # (ActivationRequest from the bus); its ActivationFailure reaches the caller as the error it
 # names; requests made before systemd is on the bus wait for it; services without
-# SystemdService= are still spawned directly.
+# SystemdService= are still spawned directly. A monitor (python BecomeMonitor) watches it
+# all: it must see each ActivationRequest once, before the message that caused it (also
+# when the request waits for systemd), the waiting messages not again when delivered, and
+# not systemd's ActivationFailure (what dbus-daemon shows), in the same order on both buses.
 #
 # usage: systemd.py KDBUSD DBUS_DAEMON       (TAP on stdout)
 import os
@@ -12,8 +15,12 @@ import subprocess
 import sys
 import tempfile
 
+import time
+
 import dbus
+import dbus.lowlevel
 from dbus.mainloop.glib import DBusGMainLoop
+from gi.repository import GLib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVICE_PY = os.path.join(HERE, "service.py")
@@ -59,6 +66,25 @@ class Bus:
         self.address = self.proc.stdout.readline().decode().strip()
         self.conn = dbus.bus.BusConnection(self.address)
         self.fake = None
+        self.monitored = []
+        self.mon = dbus.bus.BusConnection(self.address)
+        self.mon.add_message_filter(self.on_monitored)
+        self.mon.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus.Monitoring", "BecomeMonitor", "asu",
+                               ([], 0))
+
+    def on_monitored(self, conn, msg):
+        t = {dbus.lowlevel.MESSAGE_TYPE_SIGNAL: "sig", dbus.lowlevel.MESSAGE_TYPE_ERROR: "err",
+             dbus.lowlevel.MESSAGE_TYPE_METHOD_CALL: "call",
+             dbus.lowlevel.MESSAGE_TYPE_METHOD_RETURN: "ret"}.get(msg.get_type(), "?")
+        member = msg.get_member() or msg.get_error_name() or ""
+        if (member in ("ActivationRequest", "ActivationFailure", "Echo") or
+                member.startswith("org.freedesktop.systemd1.")):
+            args = [str(a) for a in msg.get_args_list()] if t != "err" else []
+            dest = msg.get_destination() or ""
+            self.monitored.append("%s %s -> %s %s" % (t, member, ":X" if dest[:1] == ":"
+                                                      else dest, args))
+        return dbus.lowlevel.HANDLER_RESULT_HANDLED
 
     def start_fake(self):
         self.fake = subprocess.Popen(["/usr/bin/python3", FAKE, self.address,
@@ -138,6 +164,11 @@ def scenario(bus):
     out["direct"] = outcome(lambda: call_async_reply(bus, "org.kdbus.sd.Direct", "Echo", "s",
                                                     ("hi",)))
     out["requests"] = sorted(bus.requests())
+    ctx = GLib.MainContext.default()
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:      # what is still on the way to the monitor
+        ctx.iteration(False) or time.sleep(0.01)
+    out["monitor"] = bus.monitored
     return out
 
 
@@ -145,7 +176,7 @@ def main():
     ours, ref = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="kdbus-sd-activation-")
     results, buses, failed = {}, [], 0
-    keys = ["early", "good", "bad", "direct", "requests"]
+    keys = ["early", "good", "bad", "direct", "requests", "monitor"]
     print("1..%d" % (len(keys) + 2))
     try:
         for tag, exe in (("dbus-daemon", ref), ("kdbusd", ours)):
