@@ -403,6 +403,51 @@ static void test_sync_reply_callee_gone(Bus *b, gconstpointer ctx) {
         kdbus_conn_close(a);
 }
 
+/* Metadata captured by kdbusd itself: the peer's pidfd (SO_PEERPIDFD) checks /proc/<pid>,
+ * so EXE and PID_COMM of a peer (this process) are ours, once it consented (UPDATE). */
+static void test_metadata_proc(Bus *b, gconstpointer ctx) {
+        KdbusConn *a = peer(b, 0), *c = peer(b, 0);
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *up = (void *)buf;
+        struct kdbus_cmd_info info = { .size = sizeof(info), .id = a->id,
+                                       .attach_flags = KDBUS_ATTACH_EXE | KDBUS_ATTACH_PID_COMM };
+        g_autofree char *exe = g_file_read_link("/proc/self/exe", NULL);
+        const struct kdbus_info *ki;
+        const struct kdbus_item *item;
+        bool seen_exe = false;
+
+        /* libkdbus consents to neither: declined */
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_CONN_INFO, &info, sizeof(info), NULL, 0),
+                        ==, 0);
+        ki = (const void *)(c->pool + info.offset);
+        item = (const void *)((const uint8_t *)ki + sizeof(*ki));
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_ATTACH_FLAGS_SEND);
+        g_assert_cmpuint(item->data64[0], ==, KDBUS_ATTACH_EXE | KDBUS_ATTACH_PID_COMM);
+        up->size = sizeof(*up) + KDBUS_ITEM_SIZE(8);
+        {
+                struct kdbus_item *ui = (void *)(buf + sizeof(*up));
+
+                ui->size = KDBUS_ITEM_HEADER_SIZE + 8;
+                ui->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+                ui->data64[0] = _KDBUS_ATTACH_ANY;
+        }
+        g_assert_cmpint(kdbus_conn_command(a, KDBUS_CMD_UPDATE, up, up->size, NULL, 0), ==, 0);
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_CONN_INFO, &info, sizeof(info), NULL, 0),
+                        ==, 0);
+        ki = (const void *)(c->pool + info.offset);
+        for (item = ki->items; (const uint8_t *)item < (const uint8_t *)ki + ki->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                g_assert_cmpuint(item->type, !=, KDBUS_ITEM_ATTACH_FLAGS_SEND);
+                if (item->type == KDBUS_ITEM_EXE) {
+                        g_assert_cmpstr(item->str, ==, exe);
+                        seen_exe = true;
+                }
+        }
+        g_assert_true(seen_exe);
+        kdbus_conn_close(a);
+        kdbus_conn_close(c);
+}
+
 static void test_fds_memfd(Bus *b, gconstpointer ctx) {
         KdbusConn *a = peer(b, 0), *c = peer(b, KDBUS_HELLO_ACCEPT_FD);
         g_autofree char *dest = g_strdup_printf(":1.%llu", (unsigned long long)c->id);
@@ -551,6 +596,7 @@ int main(int argc, char **argv) {
         ADD("sync-reply", test_sync_reply);
         ADD("sync-reply-callee-gone", test_sync_reply_callee_gone);
         ADD("fds-memfd", test_fds_memfd);
+        ADD("metadata-proc", test_metadata_proc);
         ADD("interop-dbus-send", test_interop_dbus_send);
         ADD("interop-legacy-service", test_interop_legacy_service);
         return g_test_run();
