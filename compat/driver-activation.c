@@ -160,6 +160,19 @@ static int activation_flush_systemd(Driver *driver, BridgeConn *systemd) {
         free(driver->systemd_units);
         driver->systemd_units = NULL;
         driver->n_systemd_units = 0;
+        for (i = 0; i < driver->n_systemd_env; ++i) {
+                if (r >= 0) {
+                        r = bridge_conn_queue_msg(systemd, driver->systemd_env[i]);
+                        if (r == BRIDGE_E_QUOTA)
+                                driver_kick_conn(systemd);
+                        if (r > 0)
+                                r = 0;
+                }
+                bridge_msg_unref(driver->systemd_env[i]);
+        }
+        free(driver->systemd_env);
+        driver->systemd_env = NULL;
+        driver->n_systemd_env = 0;
         return r;
 }
 
@@ -222,6 +235,11 @@ void driver_activation_deinit(Driver *driver) {
         free(driver->systemd_units);
         driver->systemd_units = NULL;
         driver->n_systemd_units = 0;
+        for (i = 0; i < driver->n_systemd_env; ++i)
+                bridge_msg_unref(driver->systemd_env[i]);
+        free(driver->systemd_env);
+        driver->systemd_env = NULL;
+        driver->n_systemd_env = 0;
 }
 
 /**
@@ -338,7 +356,8 @@ int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *o
         uint32_t success = 1;     /* DBUS_START_REPLY_SUCCESS */
         int r = 0;
 
-        if (driver->n_systemd_units && strcmp(name, SYSTEMD_NAME) == 0) {
+        if ((driver->n_systemd_units || driver->n_systemd_env) &&
+            strcmp(name, SYSTEMD_NAME) == 0) {
                 r = activation_flush_systemd(driver, owner);
                 if (r < 0)
                         return error_trace(r);
@@ -544,6 +563,84 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
         return r;
 }
 
+/* Keep a SetEnvironment call for systemd until it appears. Return: 0 or -ENOMEM. */
+static int activation_hold_environment(Driver *driver, WireMsgSpec *spec, WireWriter *w) {
+        BridgeMsg *m = NULL, **v;
+        uint8_t *data = NULL;
+        size_t size;
+        int r;
+
+        if (++driver->serial == 0)
+                driver->serial = 1;
+        spec->serial = driver->serial;
+        spec->sender = WIRE_DRIVER_NAME;
+        r = wire_message_build(spec, w, &data, &size);
+        if (r)
+                return error_fold(r);
+        r = bridge_msg_new_take(data, size, 0, &m);
+        if (r < 0) {
+                free(data);
+                return error_trace(r);
+        }
+        v = realloc(driver->systemd_env, (driver->n_systemd_env + 1) * sizeof(*v));
+        if (!v) {
+                bridge_msg_unref(m);
+                return error_origin(-ENOMEM);
+        }
+        v[driver->n_systemd_env++] = m;
+        driver->systemd_env = v;
+        return 0;
+}
+
+/*
+ * --systemd-activation: systemd starts the services, so dbus-daemon 1.14.10 passes the new
+ * variables on to it, as the method call org.freedesktop.systemd1.Manager.SetEnvironment
+ * (as "KEY=VALUE") to the owner's unique name, without expecting a reply; nothing while
+ * systemd is not on the bus. Return: 0 or -ENOMEM.
+ */
+static int activation_forward_environment(Driver *driver, const char *const *pairs) {
+        BridgeConn *systemd;
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_METHOD_CALL,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .path = "/org/freedesktop/systemd1",
+                .interface = "org.freedesktop.systemd1.Manager",
+                .member = "SetEnvironment",
+        };
+        WireWriter w;
+        int r = 0;
+
+        if (!driver->systemd_activation)
+                return 0;
+        /* systemd not on the bus yet: the call waits for it, addressed to its well-known
+         * name (as dbus-daemon's auto-started message does) */
+        systemd = bus_find_conn_by_name(driver->bus, SYSTEMD_NAME);
+        spec.destination = systemd ? systemd->unique_name : SYSTEMD_NAME;
+        wire_writer_init(&w);
+        (void) wire_writer_open(&w, 'a', "s");
+        for (; pairs[0] && pairs[1] && r >= 0; pairs += 2) {
+                char *kv;
+
+                if (asprintf(&kv, "%s=%s", pairs[0], pairs[1]) < 0) {
+                        r = error_origin(-ENOMEM);
+                        break;
+                }
+                (void) wire_writer_append_basic(&w, 's', kv);
+                free(kv);
+        }
+        (void) wire_writer_close(&w);
+        if (r >= 0 && systemd)
+                r = driver_emit_to(driver, systemd, &spec, &w);
+        else if (r >= 0)
+                r = activation_hold_environment(driver, &spec, &w);
+        wire_writer_deinit(&w);
+        if (r == BRIDGE_E_QUOTA) {
+                driver_kick_conn(systemd);
+                r = 0;
+        }
+        return r < 0 ? error_trace(r) : 0;
+}
+
 /**
  * driver_method_update_activation_environment() - UpdateActivationEnvironment(a{ss})
  * @driver:     the driver
@@ -601,5 +698,8 @@ int driver_method_update_activation_environment(Driver *driver, BridgeConn *call
                                                       "Cannot change activation environment "
                                                       "on a system bus.");
         }
+        r = activation_forward_environment(driver, pairs);
+        if (r < 0)
+                return error_trace(r);
         return driver_reply_empty(driver, caller, call);
 }

@@ -30,6 +30,8 @@ struct Driver {
         void *activation_userdata;
         char **systemd_units;           /* ActivationRequests waiting for systemd to appear */
         size_t n_systemd_units;
+        BridgeMsg **systemd_env;        /* SetEnvironment calls waiting for systemd too */
+        size_t n_systemd_env;
         bool systemd_activation;        /* --systemd-activation: Features lists it */
         BridgeMsg *capture_msg;         /* a message that starts a service: monitors see it */
         BridgeConn *capture_sender;     /* after the ActivationRequest (driver-activation.c) */

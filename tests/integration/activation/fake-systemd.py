@@ -40,6 +40,14 @@ def on_message(conn, msg):
             fail.append("" + unit, "org.freedesktop.systemd1.NoSuchUnit",
                         "Unit %s not found." % unit, signature="sss")
             conn.send_message(fail)
+    if (msg.get_type() == dbus.lowlevel.MESSAGE_TYPE_METHOD_CALL and
+            msg.get_member() == "SetEnvironment"):
+        dest = msg.get_destination() or ""
+        print("%s.%s %s from %s to %s path %s no-reply %s" % (
+            msg.get_interface(), msg.get_member(), [str(v) for v in msg.get_args_list()[0]],
+            msg.get_sender(), "(unique name)" if dest.startswith(":") else dest,
+            msg.get_path(), msg.get_no_reply()), flush=True)
+        return dbus.lowlevel.HANDLER_RESULT_HANDLED
     return dbus.lowlevel.HANDLER_RESULT_NOT_YET_HANDLED
 
 

@@ -7,6 +7,8 @@
 # all: it must see each ActivationRequest once, before the message that caused it (also
 # when the request waits for systemd), the waiting messages not again when delivered, and
 # not systemd's ActivationFailure (what dbus-daemon shows), in the same order on both buses.
+# UpdateActivationEnvironment reaches systemd as SetEnvironment (fake-systemd.py prints it),
+# also when called before systemd is on the bus.
 #
 # usage: systemd.py KDBUSD DBUS_DAEMON       (TAP on stdout)
 import os
@@ -148,7 +150,12 @@ def outcome(fn):
 
 def scenario(bus):
     out = {}
-    # before systemd is on the bus the request waits; a pending call is answered later
+    # before systemd is on the bus the request waits; a pending call is answered later;
+    # UpdateActivationEnvironment's SetEnvironment for systemd waits too (to its
+    # well-known name; once it is there, to its unique name)
+    bus.conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                           "org.freedesktop.DBus", "UpdateActivationEnvironment", "a{ss}",
+                           ({"KDBUS_EARLY": "1"},))
     pending = bus.conn.call_async("org.kdbus.sd.Early", "/", "org.kdbus.Test", "Echo", "s",
                                   ("early",), lambda *a: None, lambda e: None)
     bus.conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
@@ -163,6 +170,13 @@ def scenario(bus):
                                                  ("hi",)))
     out["direct"] = outcome(lambda: call_async_reply(bus, "org.kdbus.sd.Direct", "Echo", "s",
                                                     ("hi",)))
+    # UpdateActivationEnvironment: the bus passes the variables on to systemd
+    bus.conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                           "org.freedesktop.DBus", "UpdateActivationEnvironment", "a{ss}",
+                           ({"KDBUS_A": "1", "KDBUS_B": "x y"},))
+    bus.conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                           "org.freedesktop.DBus.Peer", "Ping", "", ())
+    time.sleep(0.5)
     out["requests"] = sorted(bus.requests())
     ctx = GLib.MainContext.default()
     deadline = time.monotonic() + 2
