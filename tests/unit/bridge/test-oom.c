@@ -10,49 +10,7 @@
  */
 #include "tests/unit/bridge/fixture.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static int oom_countdown = -1;          /* -1: off; 0: fail the next allocation */
-static bool oom_hit;
-static unsigned long n_allocs;          /* every malloc/calloc/realloc */
-
-static bool oom_fail(void) {
-        ++n_allocs;
-        if (oom_countdown < 0)
-                return false;
-        if (oom_countdown-- == 0) {
-                oom_hit = true;
-                oom_countdown = -1;     /* one failure per run */
-                return true;
-        }
-        return false;
-}
-
-void *__wrap_malloc(size_t size) {
-        return oom_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size) {
-        return oom_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size) {
-        return oom_fail() ? NULL : __real_realloc(p, size);
-}
-
-static void oom_arm(int n) {
-        oom_hit = false;
-        oom_countdown = n;
-}
-
-static void oom_disarm(void) {
-        oom_countdown = -1;
-}
+#include "tests/unit/oom-wrap.h"
 
 /* An operation arms the failure (oom_arm(n)) right before the step under test. */
 typedef int (*OomOp)(Fixture *f, int n);

@@ -11,38 +11,7 @@
 #include "bridge/policy.h"
 #include "fixture.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
-
-static int oom_countdown = -1;
-static bool oom_hit;
-
-static bool oom_fail(void) {
-        if (oom_countdown < 0)
-                return false;
-        if (oom_countdown-- == 0) {
-                oom_hit = true;
-                oom_countdown = -1;
-                return true;
-        }
-        return false;
-}
-
-void *__wrap_malloc(size_t size) {
-        return oom_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size) {
-        return oom_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size) {
-        return oom_fail() ? NULL : __real_realloc(p, size);
-}
+#include "tests/unit/oom-wrap.h"
 
 /* A db with @n rules of every kind, distinct strings. Return: 0 or -ENOMEM. */
 static int build_db(unsigned n, PolicyDb **ret) {

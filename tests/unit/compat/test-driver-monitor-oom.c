@@ -13,47 +13,13 @@
 #include "bridge/monitor.h"
 #include "driver-fixture.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
+#include "tests/unit/oom-wrap.h"
 
-static int oom_countdown = -1;          /* -1: off; 0: fail the next allocation */
-static bool oom_hit;
 static int oom_n;                       /* the allocation to fail in this run */
 
-static bool oom_fail(void) {
-        if (oom_countdown < 0)
-                return false;
-        if (oom_countdown-- == 0) {
-                oom_hit = true;
-                oom_countdown = -1;
-                return true;
-        }
-        return false;
-}
-
-void *__wrap_malloc(size_t size) {
-        return oom_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size) {
-        return oom_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size) {
-        return oom_fail() ? NULL : __real_realloc(p, size);
-}
-
-static void oom_arm(void) {
-        oom_hit = false;
-        oom_countdown = oom_n;
-}
-
-static void oom_disarm(void) {
-        oom_countdown = -1;
+/* the fixture's before_handle hook: fail allocation oom_n of the step */
+static void oom_arm_step(void) {
+        oom_arm(oom_n);
 }
 
 /* BecomeMonitor(as @rules (NULL-terminated), u @flags) from conn @i */
@@ -183,7 +149,7 @@ static int step_all_match_rules(Fixture *f) {
 static int step_disconnect(Fixture *f) {
         f->before_handle = NULL;
         f->after_handle = NULL;
-        oom_arm();
+        oom_arm_step();
         bridge_conn_disconnect(f->c[1]);
         oom_disarm();
         return 0;
@@ -210,7 +176,7 @@ static void test_oom(gconstpointer data) {
 
                 setup(f, NULL);
                 c->prepare(f);
-                f->before_handle = oom_arm;
+                f->before_handle = oom_arm_step;
                 f->after_handle = oom_disarm;
                 r = c->step(f);
                 f->before_handle = NULL;

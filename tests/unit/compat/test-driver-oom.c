@@ -11,47 +11,13 @@
 #include <stddef.h>
 #include "driver-fixture.h"
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t size);
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t size);
+#include "tests/unit/oom-wrap.h"
 
-static int oom_countdown = -1;          /* -1: off; 0: fail the next allocation */
-static bool oom_hit;
 static int oom_n;                       /* the allocation to fail in this run */
 
-static bool oom_fail(void) {
-        if (oom_countdown < 0)
-                return false;
-        if (oom_countdown-- == 0) {
-                oom_hit = true;
-                oom_countdown = -1;
-                return true;
-        }
-        return false;
-}
-
-void *__wrap_malloc(size_t size) {
-        return oom_fail() ? NULL : __real_malloc(size);
-}
-
-void *__wrap_calloc(size_t n, size_t size) {
-        return oom_fail() ? NULL : __real_calloc(n, size);
-}
-
-void *__wrap_realloc(void *p, size_t size) {
-        return oom_fail() ? NULL : __real_realloc(p, size);
-}
-
-static void oom_arm(void) {
-        oom_hit = false;
-        oom_countdown = oom_n;
-}
-
-static void oom_disarm(void) {
-        oom_countdown = -1;
+/* the fixture's before_handle hook: fail allocation oom_n of the step */
+static void oom_arm_step(void) {
+        oom_arm(oom_n);
 }
 
 typedef struct {
@@ -155,7 +121,7 @@ static int step_disconnect(Fixture *f) {
         s.destination = NAME(f, 1);
         g_assert_cmpint(send_msg(f, 0, &s, NULL), ==, 0);
         g_assert_cmpint(send_msg(f, 2, &s, NULL), ==, 0);
-        oom_arm();
+        oom_arm_step();
         bridge_conn_disconnect(f->c[1]);
         oom_disarm();
         return 0;
@@ -199,7 +165,7 @@ static void test_oom(gconstpointer data) {
                         c->prepare(f);
                 else
                         prepare_hello(f);
-                f->before_handle = oom_arm;
+                f->before_handle = oom_arm_step;
                 f->after_handle = oom_disarm;
                 r = c->step ? c->step(f) : step_hello(f);
                 f->before_handle = NULL;
