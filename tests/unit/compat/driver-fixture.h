@@ -331,3 +331,41 @@ static inline void hello_listening(Fixture *f, unsigned i) {
 
 #define NAME(f, i) ((f)->c[i]->unique_name)
 
+/* BecomeMonitor(as @rules (NULL-terminated), u @flags) from conn @i */
+static inline int become_monitor(Fixture *f, unsigned i, const char *const *rules, uint32_t flags) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_METHOD_CALL,
+                .serial = ++f->serial[i],
+                .path = "/org/freedesktop/DBus",
+                .interface = "org.freedesktop.DBus.Monitoring",
+                .member = "BecomeMonitor",
+                .destination = "org.freedesktop.DBus",
+        };
+        BridgeConn *conn = f->c[i];
+        BridgeMsg *msg = NULL;
+        WireHeader hdr;
+        WireWriter w;
+        uint8_t *data;
+        size_t size;
+        int r;
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_open(&w, 'a', "s"), ==, 0);
+        for (; rules && *rules; ++rules)
+                g_assert_cmpint(wire_writer_append_basic(&w, 's', *rules), ==, 0);
+        g_assert_cmpint(wire_writer_close(&w), ==, 0);
+        g_assert_cmpint(wire_writer_append_basic(&w, 'u', &flags), ==, 0);
+        g_assert_cmpint(wire_message_build(&spec, &w, &data, &size), ==, 0);
+        wire_writer_deinit(&w);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &hdr), ==, 0);
+        g_assert_cmpint(bridge_msg_new_stamped(data, &hdr, conn->unique_name, conn->id, &msg),
+                        ==, 0);
+        free(data);
+        if (f->before_handle)
+                f->before_handle();
+        r = driver_handle_message(f->driver, conn, msg);
+        if (f->after_handle)
+                f->after_handle();
+        bridge_msg_unref(msg);
+        return r;
+}
