@@ -35,6 +35,10 @@ static bool uid_is_at_console(uid_t uid) {
         return access(path, F_OK) == 0;
 }
 
+/* dbus-daemon shows at most this many bytes of a peer's command line in its log and in
+ * AccessDenied texts (comm="..."); clients compare those texts, so we cut at the same place. */
+#define LOGINFO_CMDLINE_MAX 50
+
 /* The peer's command line with spaces for NULs, as dbus-daemon shows it; "" if unknown. */
 static void read_cmdline(pid_t pid, char *buf, size_t size) {
         char path[64];
@@ -78,7 +82,7 @@ int proxy_config_admit(Server *s, BridgeConn *conn) {
         const BridgeCreds *cr = &conn->creds;
         PolicyDb *db = s->config ? s->config->policy : NULL;   /* the one on the bus */
         gid_t *gids;
-        char comm[512];
+        char comm[LOGINFO_CMDLINE_MAX + 1];
         PolicyPeer peer;
         size_t n_gids;
         int r;
