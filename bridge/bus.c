@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
@@ -51,6 +52,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->reply_timeouts);
         list_init(&bus->free_entries);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
+        bus->owner_uid = geteuid();
         r = bridge_msg_cache_new(&bus->msg_cache);
         if (r < 0)
                 return error_trace(r);

@@ -12,6 +12,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "bridge/limits.h"
 #include "util/hash-table.h"
 #include "util/list.h"
@@ -83,6 +84,10 @@ struct Bus {
         unsigned peak_names_per_conn;
 
         List monitors;                  /* BridgeConn with BRIDGE_CONN_MONITOR (bridge/monitor.h) */
+
+        /* kdbus's privileged connections (monitors, activators) need this uid or root:
+         * kdbusd's euid (bus_new), or a bus instance's creator (proxy/bus-instance.c) */
+        uid_t owner_uid;
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

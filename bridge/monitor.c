@@ -89,6 +89,35 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
         return 0;
 }
 
+/**
+ * bridge_conn_hello_monitor() - activate a new connection as a monitor
+ * @conn:       a connection that never said hello
+ *
+ * The id comes from the same counter as every other connection's (kdbus does the same),
+ * so ids stay unique on the bus; the unique name is set for logs only: a monitor owns no
+ * name. It counts as an active connection of its user (max_connections_per_user).
+ *
+ * Return: 0, BRIDGE_E_ALREADY_ACTIVE, BRIDGE_E_CONN_QUOTA.
+ */
+int bridge_conn_hello_monitor(BridgeConn *conn) {
+        Bus *bus = conn->bus;
+
+        if (conn->active || conn->id || !bus)
+                return BRIDGE_E_ALREADY_ACTIVE;
+        if (conn->user && conn->user->n_active >= bus->limits.max_connections_per_user)
+                return BRIDGE_E_CONN_QUOTA;
+        conn->id = bus->next_conn_id++;
+        (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
+                        (unsigned long long)conn->id);
+        conn->active = true;
+        if (conn->user)
+                ++conn->user->n_active;
+        conn->flags |= BRIDGE_CONN_MONITOR;
+        list_unlink(&conn->match_link);
+        list_append(&bus->monitors, &conn->match_link);
+        return 0;
+}
+
 static bool monitor_wants(BridgeConn *mon, const BridgeConn *sender, const BridgeMsg *msg,
                           const WireArgs *args) {
         List *pos;

@@ -39,6 +39,15 @@
 int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t n_rules);
 
 /*
+ * Activate @conn (it never said hello) directly as a monitor that sees everything: kdbus's
+ * HELLO with KDBUS_HELLO_MONITOR. It gets an id from the bus's counter, but is not put in
+ * the id table and nothing is announced (no conn_added, and no conn_removed when it
+ * goes), so no peer can see or address it. Return: 0, BRIDGE_E_ALREADY_ACTIVE,
+ * BRIDGE_E_CONN_QUOTA (max_connections_per_user).
+ */
+int bridge_conn_hello_monitor(BridgeConn *conn);
+
+/*
  * Give every monitor whose rules match a copy of @msg from @sender (NULL: the bus), except
  * @skip (the monitor a message of the bus is addressed to: it gets it once, as its
  * destination). A monitor that cannot take it (queue full) is kicked. Return: 0, -ENOMEM.

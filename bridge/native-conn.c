@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
@@ -100,7 +101,7 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         _cleanup_(native_conn_freep) NativeConn *nc = NULL;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
-        const char *description = NULL;
+        const char *description = NULL, *name = NULL;
         unsigned conn_flags = 0;
         int r;
 
@@ -109,8 +110,6 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         if (cmd->flags & ~(uint64_t)(KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
                                      KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
                 return -EINVAL;
-        if (cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
-                return -EOPNOTSUPP;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
                 return r;
@@ -118,12 +117,25 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                /* one description: a NUL-terminated string of at most 255 bytes (kdbus) */
-                if (item->type != KDBUS_ITEM_CONN_DESCRIPTION || description || len < 2 ||
-                    len > 256 || item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                /* one description: a NUL-terminated string of at most 255 bytes (kdbus);
+                 * one NAME (activators, policy holders) */
+                if ((item->type != KDBUS_ITEM_CONN_DESCRIPTION &&
+                     item->type != KDBUS_ITEM_NAME) || len < 2 || len > 256 ||
+                    item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
                         return -EINVAL;
-                description = item->str;
+                if (item->type == KDBUS_ITEM_NAME) {
+                        if (name)
+                                return -EINVAL;
+                        name = item->str;
+                } else {
+                        if (description)
+                                return -EINVAL;
+                        description = item->str;
+                }
         }
+        r = native_special_hello_check(bus, creds, cmd->flags, name);
+        if (r)
+                return r;
         if (cmd->flags & KDBUS_HELLO_ACCEPT_FD)
                 conn_flags |= BRIDGE_CONN_ACCEPT_FDS;
 
@@ -166,9 +178,9 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         item->bloom_parameter.size = BUS_BLOOM_SIZE;
         item->bloom_parameter.n_hash = BUS_BLOOM_N_HASH;
 
-        r = bridge_conn_hello(nc->conn);
+        r = native_special_hello(nc, name);
         if (r)
-                return native_errno_from_bridge(r);
+                return r;
 
         cmd->return_flags = 0;
         cmd->bus_flags = 0;
@@ -292,6 +304,8 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
         km->priority = m->priority;
         km->src_id = m->sender_id ? m->sender_id : KDBUS_SRC_ID_KERNEL;
         km->dst_id = h->destination ? nc->conn->id : KDBUS_DST_ID_BROADCAST;
+        if (h->destination && bridge_conn_is_monitor(nc->conn))
+                km->dst_id = native_monitor_dst_id(nc->conn->bus, h->destination);
         km->payload_type = KDBUS_PAYLOAD_DBUS;
         km->cookie = h->serial;
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED))
@@ -580,6 +594,8 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
         }
         if (n_fds && command != KDBUS_CMD_SEND)
                 return -EINVAL;
+        if (!native_special_may(nc, command))
+                return -EOPNOTSUPP;     /* kdbus: monitors and activators only receive */
 
         switch (command) {
         case KDBUS_CMD_BYEBYE:

@@ -113,9 +113,10 @@ struct NativeConn {
 #define NATIVE_MAX_MSGS_PER_USER 256u
 
 /**
- * Return: 0, or a negative errno for the peer: -EINVAL (bad struct, flags or pool size),
- * -EOPNOTSUPP (activator, policy holder: not supported yet), -EMFILE (too many
- * connections for this user), -ENOMEM.
+ * Return: 0, or a negative errno for the peer: -EINVAL (bad struct, flags, items or pool
+ * size), -EPERM (monitor or activator without privilege), -EOPNOTSUPP (policy holder),
+ * -EEXIST (the name has an activator already), -EMFILE (too many connections for this
+ * user), -ENOMEM.
  */
 int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
                       const NativeConnOps *ops, void *userdata, NativeConn **ret);
@@ -186,6 +187,20 @@ uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t
 size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender);
 uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *bus,
                            const BridgeConn *sender);
+
+/* From bridge/native-special.c: monitors and activators (kdbus's special connections). */
+/* HELLO's flags and NAME item: -EINVAL (more than one kind, a NAME where none belongs or
+ * none where one must be), -EPERM (not the bus's owner uid or root), -EOPNOTSUPP (policy
+ * holders). */
+int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_t flags,
+                               const char *name);
+/* Activate @nc's connection as its HELLO flags say (ordinary, monitor, activator of
+ * @name). Return: 0 or a negative errno for the peer. */
+int native_special_hello(NativeConn *nc, const char *name);
+/* May @nc (a monitor, an activator) run @command? */
+bool native_special_may(const NativeConn *nc, uint64_t command);
+/* The dst_id a monitor sees for a message to @destination. */
+uint64_t native_monitor_dst_id(Bus *bus, const char *destination);
 
 /* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
 int native_errno_from_bridge(int r);

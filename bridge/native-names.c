@@ -16,6 +16,7 @@
 #include <string.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/monitor.h"
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
 #include "bridge/pool.h"
@@ -216,6 +217,11 @@ static uint8_t *write_info(uint8_t *p, const BridgeConn *conn, uint64_t list_fla
         return at;
 }
 
+/* kdbus leaves monitors out of LIST (legacy BecomeMonitor ones too: they are invisible). */
+static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
+        return bridge_conn_is_active(c) && !bridge_conn_is_monitor(c);
+}
+
 /**
  * native_conn_list() - LIST: connections and names, as kdbus_info records in the pool
  * @nc:         the connection
@@ -245,7 +251,7 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (bridge_conn_is_active(c))
+                if (list_conn_listed(c, cmd->flags))
                         total += info_size(c, cmd->flags, with_names);
         }
         r = bridge_pool_alloc(nc->pool, total ? total : 8, false, &slice);
@@ -258,7 +264,7 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (bridge_conn_is_active(c) && info_size(c, cmd->flags, with_names))
+                if (list_conn_listed(c, cmd->flags) && info_size(c, cmd->flags, with_names))
                         p = write_info(p, c, cmd->flags, with_names);
         }
         cmd->return_flags = 0;

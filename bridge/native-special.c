@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's special connections on the native front end: monitors (KDBUS_HELLO_MONITOR) and
+ * activators (KDBUS_HELLO_ACTIVATOR with a NAME item). Policy holders are not here.
+ *
+ * Monitor: a copy of every message the bus handles (bridge/monitor.c decides which, the
+ * same view a legacy BecomeMonitor client gets: unicasts, broadcasts, legacy and native
+ * traffic, the bus's own messages), written into its pool like any delivery, with the
+ * real destination's id as dst_id. It cannot send, own names or add matches (EOPNOTSUPP,
+ * as kdbus), is not in LIST, has no ID_ADD/ID_REMOVE, and cannot be addressed (it is not
+ * in the id table: ENXIO by id, as kdbus refuses special connections as destinations).
+ *
+ * Privilege: kdbus let only the bus's owner (its uid, or CAP_IPC_OWNER) open monitors and
+ * activators. Here: the peer's uid (captured at connect) is Bus.owner_uid (kdbusd's euid,
+ * or a bus instance's creator) or 0; else EPERM. Capabilities are not looked at.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/monitor.h"
+#include "bridge/names.h"
+#include "bridge/native-conn.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+
+/**
+ * native_special_hello_check() - may HELLO with @flags and @name make this connection?
+ * @bus:        the bus
+ * @creds:      the peer's credentials
+ * @flags:      KDBUS_HELLO_* (already checked for unknown bits)
+ * @name:       the NAME item, or NULL
+ *
+ * Return: 0, -EINVAL, -EPERM, -EOPNOTSUPP.
+ */
+int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_t flags,
+                               const char *name) {
+        uint64_t kind = flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER |
+                                 KDBUS_HELLO_MONITOR);
+
+        if (kind & (kind - 1))
+                return -EINVAL;         /* at most one kind, as kdbus */
+        if (!!name != !!(kind & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)))
+                return -EINVAL;         /* a NAME exactly for activators and policy holders */
+        if (kind & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR))
+                return -EOPNOTSUPP;
+        if (kind && creds->uid != 0 && creds->uid != bus->owner_uid)
+                return -EPERM;
+        return 0;
+}
+
+/**
+ * native_special_hello() - activate a connection of the kind its HELLO asked for
+ * @nc:         the new connection (HELLO flags set, not active)
+ * @name:       the activator's name, or NULL
+ *
+ * Return: 0 or a negative errno for the peer.
+ */
+int native_special_hello(NativeConn *nc, const char *name) {
+        int r;
+
+        if (nc->hello_flags & KDBUS_HELLO_MONITOR)
+                r = bridge_conn_hello_monitor(nc->conn);
+        else
+                r = bridge_conn_hello(nc->conn);
+        return native_errno_from_bridge(r);
+}
+
+/**
+ * native_special_may() - may @nc run @command?
+ * @nc:         the connection
+ * @command:    KDBUS_CMD_*
+ *
+ * kdbus: monitors may RECV, FREE, UPDATE, LIST and ask for info, nothing that sends,
+ * owns names, matches or says BYEBYE.
+ *
+ * Return: true if allowed.
+ */
+bool native_special_may(const NativeConn *nc, uint64_t command) {
+        if (!(nc->hello_flags & KDBUS_HELLO_MONITOR))
+                return true;
+        switch (command) {
+        case KDBUS_CMD_SEND:
+        case KDBUS_CMD_NAME_ACQUIRE:
+        case KDBUS_CMD_NAME_RELEASE:
+        case KDBUS_CMD_MATCH_ADD:
+        case KDBUS_CMD_MATCH_REMOVE:
+        case KDBUS_CMD_BYEBYE:
+                return false;
+        default:
+                return true;
+        }
+}
+
+/**
+ * native_monitor_dst_id() - the destination id a monitor sees
+ * @bus:        the bus
+ * @destination: the message's DESTINATION
+ *
+ * A unique name gives its id; a well-known name its primary owner's id when it has one
+ * now, else KDBUS_DST_ID_NAME (as a message to a name looks in kdbus before routing).
+ *
+ * Return: the id.
+ */
+uint64_t native_monitor_dst_id(Bus *bus, const char *destination) {
+        BridgeConn *owner;
+        char *end;
+
+        if (!strncmp(destination, ":1.", 3)) {
+                unsigned long long id = strtoull(destination + 3, &end, 10);
+
+                if (*end == '\0')
+                        return id;
+        }
+        owner = bus_find_conn_by_name(bus, destination);
+        return owner ? owner->id : KDBUS_DST_ID_NAME;
+}
