@@ -244,9 +244,9 @@ bool bus_next_deadline(Bus *bus, uint64_t *ret_usec) {
  * @bus:        the bus
  *
  * Each expired entry is freed, then reported through reply_lost with @timed_out set.
- * The list is in deadline order because every entry gets the same timeout; if a reload
- * changes reply_timeout, entries made after it may wait behind older ones, at most until
- * those expire.
+ * The list is in deadline order (entries get the same timeout, native calls with their own
+ * earlier deadline are inserted in order); if a reload changes reply_timeout, entries made
+ * after it may wait behind older ones, at most until those expire.
  *
  * Return: 0, or the first negative errno a handler returned (the others still run).
  */

@@ -63,8 +63,7 @@ struct Bus {
         HashTable names;                /* BridgeName, by name */
         List match_conns;               /* BridgeConn with at least one match rule */
         HashTable replies;              /* BridgeReply, by (caller id, serial) */
-        List reply_timeouts;            /* BridgeReply, oldest first: deadlines are in order
-                                         * because every reply gets the same timeout */
+        List reply_timeouts;            /* BridgeReply, earliest deadline first (reply.c) */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */
         size_t n_free_entries;
         BridgeMsgCache *msg_cache;      /* recycled message buffers (bridge/msg.h) */

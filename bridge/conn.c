@@ -559,6 +559,8 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                 r = bridge_reply_new(sender, dst, h->serial, &pending);
                 if (r)
                         return error_trace(r);
+                if (msg->reply_deadline_usec)
+                        bridge_reply_set_deadline(pending, msg->reply_deadline_usec);
         }
         r = conn_queue_push(dst, msg);
         if (r < 0) {

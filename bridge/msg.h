@@ -32,6 +32,8 @@ typedef struct BridgeMsg {
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
         int64_t priority;               /* kdbus priority a native sender gave; 0 otherwise */
+        uint64_t reply_deadline_usec;   /* a native call's own deadline (kdbus_msg.timeout_ns,
+                                         * CLOCK_MONOTONIC); 0: only the bus's reply timeout */
         bool has_bloom;
         bool data_separate;             /* @data is its own allocation (bridge_msg_new_take) */
         bool monitored;                 /* held for activation: monitors saw it when it was

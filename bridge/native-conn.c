@@ -27,6 +27,7 @@
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
 #include "bridge/pool.h"
+#include "bridge/reply.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/protocol.h"
@@ -144,6 +145,7 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
                 return -ENOMEM;
         list_init(&nc->recv_list);
         list_init(&nc->matches);
+        nc->sync_cancel_fd = -1;
         nc->hello_flags = cmd->flags;
         nc->attach_flags_send = cmd->attach_flags_send;
         nc->attach_flags_recv = cmd->attach_flags_recv;
@@ -213,6 +215,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
+        nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
         native_meta_free(nc->meta);
         free(nc->description);
         free(nc);
@@ -386,12 +389,9 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 int *fds;
                 unsigned n_fds;
 
-                nc->sync_pending = false;
                 bridge_pool_publish(nc->pool, slice);
                 r = msg_dup_fds(m, &fds, &n_fds);
-                if (nc->ops && nc->ops->sync_done)
-                        nc->ops->sync_done(nc, nc->userdata, r, slice->offset, msg_size,
-                                           fds, n_fds);
+                native_conn_sync_finish(nc, r, slice->offset, msg_size, fds, n_fds);
                 return 0;
         }
 
@@ -408,6 +408,44 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;
         return 0;
+}
+
+/**
+ * native_conn_sync_finish() - the pending SYNC_REPLY is over
+ * @nc:         the caller
+ * @error:      0 or -errno for its SEND
+ * @offset:     where the reply is in the pool (with @error 0)
+ * @size:       its kdbus_msg size
+ * @fds:        the reply's fds (malloc'd array, handed to sync_done), or NULL
+ * @n_fds:      their number
+ */
+void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,
+                             int *fds, unsigned n_fds) {
+        nc->sync_pending = false;
+        if (nc->ops && nc->ops->sync_done)
+                nc->ops->sync_done(nc, nc->userdata, error, offset, size, fds, n_fds);
+        else {
+                while (n_fds)
+                        (void) close(fds[--n_fds]);
+                free(fds);
+        }
+        /* after sync_done: the transport stopped watching it there */
+        nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
+}
+
+/**
+ * native_conn_sync_cancel() - CANCEL_FD fired: fail the pending SYNC_REPLY with ECANCELED
+ * @nc:         the caller
+ *
+ * The reply slot goes too (kdbus unlinks it), so a late answer is refused (EBADSLT) and
+ * nothing reaches the caller's pool.
+ */
+void native_conn_sync_cancel(NativeConn *nc) {
+        if (!nc->sync_pending)
+                return;
+        bridge_reply_free(bus_find_reply_of_caller(nc->conn->bus, nc->conn,
+                                                   (uint32_t)nc->sync_cookie));
+        native_conn_sync_finish(nc, -ECANCELED, 0, 0, NULL, 0);
 }
 
 /**

@@ -107,6 +107,8 @@ struct NativeConn {
         bool sync_pending;
         uint64_t sync_cookie;
         uint64_t sync_dst_id;
+        int sync_cancel_fd;             /* its CANCEL_FD (owned), -1: none; the transport
+                                         * watches it and calls native_conn_sync_cancel() */
 };
 
 /* At most this many messages of one sending user wait in one receiver (kdbus). */
@@ -143,6 +145,14 @@ int native_conn_pool_fd(const NativeConn *nc);
 int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
                         const int *fds, unsigned n_fds, size_t *ret_reply_size,
                         int **ret_fds, unsigned *ret_n_fds);
+
+/* End the pending SYNC_REPLY: NativeConnOps.sync_done with these, then the cancel fd is
+ * closed. (native-conn.c; used by delivery and reply_lost.) */
+void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,
+                             int *fds, unsigned n_fds);
+/* The pending SYNC_REPLY's CANCEL_FD became readable: the call is forgotten (a late reply
+ * finds no slot) and the SEND fails ECANCELED, as in kdbus. No-op without one pending. */
+void native_conn_sync_cancel(NativeConn *nc);
 
 /* Write queued messages into the pool (after FREE made room); called internally too. */
 void native_conn_drain(NativeConn *nc);

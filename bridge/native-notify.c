@@ -224,10 +224,7 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
         if (!nc)
                 return false;
         if (nc->sync_pending && nc->sync_cookie == serial) {
-                nc->sync_pending = false;
-                if (nc->ops && nc->ops->sync_done)
-                        nc->ops->sync_done(nc, nc->userdata,
-                                           timed_out ? -ETIMEDOUT : -ECONNRESET, 0, 0, NULL, 0);
+                native_conn_sync_finish(nc, timed_out ? -ETIMEDOUT : -ECONNRESET, 0, 0, NULL, 0);
                 return true;
         }
         notify_deliver(nc, caller->id, serial, &item);

@@ -205,6 +205,38 @@ static int send_check_header(NativeConn *nc, const struct kdbus_msg *km, const W
         return 0;
 }
 
+/*
+ * The items of the kdbus_cmd_send: at most one CANCEL_FD (one int: an index into the
+ * datagram's fds, as for FDS). kdbus wants a pollable file; regular files and directories
+ * are always "readable" to poll(2) here, so they are refused as kdbus refuses files
+ * without a poll method. Return: 0 (*ret_fd: the fd, borrowed, or -1) or -errno.
+ */
+static int send_cancel_fd(const struct kdbus_cmd_send *cmd, const int *fds, unsigned n_fds,
+                          int *ret_fd) {
+        const struct kdbus_item *item;
+        struct stat st;
+        int r;
+
+        *ret_fd = -1;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                if (item->type != KDBUS_ITEM_CANCEL_FD || *ret_fd >= 0 ||
+                    item->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
+                        return -EINVAL;
+                if (item->fds[0] < 0 || (unsigned)item->fds[0] >= n_fds)
+                        return -EBADF;
+                *ret_fd = fds[item->fds[0]];
+                if (fstat(*ret_fd, &st) < 0)
+                        return -errno;
+                if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+                        return -EINVAL;
+        }
+        return 0;
+}
+
 /**
  * native_conn_send() - SEND
  * @nc:         the sender
@@ -218,7 +250,8 @@ static int send_check_header(NativeConn *nc, const struct kdbus_msg *km, const W
  * outside the datagram), EBADMSG (the payload is not a valid dbus1 message), EOPNOTSUPP
  * (a payload type other than DBUS), ETXTBSY (a memfd not sealed), EMFILE (more than 16
  * fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds), EDESTADDRREQ, EREMCHG,
- * ESRCH, ENXIO, ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM.
+ * ESRCH, ENXIO, ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose
+ * timeout_ns passed), EBADF (a CANCEL_FD index outside the datagram's fds).
  */
 int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
         struct kdbus_cmd_send *cmd = buf;
@@ -229,18 +262,18 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         const uint8_t *payload;
         WireHeader hdr;
         size_t frame;
+        uint64_t deadline_usec = 0;
         unsigned i;
+        int cancel_fd = -1, cancel_dup = -1;
         int r;
 
         if (cmd->size < sizeof(*cmd) || cmd->size > size)
                 return -EINVAL;
         if (cmd->flags & ~(uint64_t)KDBUS_SEND_SYNC_REPLY)
                 return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        r = send_cancel_fd(cmd, fds, n_fds, &cancel_fd);
         if (r)
                 return r;
-        if (cmd->size != sizeof(*cmd))
-                return -EOPNOTSUPP;     /* CANCEL_FD: not supported yet */
         memset(&cmd->reply, 0, sizeof(cmd->reply));
         cmd->return_flags = 0;
         if (cmd->msg_address % 8 || cmd->msg_address < cmd->size ||
@@ -258,6 +291,10 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 return -EINVAL;
         if (km->src_id != 0 && km->src_id != nc->conn->id)
                 return -EINVAL;
+        /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC
+         * deadline; 0 (kdbus: EINVAL) leaves only the bus's reply timeout */
+        if ((km->flags & KDBUS_MSG_EXPECT_REPLY) && km->timeout_ns)
+                deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
 
         r = send_collect(&p, buf, size, km, fds, n_fds);
         if (r)
@@ -301,6 +338,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 goto out;
         }
         m->priority = km->priority;
+        m->reply_deadline_usec = deadline_usec;
         if (p.n_msg_fds) {
                 int *mfds = malloc(p.n_msg_fds * sizeof(int));
 
@@ -323,14 +361,31 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                         goto out;
                 }
         }
+        /* kdbus: a synchronous call whose deadline passed fails before it is sent */
+        if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && deadline_usec &&
+            deadline_usec <= nc->conn->bus->now_usec) {
+                r = -ETIMEDOUT;
+                goto out;
+        }
+        /* the bus keeps the cancel fd while the call waits: take it before sending */
+        if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && cancel_fd >= 0) {
+                cancel_dup = fcntl(cancel_fd, F_DUPFD_CLOEXEC, 3);
+                if (cancel_dup < 0) {
+                        r = -errno;
+                        goto out;
+                }
+        }
         r = native_errno_from_bridge(bridge_conn_send(nc->conn, m));
         if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {
                 nc->sync_pending = true;
                 nc->sync_cookie = km->cookie;
                 nc->sync_dst_id = km->dst_id;
+                nc->sync_cancel_fd = cancel_dup;
+                cancel_dup = -1;
                 r = 1;
         }
 out:
+        fd_close(cancel_dup);
         free(joined);
         send_parts_clear(&p);
         return r;

@@ -4,8 +4,10 @@
  * table of the bus; two calls with the same serial to different callees are legal (the
  * serial is the caller's), so lookups walk the chain and compare the callee too.
  *
- * Every reply gets the bus's one reply timeout, so appending to Bus.reply_timeouts keeps
- * it sorted by deadline and expiry only ever looks at its head. max_replies_per_connection
+ * Bus.reply_timeouts is sorted by deadline, so expiry only ever looks at its head. Every
+ * reply gets the bus's one reply timeout, so appending keeps it sorted; a native call's own
+ * earlier deadline (bridge_reply_set_deadline()) is inserted from the tail backwards,
+ * which is O(1) when callers use similar timeouts. max_replies_per_connection
  * counts the calls a caller waits for, as dbus-daemon does.
  *
  * Freed entries go to Bus.free_replies (up to BUS_MAX_FREE_REPLIES) and are reused, so a
@@ -200,4 +202,54 @@ void bridge_conn_drop_replies(BridgeConn *caller) {
 
         while ((reply = list_first_entry(&caller->replies_out, BridgeReply, caller_link)))
                 bridge_reply_free(reply);
+}
+
+/* Link @reply into Bus.reply_timeouts at its place by deadline (after equal ones). */
+static void reply_timeouts_insert(Bus *bus, BridgeReply *reply) {
+        List *pos = bus->reply_timeouts.prev;
+
+        while (pos != &bus->reply_timeouts &&
+               container_of(pos, BridgeReply, timeout_link)->deadline_usec > reply->deadline_usec)
+                pos = pos->prev;
+        list_insert_after(pos, &reply->timeout_link);
+}
+
+/**
+ * bridge_reply_set_deadline() - give a pending call an earlier deadline
+ * @reply:      the entry
+ * @deadline_usec: CLOCK_MONOTONIC microseconds (0 is taken as 1: already due)
+ *
+ * The bus's reply timeout stays an upper bound: a later deadline changes nothing.
+ */
+void bridge_reply_set_deadline(BridgeReply *reply, uint64_t deadline_usec) {
+        Bus *bus = reply->caller->bus;
+
+        if (!deadline_usec)
+                deadline_usec = 1;
+        if (reply->deadline_usec && reply->deadline_usec <= deadline_usec)
+                return;
+        list_unlink(&reply->timeout_link);
+        reply->deadline_usec = deadline_usec;
+        reply_timeouts_insert(bus, reply);
+}
+
+/**
+ * bus_find_reply_of_caller() - the pending call of @caller with @serial, any callee
+ * @bus:        the bus
+ * @caller:     who sent the call
+ * @serial:     its serial
+ *
+ * Return: the first entry found, or NULL.
+ */
+BridgeReply *bus_find_reply_of_caller(Bus *bus, const BridgeConn *caller, uint32_t serial) {
+        HashNode *n;
+
+        for (n = hash_table_lookup(&bus->replies, reply_hash(caller->id, serial)); n;
+             n = hash_node_next_match(n)) {
+                BridgeReply *reply = container_of(n, BridgeReply, node);
+
+                if (reply->caller == caller && reply->serial == serial)
+                        return reply;
+        }
+        return NULL;
 }

@@ -34,6 +34,10 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
 BridgeReply *bridge_reply_free(BridgeReply *reply);
 DEFINE_CLEANUP(BridgeReply *, bridge_reply_free);
 
+/* Make @deadline_usec (CLOCK_MONOTONIC) @reply's deadline if it is earlier than the one it
+ * has (or it has none): a native call's own timeout (kdbus_msg.timeout_ns). */
+void bridge_reply_set_deadline(BridgeReply *reply, uint64_t deadline_usec);
+
 /* The pending call of @caller with @serial that @callee owes, or NULL. */
 BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn *callee,
                             uint32_t serial);
@@ -42,3 +46,5 @@ BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn
 void bridge_conn_fail_replies(BridgeConn *callee);
 /* @caller leaves: forget the calls it waits for. */
 void bridge_conn_drop_replies(BridgeConn *caller);
+/* The pending call of @caller with @serial, whoever owes it, or NULL. */
+BridgeReply *bus_find_reply_of_caller(Bus *bus, const BridgeConn *caller, uint32_t serial);

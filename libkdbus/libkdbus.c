@@ -311,7 +311,7 @@ int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size) {
  */
 int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
                     struct kdbus_msg_info *ret_reply) {
-        size_t msg_size = sizeof(struct kdbus_msg), total;
+        size_t msg_size = sizeof(struct kdbus_msg), cmd_size, total;
         int fds[LIBKDBUS_MAX_FDS];
         struct kdbus_wire_request *req;
         struct kdbus_cmd_send *cmd;
@@ -329,7 +329,8 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
         if (s->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
-        total = sizeof(*req) + sizeof(*cmd) + msg_size + (memfd ? 0 : ALIGN8(size));
+        cmd_size = sizeof(*cmd) + (s->cancel_fd ? KDBUS_ITEM_SIZE(sizeof(int)) : 0);
+        total = sizeof(*req) + cmd_size + msg_size + (memfd ? 0 : ALIGN8(size));
         buf = calloc(1, total);
         if (!buf)
                 return -ENOMEM;
@@ -337,10 +338,10 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
         req->command = KDBUS_CMD_SEND;
         req->size = total - sizeof(*req);
         cmd = (void *)(buf + sizeof(*req));
-        cmd->size = sizeof(*cmd);
+        cmd->size = cmd_size;
         cmd->flags = s->send_flags;
-        cmd->msg_address = sizeof(*cmd);                /* offsets count from the struct */
-        km = (void *)((uint8_t *)cmd + sizeof(*cmd));
+        cmd->msg_address = cmd_size;                    /* offsets count from the struct */
+        km = (void *)((uint8_t *)cmd + cmd_size);
         km->size = msg_size;
         km->flags = s->msg_flags;
         km->priority = s->priority;
@@ -360,7 +361,7 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
         } else {
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
                 item->type = KDBUS_ITEM_PAYLOAD_VEC;
-                item->vec.offset = sizeof(*cmd) + msg_size;
+                item->vec.offset = cmd_size + msg_size;
                 item->vec.size = size;
                 memcpy((uint8_t *)cmd + item->vec.offset, data, size);
         }
@@ -376,6 +377,13 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 item->type = KDBUS_ITEM_FDS;
                 for (i = 0; i < s->n_fds; ++i)
                         item->fds[i] = (int)i;
+        }
+        if (s->cancel_fd) {
+                item = cmd->items;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(int);
+                item->type = KDBUS_ITEM_CANCEL_FD;
+                item->fds[0] = (int)n_fds;      /* an index into the datagram's fds */
+                fds[n_fds++] = *s->cancel_fd;
         }
         r = conn_sendv(c, &(struct iovec){ buf, total }, 1, fds, n_fds);
         if (r == 0) {

@@ -59,6 +59,8 @@ typedef struct KdbusSend {
         unsigned n_fds;
         int memfd;                      /* >= 0: the payload is this sealed memfd (whole) */
         uint64_t memfd_size;
+        const int *cancel_fd;           /* SYNC_REPLY: a CANCEL_FD item for *cancel_fd (the
+                                         * call fails ECANCELED once it is readable); NULL */
 } KdbusSend;
 
 /*

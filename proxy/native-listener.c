@@ -54,6 +54,7 @@ typedef struct NativeClient {
         NativeConn *nc;
         BridgeCreds creds;              /* until HELLO takes them */
         uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
+        LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
         bool dead;
         ProxyLogLimit log_limit;
 } NativeClient;
@@ -63,6 +64,7 @@ static void native_client_free(NativeClient *c) {
                 return;
         list_unlink(&c->link);
         c->io = loop_source_free(c->io);
+        c->cancel_io = loop_source_free(c->cancel_io);
         c->nc = native_conn_free(c->nc);
         free(c->creds.groups);
         free(c->creds.seclabel);
@@ -123,6 +125,8 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, int error, u
         unsigned i;
         int r;
 
+        /* the core closes the cancel fd after this returns */
+        c->cancel_io = loop_source_free(c->cancel_io);
         if (!cmd) {
                 for (i = 0; i < n_fds; ++i)
                         (void) close(fds[i]);
@@ -164,6 +168,19 @@ static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
         return native_client_reply(c, 0, cmd, sizeof(struct kdbus_cmd_hello), fds, 2);
 }
 
+/* The CANCEL_FD of a waiting SYNC_REPLY became readable: the SEND fails ECANCELED. */
+static int native_client_cancel(LoopSource *src, int fd, uint32_t revents, void *userdata) {
+        NativeClient *c = userdata;
+        Server *s = c->listener->server;
+
+        server_update_time(s);
+        native_conn_sync_cancel(c->nc);         /* sync_done frees this source */
+        server_rearm_timer(s);
+        if (c->dead)
+                native_client_kill(c, -EPIPE);
+        return 0;
+}
+
 /* One request. Return: 0, or -errno: close the client. */
 static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const int *fds,
                                   unsigned n_fds) {
@@ -191,6 +208,16 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
                         return -ENOMEM;
                 memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
                 (void) loop_source_set_enabled(c->io, 0);
+                if (c->nc->sync_cancel_fd >= 0) {
+                        r = sd_event_add_io(c->listener->server->loop, &c->cancel_io,
+                                            c->nc->sync_cancel_fd, EPOLLIN,
+                                            native_client_cancel, c);
+                        if (r < 0) {
+                                /* epoll refuses it (EPERM): kdbus's "no poll method" */
+                                native_conn_sync_cancel(c->nc);
+                                return r == -EPERM ? 0 : r;
+                        }
+                }
                 return 0;
         }
         q = native_client_reply(c, r, cmd, reply_size, out_fds, n_out);

@@ -7,6 +7,8 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <time.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -50,9 +52,18 @@ static void bus_start(Bus *b, gconstpointer ctx) {
                 g_assert_true(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
                                             child_setup, NULL, &b->pid, NULL));
         }
-        for (i = 0; i < 500 && !g_file_test(b->native, G_FILE_TEST_EXISTS); ++i)
+        /* the socket file exists from bind() on, but connecting works only after listen():
+         * wait until a connection is accepted, so no test meets ECONNREFUSED */
+        for (i = 0; i < 500; ++i) {
+                KdbusConn *probe = NULL;
+
+                if (kdbus_conn_open(b->native, &probe) == 0) {
+                        kdbus_conn_close(probe);
+                        break;
+                }
                 g_usleep(10000);
-        g_assert_true(g_file_test(b->native, G_FILE_TEST_EXISTS));
+        }
+        g_assert_cmpuint(i, <, 500);
 }
 
 static void bus_stop(Bus *b, gconstpointer ctx) {
@@ -403,6 +414,72 @@ static void test_sync_reply_callee_gone(Bus *b, gconstpointer ctx) {
         kdbus_conn_close(a);
 }
 
+static uint64_t monotonic_ns(void) {
+        struct timespec ts;
+
+        g_assert_cmpint(clock_gettime(CLOCK_MONOTONIC, &ts), ==, 0);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static gpointer write_later(gpointer data) {
+        uint64_t one = 1;
+
+        g_usleep(100000);
+        g_assert_cmpint(write(GPOINTER_TO_INT(data), &one, sizeof(one)), ==, sizeof(one));
+        return NULL;
+}
+
+/* kdbus's timeout_ns and CANCEL_FD through kdbusd's loop: a callee that never answers; a
+ * SYNC_REPLY with a deadline 200 ms ahead fails ETIMEDOUT then (not earlier), one with a
+ * CANCEL_FD that another thread writes to after 100 ms fails ECANCELED. */
+static void test_sync_timeout_cancel(Bus *b, gconstpointer ctx) {
+        KdbusConn *a = peer(b, 0), *c = peer(b, 0);
+        int efd = eventfd(0, EFD_CLOEXEC);
+        KdbusSend s = { .dst_id = c->id, .send_flags = KDBUS_SEND_SYNC_REPLY, .memfd = -1 };
+        g_autofree char *dest = g_strdup_printf(":1.%llu", (unsigned long long)c->id);
+        struct kdbus_msg_info info = { 0 };
+        uint64_t start, elapsed;
+        WireHeader h;
+        GThread *thread;
+        uint8_t *call;
+        size_t size;
+
+        g_assert_cmpint(efd, >=, 0);
+        call = build(WIRE_MSG_METHOD_CALL, 5, 0, dest, "Echo", "late", &size);
+        g_assert_cmpint(kdbus_send_from_dbus1(&s, call, size), ==, 0);
+        start = monotonic_ns();
+        s.timeout_ns = start + 200000000u;
+        g_assert_cmpint(kdbus_conn_send(a, &s, call, size, &info), ==, -ETIMEDOUT);
+        elapsed = monotonic_ns() - start;
+        g_test_message("ETIMEDOUT after %.1f ms (deadline 200 ms)", elapsed / 1e6);
+        g_assert_cmpuint(elapsed, >=, 200000000u);
+        g_assert_cmpuint(elapsed, <, 5000000000u);
+        free(call);
+
+        call = build(WIRE_MSG_METHOD_CALL, 6, 0, dest, "Echo", "cancelled", &size);
+        s.cookie = 0;
+        g_assert_cmpint(kdbus_send_from_dbus1(&s, call, size), ==, 0);
+        s.timeout_ns = 0;       /* only the bus's reply timeout (none for --session) */
+        s.cancel_fd = &efd;
+        thread = g_thread_new("cancel", write_later, GINT_TO_POINTER(efd));
+        start = monotonic_ns();
+        g_assert_cmpint(kdbus_conn_send(a, &s, call, size, &info), ==, -ECANCELED);
+        elapsed = monotonic_ns() - start;
+        g_thread_join(thread);
+        g_test_message("ECANCELED after %.1f ms (written after 100 ms)", elapsed / 1e6);
+        g_assert_cmpuint(elapsed, >=, 100000000u);
+        g_assert_cmpuint(elapsed, <, 5000000000u);
+        free(call);
+        /* the callee got both calls; the caller nothing (no REPLY_TIMEOUT after a
+         * synchronous call) */
+        g_assert_cmpuint(recv_one(c, &h, NULL)->cookie, ==, 5);
+        g_assert_cmpuint(recv_one(c, &h, NULL)->cookie, ==, 6);
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        (void) close(efd);
+        kdbus_conn_close(a);
+        kdbus_conn_close(c);
+}
+
 /* Metadata captured by kdbusd itself: the peer's pidfd (SO_PEERPIDFD) checks /proc/<pid>,
  * so EXE and PID_COMM of a peer (this process) are ours, once it consented (UPDATE). */
 static void test_metadata_proc(Bus *b, gconstpointer ctx) {
@@ -595,6 +672,7 @@ int main(int argc, char **argv) {
         ADD("message-basic", test_message);
         ADD("sync-reply", test_sync_reply);
         ADD("sync-reply-callee-gone", test_sync_reply_callee_gone);
+        ADD("sync-reply-timeout-cancel", test_sync_timeout_cancel);
         ADD("fds-memfd", test_fds_memfd);
         ADD("metadata-proc", test_metadata_proc);
         ADD("interop-dbus-send", test_interop_dbus_send);
