@@ -22,8 +22,10 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/native-conn.h"
+#include "bridge/native-policy.h"
 #include "bridge/policy.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
@@ -51,6 +53,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->monitors);
         list_init(&bus->reply_timeouts);
         list_init(&bus->free_entries);
+        list_init(&bus->endpoints);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
         bus->owner_uid = geteuid();
         r = bridge_msg_cache_new(&bus->msg_cache);
@@ -89,6 +92,13 @@ Bus *bus_free(Bus *bus) {
         if (!bus)
                 return NULL;
 
+        /* endpoints outlive the bus only as memory their owners still reference */
+        list_for_each_safe(pos, tmp, &bus->endpoints) {
+                BusEndpoint *ep = container_of(pos, BusEndpoint, link);
+
+                list_unlink(&ep->link);
+                ep->bus = NULL;
+        }
         list_for_each_safe(pos, tmp, &bus->conns)
                 bridge_conn_disconnect(container_of(pos, BridgeConn, bus_link));
         list_for_each_safe(pos, tmp, &bus->conns) {
@@ -104,6 +114,7 @@ Bus *bus_free(Bus *bus) {
         bus_users_flush(bus);
         hash_table_deinit(&bus->users);
         bus->policy = policy_db_unref(bus->policy);
+        bus->holder_policy = native_policy_db_free(bus->holder_policy);
         hash_table_deinit(&bus->conns_by_id);
         hash_table_deinit(&bus->names);
         hash_table_deinit(&bus->replies);

@@ -84,9 +84,13 @@ struct Bus {
 
         List monitors;                  /* BridgeConn with BRIDGE_CONN_MONITOR (bridge/monitor.h) */
 
-        /* kdbus's privileged connections (monitors, activators) need this uid or root:
-         * kdbusd's euid (bus_new), or a bus instance's creator (proxy/bus-instance.c) */
+        /* kdbus's privileged connections (monitors, activators, policy holders, endpoint
+         * makers) need this uid or root: kdbusd's euid (bus_new), or a bus instance's creator */
         uid_t owner_uid;
+
+        /* kdbus's name policy (bridge/endpoint.h) */
+        List endpoints;                 /* BusEndpoint, open */
+        struct NativePolicyDb *holder_policy; /* policy holders' entries; NULL: none yet */
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

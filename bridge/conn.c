@@ -33,6 +33,7 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
@@ -177,6 +178,8 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
                 bridge_conn_queue_pop(conn);
         creds_clear(&conn->creds);
         conn->policy = policy_snapshot_free(conn->policy);
+        conn->endpoint = bus_endpoint_unref(conn->endpoint);
+        free(conn->denial);
         free(conn);
         return NULL;
 }
@@ -476,6 +479,10 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                 }
                 if (!match)
                         continue;
+                if (bus_has_name_policy(bus) &&
+                    !bridge_conn_may_receive(conn, sender, msg,
+                                             args.n_args && args.type[0] == 's' ? args.str[0] : NULL))
+                        continue;
                 /* eavesdropped replies count as requested when they passed routing */
                 if (bus->policy &&
                     !bridge_policy_allows_copy(&pinfo, sender, conn, msg,
@@ -516,6 +523,36 @@ int bus_broadcast(Bus *bus, BridgeMsg *msg) {
         return error_trace(bus_route_broadcast(bus, NULL, msg));
 }
 
+/*
+ * kdbus's name policy on a unicast that is not an answer (bridge/endpoint.h). A sender on
+ * a custom endpoint gets the answer of a name that does not exist for one it cannot see.
+ * A signal the receiver could not talk back to is dropped silently (*ret_drop), as kdbus
+ * does. Return: 0, BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_ACCESS_DENIED
+ * (text: bridge_conn_get_denial()), -ENOMEM.
+ */
+static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
+                                  const BridgeMsg *msg, bool *ret_drop) {
+        const char *name = msg->hdr.destination;
+        char *text;
+
+        *ret_drop = false;
+        if (name[0] == ':' ? !bridge_conn_can_see_conn(sender, dst) :
+                             !bridge_conn_can_see_name(sender, name))
+                return name[0] == ':' ? BRIDGE_E_PEER_UNKNOWN : BRIDGE_E_NAME_UNKNOWN;
+        if (msg->hdr.type == WIRE_MSG_SIGNAL) {
+                *ret_drop = !bridge_conn_can_talk(dst, sender);
+                return 0;
+        }
+        if (bridge_conn_can_talk(sender, dst))
+                return 0;
+        if (asprintf(&text, "Connection \"%s\" is not allowed to talk to \"%s\" (%s) by the "
+                     "bus's kdbus name policy (%s)", sender->unique_name, name, dst->unique_name,
+                     sender->endpoint ? "its custom endpoint's" : "policy holders'") < 0)
+                return error_origin(-ENOMEM);
+        bridge_conn_set_denial(sender, text);
+        return BRIDGE_E_ACCESS_DENIED;
+}
+
 static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
         BridgeReply *pending = NULL, *answered = NULL;
@@ -541,6 +578,15 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                         }
                         return BRIDGE_E_REPLY_UNEXPECTED;
                 }
+        }
+        if (!answered && bus_has_name_policy(sender->bus)) {
+                bool drop;
+
+                r = conn_check_name_policy(sender, dst, msg, &drop);
+                if (r)
+                        return r;
+                if (drop)
+                        return 0;
         }
         if (sender->bus->policy) {
                 r = bridge_policy_check_unicast(sender, dst, msg, answered != NULL);

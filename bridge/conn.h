@@ -71,6 +71,9 @@ struct BridgeConn {
         Bus *bus;
         BridgeCreds creds;
         struct PolicySnapshot *policy;  /* NULL: not checked (bridge/policy.h) */
+        struct BusEndpoint *endpoint;   /* the custom endpoint it came through (a reference),
+                                         * NULL: the bus's own (bridge/endpoint.h) */
+        char *denial;                   /* the last AccessDenied text without a snapshot */
         struct BridgeUser *user;        /* the per-uid account of creds.uid */
         const BridgeConnOps *ops;
         void *userdata;                 /* the transport's */

@@ -23,11 +23,13 @@
  *     B, A, C.)
  * ReleaseName by a queued owner just leaves the queue; by the primary promotes the next.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/names.h"
 #include "bridge/policy.h"
 #include "util/error.h"
@@ -167,6 +169,16 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
                 r = bridge_policy_check_own(conn, name);
                 if (r)
                         return r;
+        }
+        if (bus_has_name_policy(bus) && !bridge_conn_can_own(conn, name)) {
+                char *text;
+
+                if (asprintf(&text, "Connection \"%s\" is not allowed to own the service \"%s\" "
+                             "due to the bus's kdbus name policy (%s)", conn->unique_name, name,
+                             conn->endpoint ? "its custom endpoint's" : "policy holders'") < 0)
+                        return error_origin(-ENOMEM);
+                bridge_conn_set_denial(conn, text);
+                return NAME_E_ACCESS_DENIED;
         }
         if ((uint64_t)conn->n_names + 1 >= bus->limits.max_names_per_connection)
                 return NAME_E_QUOTA;

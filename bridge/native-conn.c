@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
@@ -65,6 +66,7 @@ int native_errno_from_bridge(int r) {
         case BRIDGE_E_REPLIES_QUOTA:    return -EMLINK;
         case BRIDGE_E_NOT_ACTIVE:       return -ECONNRESET;
         case BRIDGE_E_CONN_QUOTA:       return -EMFILE;
+        case BRIDGE_E_ACCESS_DENIED:    return -EPERM;  /* kdbus: no TALK (or XML policy) */
         default:
                 return r < 0 ? r : -EIO;
         }
@@ -99,6 +101,25 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
  */
 int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
                       const NativeConnOps *ops, void *userdata, NativeConn **ret) {
+        return native_conn_hello_on(bus, NULL, creds, cmd, size, ops, userdata, ret);
+}
+
+/**
+ * native_conn_hello_on() - HELLO through a custom endpoint
+ * @bus:        the bus
+ * @ep:         the endpoint the peer came through, or NULL
+ * @creds:      as native_conn_hello()
+ * @cmd:        as native_conn_hello()
+ * @size:       as native_conn_hello()
+ * @ops:        as native_conn_hello()
+ * @userdata:   as native_conn_hello()
+ * @ret:        as native_conn_hello()
+ *
+ * Return: as native_conn_hello(); -ECONNRESET if @ep was closed.
+ */
+int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                         struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
+                         void *userdata, NativeConn **ret) {
         _cleanup_(native_conn_freep) NativeConn *nc = NULL;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
@@ -162,9 +183,13 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
                 return -EINVAL;
         if (r)
                 return error_trace(r);
+        if (ep && !ep->bus)
+                return -ECONNRESET;     /* kdbus: ESHUTDOWN on a node being removed */
         r = bridge_conn_new(bus, creds, conn_flags, &native_bridge_ops, nc, &nc->conn);
         if (r)
                 return native_errno_from_bridge(r);
+        if (ep)
+                bridge_conn_set_endpoint(nc->conn, ep);
         r = native_meta_capture(nc);
         if (r)
                 return r;
@@ -664,6 +689,7 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return native_conn_bus_creator_info(nc, buf, size);
         case KDBUS_CMD_ENDPOINT_MAKE:
         case KDBUS_CMD_ENDPOINT_UPDATE:
+                return -EBADFD;         /* kdbus: not on a connected handle */
         case KDBUS_CMD_BUS_MAKE:
                 return -EOPNOTSUPP;     /* not implemented yet (docs/native.md) */
         default:

@@ -28,6 +28,7 @@ typedef struct BridgeConn BridgeConn;
 typedef struct BridgeCreds BridgeCreds;
 typedef struct BridgeMsg BridgeMsg;
 typedef struct BridgePool BridgePool;
+typedef struct BusEndpoint BusEndpoint;
 typedef struct NativeConn NativeConn;
 struct kdbus_cmd_hello;
 struct kdbus_item;
@@ -122,6 +123,11 @@ struct NativeConn {
  */
 int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
                       const NativeConnOps *ops, void *userdata, NativeConn **ret);
+/* HELLO through the custom endpoint @ep (NULL: the bus's own): the connection sees the
+ * bus as @ep's policy lets it (bridge/endpoint.h). Same returns. */
+int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                         struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
+                         void *userdata, NativeConn **ret);
 /* Disconnects (if still connected) and frees. */
 NativeConn *native_conn_free(NativeConn *nc);
 DEFINE_CLEANUP(NativeConn *, native_conn_free);
@@ -168,6 +174,12 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size);
 /* From bridge/native-update.c: UPDATE, BUS_CREATOR_INFO. */
 int native_conn_update(NativeConn *nc, void *buf, size_t size);
 int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size);
+
+/* From bridge/native-endpoint.c: ENDPOINT_MAKE (on a handle without HELLO) and
+ * ENDPOINT_UPDATE (by the handle that made the endpoint). */
+int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
+                         void *buf, size_t size, uint64_t *ret_flags, BusEndpoint **ret);
+int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size);
 
 /* Every item in @size bytes from @items is at least a header long and inside: 0 or -EINVAL. */
 int native_items_check(const void *items, size_t size);

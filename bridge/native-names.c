@@ -16,6 +16,7 @@
 #include <string.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/monitor.h"
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
@@ -98,6 +99,8 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
                 return -EEXIST;
         case NAME_E_QUOTA:
                 return -E2BIG;
+        case NAME_E_ACCESS_DENIED:
+                return -EPERM;          /* kdbus: no OWN (endpoint, holders, XML policy) */
         default:
                 return native_errno_from_bridge(r);
         }
@@ -159,11 +162,14 @@ static uint8_t *write_name_item(uint8_t *p, const char *name, uint64_t flags) {
         return p + KDBUS_ALIGN8(item->size);
 }
 
-/* Which of @conn's names a record lists: primary ones, plus queued ones with QUEUED. */
-static bool owner_listed(const BridgeNameOwner *o, uint64_t list_flags) {
+/* Which of @conn's names a record for @viewer lists: primary ones, plus queued ones with
+ * QUEUED, those @viewer may see (a custom endpoint's SEE policy). */
+static bool owner_listed(const BridgeConn *viewer, const BridgeNameOwner *o,
+                         uint64_t list_flags) {
         bool primary = bridge_name_primary(o->name) == o->conn;
 
-        return primary || (list_flags & KDBUS_LIST_QUEUED);
+        return (primary || (list_flags & KDBUS_LIST_QUEUED)) &&
+               bridge_conn_can_see_name(viewer, o->name->name);
 }
 
 static uint64_t owner_kdbus_flags(const BridgeNameOwner *o) {
@@ -179,7 +185,8 @@ static uint64_t owner_kdbus_flags(const BridgeNameOwner *o) {
 }
 
 /* Size of @conn's record; 0 if LIST leaves it out. */
-static size_t info_size(const BridgeConn *conn, uint64_t list_flags, bool with_names) {
+static size_t info_size(const BridgeConn *viewer, const BridgeConn *conn, uint64_t list_flags,
+                        bool with_names) {
         size_t sz = sizeof(struct kdbus_info);
         unsigned n = 0;
         List *pos;
@@ -187,7 +194,7 @@ static size_t info_size(const BridgeConn *conn, uint64_t list_flags, bool with_n
         list_for_each(pos, &conn->owned) {
                 const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
 
-                if (!owner_listed(o, list_flags))
+                if (!owner_listed(viewer, o, list_flags))
                         continue;
                 ++n;
                 if (with_names)
@@ -198,8 +205,8 @@ static size_t info_size(const BridgeConn *conn, uint64_t list_flags, bool with_n
         return sz;
 }
 
-static uint8_t *write_info(uint8_t *p, const BridgeConn *conn, uint64_t list_flags,
-                           bool with_names) {
+static uint8_t *write_info(uint8_t *p, const BridgeConn *viewer, const BridgeConn *conn,
+                           uint64_t list_flags, bool with_names) {
         struct kdbus_info *info = (void *)p;
         uint8_t *at = (uint8_t *)info->items;
         List *pos;
@@ -210,7 +217,7 @@ static uint8_t *write_info(uint8_t *p, const BridgeConn *conn, uint64_t list_fla
                 list_for_each(pos, &conn->owned) {
                         const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
 
-                        if (owner_listed(o, list_flags))
+                        if (owner_listed(viewer, o, list_flags))
                                 at = write_name_item(at, o->name->name, owner_kdbus_flags(o));
                 }
         info->size = (uint64_t)(at - p);
@@ -251,8 +258,8 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (list_conn_listed(c, cmd->flags))
-                        total += info_size(c, cmd->flags, with_names);
+                if (list_conn_listed(c, cmd->flags) && bridge_conn_can_see_conn(nc->conn, c))
+                        total += info_size(nc->conn, c, cmd->flags, with_names);
         }
         r = bridge_pool_alloc(nc->pool, total ? total : 8, false, &slice);
         if (r == POOL_E_NO_SPACE)
@@ -264,8 +271,9 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (list_conn_listed(c, cmd->flags) && info_size(c, cmd->flags, with_names))
-                        p = write_info(p, c, cmd->flags, with_names);
+                if (list_conn_listed(c, cmd->flags) && bridge_conn_can_see_conn(nc->conn, c) &&
+                    info_size(nc->conn, c, cmd->flags, with_names))
+                        p = write_info(p, nc->conn, c, cmd->flags, with_names);
         }
         cmd->return_flags = 0;
         cmd->offset = slice->offset;
@@ -282,8 +290,8 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
  * owns; the metadata items as far as the connection consented (native-meta.c).
  *
- * Return: 0, or -EINVAL, -ENXIO (no connection with that id), -ESRCH (nobody owns the
- * name), -ENOBUFS, -ENOMEM.
+ * Return: 0, or -EINVAL, -ENXIO (no connection with that id, or one a custom endpoint's
+ * policy hides), -ESRCH (nobody owns the name, or it is hidden), -ENOBUFS, -ENOMEM.
  */
 int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_info *cmd = buf;
@@ -317,12 +325,14 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         if (name) {
                 if (!wire_bus_name_is_valid(name, strlen(name)))
                         return -EINVAL;
+                /* kdbus: a name or id the endpoint policy hides does not exist */
                 target = bus_find_conn_by_name(nc->conn->bus, name);
-                if (!target)
+                if (!target || (name[0] == ':' ? !bridge_conn_can_see_conn(nc->conn, target) :
+                                                 !bridge_conn_can_see_name(nc->conn, name)))
                         return -ESRCH;
         } else {
                 target = bus_find_conn(nc->conn->bus, cmd->id);
-                if (!target)
+                if (!target || !bridge_conn_can_see_conn(nc->conn, target))
                         return -ENXIO;
         }
 
@@ -330,7 +340,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         /* NAMES: write_info() lists them (queued ones too), as before */
         attach = native_attach_flags(cmd->attach_flags & ~(uint64_t)KDBUS_ATTACH_NAMES, target,
                                      &declined) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
-        total = info_size(target, KDBUS_LIST_UNIQUE, with_names) +
+        total = info_size(nc->conn, target, KDBUS_LIST_UNIQUE, with_names) +
                 native_meta_size(attach, declined, target);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
@@ -339,7 +349,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
                 return r;
         info = bridge_pool_ptr(nc->pool, slice);
         memset(info, 0, slice->size);
-        end = write_info((uint8_t *)info, target, KDBUS_LIST_UNIQUE, with_names);
+        end = write_info((uint8_t *)info, nc->conn, target, KDBUS_LIST_UNIQUE, with_names);
         end = native_meta_write(end, attach, declined, nc->conn->bus, target);
         info->size = (uint64_t)(end - (uint8_t *)info);
         cmd->return_flags = 0;

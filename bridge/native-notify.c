@@ -23,6 +23,7 @@
 #include <string.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/native-conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
@@ -127,6 +128,15 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
                 nc->ops->readable(nc, nc->userdata);
 }
 
+/* kdbus on custom endpoints: NAME_* only for names the endpoint lets it see, no ID_*. */
+static bool notify_visible(const BridgeConn *conn, const struct kdbus_item *item) {
+        if (!conn->endpoint)
+                return true;
+        if (item->type == KDBUS_ITEM_ID_ADD || item->type == KDBUS_ITEM_ID_REMOVE)
+                return false;
+        return bridge_conn_can_see_name(conn, item->name_change.name);
+}
+
 /* Broadcast @item to every native connection with a matching entry. */
 static void notify_broadcast(Bus *bus, const struct kdbus_item *item) {
         HashNode *node, *tmp;
@@ -137,7 +147,7 @@ static void notify_broadcast(Bus *bus, const struct kdbus_item *item) {
                 NativeConn *nc = native_conn_from_bridge(conn);
                 List *pos;
 
-                if (!nc)
+                if (!nc || !notify_visible(conn, item))
                         continue;
                 list_for_each(pos, &nc->matches) {
                         if (native_match_notify(container_of(pos, NativeMatch, link), item)) {

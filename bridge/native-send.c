@@ -375,7 +375,13 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                         goto out;
                 }
         }
-        r = native_errno_from_bridge(bridge_conn_send(nc->conn, m));
+        r = bridge_conn_send(nc->conn, m);
+        /* the core answers a legacy peer on a custom endpoint as if a hidden name did not
+         * exist; kdbus fails SEND to an existing one with EPERM (no TALK) */
+        if ((r == BRIDGE_E_NAME_UNKNOWN || r == BRIDGE_E_PEER_UNKNOWN) && nc->conn->endpoint &&
+            bus_find_conn_by_name(nc->conn->bus, hdr.destination))
+                r = BRIDGE_E_ACCESS_DENIED;
+        r = native_errno_from_bridge(r);
         if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {
                 nc->sync_pending = true;
                 nc->sync_cookie = km->cookie;

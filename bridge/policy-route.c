@@ -127,7 +127,8 @@ int bridge_policy_check_own(BridgeConn *conn, const char *name) {
  * Return: the text (valid until the next denial or the snapshot's end), or NULL.
  */
 const char *bridge_conn_get_denial(const BridgeConn *conn) {
-        return conn->policy ? conn->policy->denial : NULL;
+        /* a connection without XML policy can still be denied by kdbus's name policy */
+        return conn->policy ? conn->policy->denial : conn->denial;
 }
 
 /**

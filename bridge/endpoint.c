@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Custom endpoints: creation (kdbus's "<uid>-<name>" naming), policy updates, closing.
+ * The checks that use their policy are in name-policy.c. An endpoint is reference-counted:
+ * its owner holds one, every connection that came through it holds one (so a connection
+ * of a closed endpoint keeps its filtered view until it is freed, never the full one).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/endpoint.h"
+#include "bridge/native-policy.h"
+#include "util/error.h"
+
+/* kdbus node names: "<uid>-" then letters, digits, '-', '_', '.'. */
+static bool endpoint_name_is_valid(uid_t uid, const char *name) {
+        char prefix[24];
+        size_t n, len = strlen(name), i;
+
+        n = (size_t)snprintf(prefix, sizeof(prefix), "%" PRIu32 "-", (uint32_t)uid);
+        if (len > BUS_ENDPOINT_NAME_MAX || len <= n || strncmp(name, prefix, n))
+                return false;
+        for (i = n; i < len; ++i) {
+                char c = name[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+                        return false;
+        }
+        return true;
+}
+
+/**
+ * bus_find_endpoint() - an open endpoint by name
+ * @bus:        the bus
+ * @name:       "<uid>-<name>"
+ *
+ * Return: the endpoint or NULL.
+ */
+BusEndpoint *bus_find_endpoint(Bus *bus, const char *name) {
+        List *pos;
+
+        list_for_each(pos, &bus->endpoints) {
+                BusEndpoint *ep = container_of(pos, BusEndpoint, link);
+
+                if (!strcmp(ep->name, name))
+                        return ep;
+        }
+        return NULL;
+}
+
+/**
+ * bus_endpoint_new() - ENDPOINT_MAKE
+ * @bus:        the bus
+ * @uid:        the creator's uid
+ * @name:       "<uid>-<name>"
+ * @ret:        the endpoint, open, with an empty policy (one reference: the owner's)
+ *
+ * Return: 0, -EINVAL, -EEXIST or -ENOMEM.
+ */
+int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
+        _cleanup_(bus_endpoint_unrefp) BusEndpoint *ep = NULL;
+        int r;
+
+        if (!endpoint_name_is_valid(uid, name))
+                return -EINVAL;
+        if (bus_find_endpoint(bus, name))
+                return -EEXIST;
+        ep = calloc(1, sizeof(*ep));
+        if (!ep)
+                return error_origin(-ENOMEM);
+        ep->n_refs = 1;
+        list_init(&ep->link);
+        ep->uid = uid;
+        ep->name = strdup(name);
+        if (!ep->name)
+                return error_origin(-ENOMEM);
+        r = native_policy_db_new(&ep->policy);
+        if (r)
+                return error_trace(r);
+        ep->bus = bus;
+        list_append(&bus->endpoints, &ep->link);
+        *ret = steal_ptr(&ep);
+        return 0;
+}
+
+BusEndpoint *bus_endpoint_ref(BusEndpoint *ep) {
+        if (ep)
+                ++ep->n_refs;
+        return ep;
+}
+
+BusEndpoint *bus_endpoint_unref(BusEndpoint *ep) {
+        if (!ep || --ep->n_refs > 0)
+                return NULL;
+        list_unlink(&ep->link);
+        native_policy_db_free(ep->policy);
+        free(ep->name);
+        free(ep);
+        return NULL;
+}
+
+/**
+ * bus_endpoint_close() - the owner let go: unlink, disconnect its connections
+ * @ep:         the endpoint (the caller still holds its reference)
+ *
+ * Idempotent. The transports of the disconnected connections learn it from their next
+ * command (ECONNRESET) or from the front end, which closes them with the endpoint.
+ */
+void bus_endpoint_close(BusEndpoint *ep) {
+        Bus *bus = ep->bus;
+        List *pos, *tmp;
+
+        if (!bus)
+                return;
+        list_unlink(&ep->link);
+        ep->bus = NULL;
+        list_for_each_safe(pos, tmp, &bus->conns) {
+                BridgeConn *c = container_of(pos, BridgeConn, bus_link);
+
+                if (c->endpoint == ep && c->active) {
+                        bridge_conn_ref(c);
+                        bridge_conn_disconnect(c);
+                        bridge_conn_unref(c);
+                }
+        }
+}
+
+/**
+ * bus_endpoint_update() - ENDPOINT_UPDATE: the endpoint's new policy
+ * @ep:         the endpoint
+ * @items:      NAME items, each followed by its POLICY_ACCESS items (wildcards allowed)
+ * @items_size: their size, checked with native_items_check()
+ *
+ * Return: 0, -EINVAL, -EEXIST, -ENOMEM; the old policy stays on error.
+ */
+int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size) {
+        return native_policy_db_set(ep->policy, items, items_size, 0, true, ep);
+}
+
+/**
+ * bridge_conn_set_endpoint() - the connection comes through a custom endpoint
+ * @conn:       a connection that did not say hello
+ * @ep:         the endpoint (a reference is taken)
+ */
+void bridge_conn_set_endpoint(BridgeConn *conn, BusEndpoint *ep) {
+        bus_endpoint_unref(conn->endpoint);
+        conn->endpoint = bus_endpoint_ref(ep);
+}

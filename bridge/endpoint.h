@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Custom endpoints (kdbus.endpoint(7)) and kdbus's name policy on the bus.
+ *
+ * An endpoint is a second entrance to the bus with its own policy (bridge/native-policy.h):
+ * a connection that came through it (BridgeConn.endpoint) sees, talks to and owns only what
+ * that policy grants, on top of everything else (the XML policy still applies): kdbus's
+ * default for a custom endpoint is "nothing visible". Replies to calls it made still pass
+ * (they go through a reply slot). Its name is "<uid>-<name>", uid being its creator's.
+ * It lives until its owner closes it (bus_endpoint_close(): every connection that came
+ * through it is disconnected), and its memory while connections still point at it.
+ *
+ * The bus's own kdbus policy (Bus.holder_policy) comes from policy-holder connections
+ * (HELLO with KDBUS_HELLO_POLICY_HOLDER); it covers only the names it has entries for, so
+ * the XML policy alone decides for every other name (kdbus instead denies OWN and TALK to
+ * another user's names without an entry: that would break every dbus-daemon configuration).
+ * For a covered name both must allow.
+ *
+ * Privileged (kdbus: the bus owner's uid or CAP_IPC_OWNER; here: uid 0 or Bus.owner_uid,
+ * and not through a custom endpoint): may create endpoints and policy holders, and the
+ * holder policy does not restrict it.
+ *
+ * The checks (kdbus's rules, see kdbus.policy(7)):
+ *  - see a name: on a custom endpoint, SEE for it; elsewhere always.
+ *  - see a connection: itself, or (custom endpoint) SEE for one of its names.
+ *  - talk to @dst: endpoint: TALK for one of @dst's names; then privileged, same uid, a
+ *    @dst without names covered by the holder policy, or TALK for one of them.
+ *  - own @name: endpoint: OWN; then privileged, or no holder entry, or OWN from it.
+ *  - a broadcast (or unicast signal) reaches a receiver only if the receiver could talk to
+ *    its sender; the bus's NameOwnerChanged only if the receiver sees arg0 (a unique name:
+ *    never on a custom endpoint, as kdbus hides ID_ADD/ID_REMOVE there).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeMsg BridgeMsg;
+typedef struct NativePolicyDb NativePolicyDb;
+struct kdbus_item;
+
+/* kdbus's limit for the name of a bus node (KDBUS_SYSNAME_MAX_LEN). */
+#define BUS_ENDPOINT_NAME_MAX 63u
+
+typedef struct BusEndpoint {
+        unsigned n_refs;
+        Bus *bus;                       /* NULL once closed */
+        List link;                      /* Bus.endpoints, while open */
+        char *name;                     /* "<uid>-<name>" */
+        uid_t uid;                      /* its creator's */
+        NativePolicyDb *policy;         /* empty: nothing visible */
+} BusEndpoint;
+
+/*
+ * A new endpoint @name ("<uid>-<something>", the uid being @uid) on @bus.
+ * Return: 0, -EINVAL (bad name or wrong uid prefix), -EEXIST (the bus has one of that
+ * name), -ENOMEM.
+ */
+int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret);
+BusEndpoint *bus_endpoint_ref(BusEndpoint *ep);
+BusEndpoint *bus_endpoint_unref(BusEndpoint *ep);
+DEFINE_CLEANUP(BusEndpoint *, bus_endpoint_unref);
+/* Unlink from the bus and disconnect every connection that came through it (idempotent). */
+void bus_endpoint_close(BusEndpoint *ep);
+/* ENDPOINT_UPDATE: replace the policy by @items. Return: 0 or native_policy_db_set()'s errno. */
+int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size);
+/* The open endpoint of that name, or NULL. */
+BusEndpoint *bus_find_endpoint(Bus *bus, const char *name);
+
+/* @conn comes through @ep (a reference is taken). Call before bridge_conn_hello(). */
+void bridge_conn_set_endpoint(BridgeConn *conn, BusEndpoint *ep);
+
+/* Is any kdbus name policy in force on @bus (an endpoint or a holder entry)? */
+bool bus_has_name_policy(const Bus *bus);
+bool bridge_conn_is_privileged(const BridgeConn *conn);
+bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name);
+bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom);
+bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst);
+bool bridge_conn_can_own(const BridgeConn *conn, const char *name);
+/* May @receiver get a copy of @msg from @sender (NULL: the bus), as far as kdbus's name policy
+ * goes? @arg0: the message's first string argument or NULL. */
+bool bridge_conn_may_receive(const BridgeConn *receiver, const BridgeConn *sender,
+                             const BridgeMsg *msg, const char *arg0);
+/* Set the text of @conn's last AccessDenied (taken; see bridge_conn_get_denial()). */
+void bridge_conn_set_denial(BridgeConn *conn, char *text);

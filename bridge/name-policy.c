@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's name policy checks (SEE / TALK / OWN), combining a connection's custom endpoint
+ * policy and the bus's policy-holder entries; the rules are listed in bridge/endpoint.h.
+ * Routing (conn.c), names (names.c), the native commands and the driver call these; each is
+ * a pointer test when no endpoint and no policy holder exist (bus_has_name_policy()).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "bridge/conn.h"
+#include "bridge/endpoint.h"
+#include "bridge/msg.h"
+#include "bridge/names.h"
+#include "bridge/native-policy.h"
+#include "bridge/policy-internal.h"
+#include "kdbus/kdbus.h"
+#include "wire/protocol.h"
+
+/**
+ * bus_has_name_policy() - is any kdbus name policy in force?
+ * @bus:        the bus
+ *
+ * Return: true if the bus has an open endpoint or a policy-holder entry.
+ */
+bool bus_has_name_policy(const Bus *bus) {
+        return !list_is_empty(&bus->endpoints) ||
+               (bus->holder_policy && bus->holder_policy->n_entries);
+}
+
+/**
+ * bridge_conn_is_privileged() - the bus owner's rights (kdbus: owner uid or CAP_IPC_OWNER)
+ * @conn:       the connection
+ *
+ * Return: true for uid 0 and Bus.owner_uid, unless it came through a custom endpoint.
+ */
+bool bridge_conn_is_privileged(const BridgeConn *conn) {
+        return !conn->endpoint && (conn->creds.uid == 0 || conn->creds.uid == conn->bus->owner_uid);
+}
+
+/* The highest access @db grants @conn on one of @whom's primary names (kdbus checks the
+ * names a connection owns, not those it queues for). */
+static unsigned query_any_name(const NativePolicyDb *db, const BridgeConn *conn,
+                               const BridgeConn *whom, unsigned wanted, bool *ret_covered) {
+        unsigned best = NATIVE_POLICY_NONE;
+        List *pos;
+
+        if (ret_covered)
+                *ret_covered = false;
+        list_for_each(pos, &whom->owned) {
+                BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+                const NativePolicyEntry *e;
+                unsigned a;
+
+                if (bridge_name_primary(o->name) != whom)
+                        continue;
+                e = native_policy_db_lookup(db, o->name->name);
+                if (!e)
+                        continue;
+                if (ret_covered)
+                        *ret_covered = true;
+                a = native_policy_entry_query(e, &conn->creds);
+                if (a > best)
+                        best = a;
+                if (best >= wanted)
+                        break;
+        }
+        return best;
+}
+
+/**
+ * bridge_conn_can_see_name() - may @conn see the well-known name @name?
+ * @conn:       the connection
+ * @name:       a well-known name
+ *
+ * Return: true off custom endpoints; there, if the endpoint grants SEE.
+ */
+bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name) {
+        if (!conn->endpoint)
+                return true;
+        return native_policy_db_query(conn->endpoint->policy, name, &conn->creds) >=
+               KDBUS_POLICY_SEE;
+}
+
+/**
+ * bridge_conn_can_see_conn() - may @conn see the connection @whom (its id, its info)?
+ * @conn:       the connection
+ * @whom:       another connection (or @conn)
+ *
+ * Return: true off custom endpoints and for @conn itself; else if the endpoint grants SEE
+ * for one of @whom's names.
+ */
+bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom) {
+        if (!conn->endpoint || conn == whom)
+                return true;
+        return query_any_name(conn->endpoint->policy, conn, whom, KDBUS_POLICY_SEE, NULL) >=
+               KDBUS_POLICY_SEE;
+}
+
+/**
+ * bridge_conn_can_talk() - may @conn send to @dst (kdbus's TALK)?
+ * @conn:       the sender
+ * @dst:        the receiver
+ *
+ * Return: see bridge/endpoint.h.
+ */
+bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst) {
+        const NativePolicyDb *holders = conn->bus->holder_policy;
+        bool covered;
+
+        if (conn->endpoint &&
+            query_any_name(conn->endpoint->policy, conn, dst, KDBUS_POLICY_TALK, NULL) <
+            KDBUS_POLICY_TALK)
+                return false;
+        if (bridge_conn_is_privileged(conn) || conn->creds.uid == dst->creds.uid)
+                return true;
+        if (!holders || !holders->n_entries)
+                return true;
+        return query_any_name(holders, conn, dst, KDBUS_POLICY_TALK, &covered) >=
+               KDBUS_POLICY_TALK || !covered;
+}
+
+/**
+ * bridge_conn_can_own() - may @conn acquire @name (kdbus's OWN)?
+ * @conn:       the connection
+ * @name:       a well-known name
+ *
+ * Return: see bridge/endpoint.h.
+ */
+bool bridge_conn_can_own(const BridgeConn *conn, const char *name) {
+        const NativePolicyEntry *e;
+
+        if (conn->endpoint &&
+            native_policy_db_query(conn->endpoint->policy, name, &conn->creds) < KDBUS_POLICY_OWN)
+                return false;
+        if (bridge_conn_is_privileged(conn))
+                return true;
+        e = native_policy_db_lookup(conn->bus->holder_policy, name);
+        return !e || native_policy_entry_query(e, &conn->creds) >= KDBUS_POLICY_OWN;
+}
+
+static bool msg_is_name_owner_changed(const BridgeMsg *msg) {
+        const WireHeader *h = &msg->hdr;
+
+        return h->type == WIRE_MSG_SIGNAL && h->member && h->interface &&
+               !strcmp(h->member, "NameOwnerChanged") &&
+               !strcmp(h->interface, "org.freedesktop.DBus");
+}
+
+/**
+ * bridge_conn_may_receive() - the name policy's say on a copy of a message
+ * @receiver:   who would get it
+ * @sender:     its sender, NULL: the bus
+ * @msg:        the message (a broadcast, an eavesdropped copy, a unicast signal)
+ * @arg0:       its first string argument, or NULL
+ *
+ * kdbus: a receiver needs TALK to the sender to get its broadcasts. The bus's own signals
+ * pass, except NameOwnerChanged for a name the receiver cannot see (a unique name: never
+ * seen on a custom endpoint, as kdbus sends no ID_ADD/ID_REMOVE there).
+ *
+ * Return: true if the policy lets it through.
+ */
+bool bridge_conn_may_receive(const BridgeConn *receiver, const BridgeConn *sender,
+                             const BridgeMsg *msg, const char *arg0) {
+        if (sender)
+                return sender == receiver || bridge_conn_can_talk(receiver, sender);
+        if (!receiver->endpoint || !msg_is_name_owner_changed(msg))
+                return true;
+        if (!arg0 || arg0[0] == ':')
+                return false;
+        return bridge_conn_can_see_name(receiver, arg0);
+}
+
+/**
+ * bridge_conn_set_denial() - keep the text of @conn's last AccessDenied
+ * @conn:       the connection
+ * @text:       the text (taken)
+ */
+void bridge_conn_set_denial(BridgeConn *conn, char *text) {
+        if (conn->policy) {
+                free(conn->policy->denial);
+                conn->policy->denial = text;
+                return;
+        }
+        free(conn->denial);
+        conn->denial = text;
+}

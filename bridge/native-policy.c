@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's name policy database (see native-policy.h for the semantics). Written from
+ * kdbus.policy(7) and kdbus's behaviour: exact entry first, then the one-level wildcard;
+ * the highest level any matching access entry grants; set replaces an owner's entries
+ * atomically; a name can have entries of one owner only.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/conn.h"
+#include "bridge/native-policy.h"
+#include "kdbus/kdbus.h"
+#include "util/error.h"
+#include "wire/names.h"
+
+static NativePolicyEntry *entry_free(NativePolicyEntry *e) {
+        if (!e)
+                return NULL;
+        list_unlink(&e->link);
+        free(e->access);
+        free(e->name);
+        free(e);
+        return NULL;
+}
+
+/**
+ * native_policy_db_new() - an empty policy database
+ * @ret:        the db
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int native_policy_db_new(NativePolicyDb **ret) {
+        NativePolicyDb *db = calloc(1, sizeof(*db));
+
+        if (!db)
+                return error_origin(-ENOMEM);
+        list_init(&db->entries);
+        *ret = db;
+        return 0;
+}
+
+/**
+ * native_policy_db_free() - free a db and its entries
+ * @db:         the db or NULL
+ *
+ * Return: NULL.
+ */
+NativePolicyDb *native_policy_db_free(NativePolicyDb *db) {
+        NativePolicyEntry *e;
+
+        if (!db)
+                return NULL;
+        while ((e = list_first_entry(&db->entries, NativePolicyEntry, link)))
+                entry_free(e);
+        free(db);
+        return NULL;
+}
+
+/**
+ * native_policy_db_remove_owner() - drop the entries of one owner
+ * @db:         the db
+ * @owner:      whose entries
+ */
+void native_policy_db_remove_owner(NativePolicyDb *db, const void *owner) {
+        List *pos, *tmp;
+
+        list_for_each_safe(pos, tmp, &db->entries) {
+                NativePolicyEntry *e = container_of(pos, NativePolicyEntry, link);
+
+                if (e->owner == owner) {
+                        entry_free(e);
+                        --db->n_entries;
+                }
+        }
+}
+
+static NativePolicyEntry *db_find(const NativePolicyDb *db, const char *name, size_t len,
+                                  bool wildcard) {
+        List *pos;
+
+        list_for_each(pos, &db->entries) {
+                NativePolicyEntry *e = container_of(pos, NativePolicyEntry, link);
+
+                if (e->wildcard == wildcard && !strncmp(e->name, name, len) && !e->name[len])
+                        return e;
+        }
+        return NULL;
+}
+
+/**
+ * native_policy_db_lookup() - the entry that decides for a name
+ * @db:         the db
+ * @name:       a well-known name
+ *
+ * Return: the exact entry of @name, else the wildcard entry of its parent prefix, or NULL.
+ */
+const NativePolicyEntry *native_policy_db_lookup(const NativePolicyDb *db, const char *name) {
+        const NativePolicyEntry *e;
+        const char *dot;
+
+        if (!db || !db->n_entries)
+                return NULL;
+        e = db_find(db, name, strlen(name), false);
+        if (e)
+                return e;
+        dot = strrchr(name, '.');
+        return dot ? db_find(db, name, (size_t)(dot - name), true) : NULL;
+}
+
+/**
+ * native_policy_entry_query() - the access one entry grants a peer
+ * @entry:      the entry (NULL: nothing granted)
+ * @creds:      the peer's credentials, captured at connect
+ *
+ * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NATIVE_POLICY_NONE.
+ */
+unsigned native_policy_entry_query(const NativePolicyEntry *entry, const BridgeCreds *creds) {
+        unsigned highest = NATIVE_POLICY_NONE, i, k;
+
+        if (!entry)
+                return NATIVE_POLICY_NONE;
+        for (i = 0; i < entry->n_access && highest < KDBUS_POLICY_OWN; ++i) {
+                const NativePolicyAccess *a = &entry->access[i];
+                bool match = false;
+
+                if (a->access <= highest)
+                        continue;
+                switch (a->type) {
+                case KDBUS_POLICY_ACCESS_USER:
+                        match = creds->uid == a->id;
+                        break;
+                case KDBUS_POLICY_ACCESS_GROUP:
+                        match = creds->gid == a->id;
+                        for (k = 0; !match && k < creds->n_groups; ++k)
+                                match = creds->groups[k] == a->id;
+                        break;
+                case KDBUS_POLICY_ACCESS_WORLD:
+                        match = true;
+                        break;
+                }
+                if (match)
+                        highest = a->access;
+        }
+        return highest;
+}
+
+/**
+ * native_policy_db_query() - the access a db grants a peer on a name
+ * @db:         the db (NULL: nothing granted)
+ * @name:       a well-known name
+ * @creds:      the peer's credentials
+ *
+ * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NATIVE_POLICY_NONE.
+ */
+unsigned native_policy_db_query(const NativePolicyDb *db, const char *name,
+                                const BridgeCreds *creds) {
+        return native_policy_entry_query(native_policy_db_lookup(db, name), creds);
+}
+
+/* Validate a NAME item's string and make the entry. Return: 0 or -errno. */
+static int entry_new(const struct kdbus_item *item, bool allow_wildcards, const void *owner,
+                     NativePolicyEntry **ret) {
+        size_t len = item->size - KDBUS_ITEM_HEADER_SIZE, n;
+        NativePolicyEntry *e;
+        char *check;
+        bool wildcard;
+        bool ok;
+
+        if (len < 2 || item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                return -EINVAL;
+        n = len - 1;
+        wildcard = n > 2 && item->str[n - 2] == '.' && item->str[n - 1] == '*';
+        if (wildcard && !allow_wildcards)
+                return -EINVAL;
+        /* "a.b.*" must be "a.b" plus one more valid element: check it as "a.b.x" */
+        check = strdup(item->str);
+        if (!check)
+                return -ENOMEM;
+        if (wildcard)
+                check[n - 1] = 'x';
+        ok = wire_well_known_name_is_valid(check, n);
+        free(check);
+        if (!ok)
+                return -EINVAL;
+
+        e = calloc(1, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        list_init(&e->link);
+        e->owner = owner;
+        e->wildcard = wildcard;
+        e->name = strndup(item->str, wildcard ? n - 2 : n);
+        if (!e->name) {
+                free(e);
+                return -ENOMEM;
+        }
+        *ret = e;
+        return 0;
+}
+
+static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item) {
+        const struct kdbus_policy_access *pa = &item->policy_access;
+        NativePolicyAccess *a;
+
+        if (item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(*pa))
+                return -EINVAL;
+        if (pa->access != KDBUS_POLICY_SEE && pa->access != KDBUS_POLICY_TALK &&
+            pa->access != KDBUS_POLICY_OWN)
+                return -EINVAL;
+        if (pa->type != KDBUS_POLICY_ACCESS_USER && pa->type != KDBUS_POLICY_ACCESS_GROUP &&
+            pa->type != KDBUS_POLICY_ACCESS_WORLD)
+                return -EINVAL;
+        /* ids are 32 bits here; (uid_t)-1 is no user (kdbus: !uid_valid) */
+        if (pa->type != KDBUS_POLICY_ACCESS_WORLD && pa->id >= UINT32_MAX)
+                return -EINVAL;
+        a = reallocarray(e->access, e->n_access + 1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        e->access = a;
+        a[e->n_access].type = (uint8_t)pa->type;
+        a[e->n_access].access = (uint8_t)pa->access;
+        a[e->n_access].id = (uint32_t)pa->id;
+        ++e->n_access;
+        return 0;
+}
+
+/**
+ * native_policy_db_set() - replace an owner's entries
+ * @db:         the db
+ * @items:      the command's items (NAME, then its POLICY_ACCESS items, repeated)
+ * @items_size: their size (already checked with native_items_check())
+ * @max_names:  at most this many NAME items; 0: no limit
+ * @allow_wildcards: may names end in ".*"
+ * @owner:      whose entries these are
+ *
+ * Return: 0, -EINVAL, -E2BIG, -EEXIST or -ENOMEM; on error the db is unchanged.
+ */
+int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, size_t items_size,
+                         unsigned max_names, bool allow_wildcards, const void *owner) {
+        List fresh = LIST_INIT(fresh);
+        NativePolicyEntry *e = NULL;
+        const struct kdbus_item *item;
+        unsigned n_names = 0;
+        List *pos, *tmp;
+        int r = 0;
+
+        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                if (item->type == KDBUS_ITEM_NAME) {
+                        if (max_names && ++n_names > max_names) {
+                                r = -E2BIG;
+                                break;
+                        }
+                        r = entry_new(item, allow_wildcards, owner, &e);
+                        if (r)
+                                break;
+                        list_append(&fresh, &e->link);
+                } else if (item->type == KDBUS_ITEM_POLICY_ACCESS) {
+                        r = e ? entry_add_access(e, item) : -EINVAL;
+                        if (r)
+                                break;
+                }
+        }
+        /* a name may have entries of one owner only, and appear once */
+        list_for_each(pos, &fresh) {
+                NativePolicyEntry *f = container_of(pos, NativePolicyEntry, link);
+                List *p2;
+
+                if (r)
+                        break;
+                list_for_each(p2, &db->entries) {
+                        NativePolicyEntry *o = container_of(p2, NativePolicyEntry, link);
+
+                        if (o->owner != owner && o->wildcard == f->wildcard &&
+                            !strcmp(o->name, f->name))
+                                r = -EEXIST;
+                }
+                for (p2 = pos->next; p2 != &fresh; p2 = p2->next) {
+                        NativePolicyEntry *o = container_of(p2, NativePolicyEntry, link);
+
+                        if (o->wildcard == f->wildcard && !strcmp(o->name, f->name))
+                                r = -EEXIST;
+                }
+        }
+        if (r) {
+                while ((e = list_first_entry(&fresh, NativePolicyEntry, link)))
+                        entry_free(e);
+                return r;
+        }
+        native_policy_db_remove_owner(db, owner);
+        list_for_each_safe(pos, tmp, &fresh) {
+                list_unlink(pos);
+                list_append(&db->entries, pos);
+                ++db->n_entries;
+        }
+        return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * kdbus's own name policy (kdbus.policy(7)): per well-known name (or name prefix "a.b.*"),
+ * a list of access entries {USER uid | GROUP gid | WORLD} -> SEE < TALK < OWN, each level
+ * implying the lower ones. A query answers the highest level any entry grants a peer
+ * (uid, and any of its groups), or NATIVE_POLICY_NONE.
+ *
+ * Lookup as kdbus does it: the exact (non-wildcard) entry of the name wins; without one,
+ * the wildcard entry whose prefix is the name minus its last element ("a.b.*" covers
+ * "a.b.c", not "a.b" and not "a.b.c.d"). An entry decides alone: a name with an exact
+ * entry is not also looked up as a wildcard.
+ *
+ * Every entry has an owner (an opaque pointer: a policy-holder connection, an endpoint):
+ * native_policy_db_set() atomically replaces all entries of one owner, and removing an
+ * owner drops its entries. Two owners cannot hold entries for the same name (EEXIST).
+ *
+ * Two dbs exist: one per custom endpoint (bridge/endpoint.h) and the bus's (Bus.holder_policy),
+ * fed by policy-holder connections. Entries are few (one name per holder, a handful per
+ * endpoint): a list, searched linearly.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "util/list.h"
+#include "util/macro.h"
+
+struct kdbus_item;
+typedef struct BridgeCreds BridgeCreds;
+
+/* native_policy_db_query() when nothing is granted (kdbus returns -EPERM there). */
+#define NATIVE_POLICY_NONE 0
+
+typedef struct NativePolicyAccess {
+        uint8_t type;                   /* KDBUS_POLICY_ACCESS_USER / GROUP / WORLD */
+        uint8_t access;                 /* KDBUS_POLICY_SEE / TALK / OWN */
+        uint32_t id;                    /* uid or gid */
+} NativePolicyAccess;
+
+typedef struct NativePolicyEntry {
+        List link;                      /* NativePolicyDb.entries */
+        const void *owner;
+        char *name;                     /* without ".*" for a wildcard */
+        bool wildcard;
+        NativePolicyAccess *access;
+        unsigned n_access;
+} NativePolicyEntry;
+
+typedef struct NativePolicyDb {
+        List entries;                   /* NativePolicyEntry */
+        unsigned n_entries;
+} NativePolicyDb;
+
+int native_policy_db_new(NativePolicyDb **ret);
+NativePolicyDb *native_policy_db_free(NativePolicyDb *db);
+DEFINE_CLEANUP(NativePolicyDb *, native_policy_db_free);
+
+/*
+ * Replace @owner's entries with those described by @items (NAME items, each followed by its
+ * POLICY_ACCESS items; other item types are skipped: the caller checked them). All or
+ * nothing. @max_names: at most this many NAME items (0: any). @allow_wildcards: names may
+ * end in ".*". An empty @items removes the owner's entries.
+ * Return: 0, or -EINVAL (POLICY_ACCESS before a NAME, bad name, bad type/access, wildcard
+ * not allowed), -E2BIG (more than @max_names), -EEXIST (another owner has the name, or it
+ * appears twice), -ENOMEM.
+ */
+int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, size_t items_size,
+                         unsigned max_names, bool allow_wildcards, const void *owner);
+/* Drop every entry of @owner. */
+void native_policy_db_remove_owner(NativePolicyDb *db, const void *owner);
+
+/* The entry that decides for @name (exact, else wildcard), or NULL. */
+const NativePolicyEntry *native_policy_db_lookup(const NativePolicyDb *db, const char *name);
+
+/* The highest KDBUS_POLICY_* @entry grants to a peer with @creds (its uid, its gid and
+ * every group in creds->groups), or NATIVE_POLICY_NONE. */
+unsigned native_policy_entry_query(const NativePolicyEntry *entry, const BridgeCreds *creds);
+/* The same for @name in @db (NATIVE_POLICY_NONE for a name without entry). */
+unsigned native_policy_db_query(const NativePolicyDb *db, const char *name,
+                                const BridgeCreds *creds);

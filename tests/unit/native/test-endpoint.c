@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's name policy on the core: the policy database (bridge/native-policy.c), custom
+ * endpoints (bridge/endpoint.c, name-policy.c, native-endpoint.c) for legacy and native
+ * connections, and policy holders. Like kdbus's test-policy / test-endpoint selftests, on
+ * the core directly. Connections of the bridge fixture have uid 1000 + i (unprivileged:
+ * the bus's owner is this process's euid, or 0).
+ */
+#include <fcntl.h>
+#include "bridge/endpoint.h"
+#include "bridge/match.h"
+#include "bridge/native-policy.h"
+#include "bridge/policy.h"
+#include "native-fixture.h"
+
+#define CALL(dst, ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = (dst), \
+                         .interface = "t.I", .member = "Call" }
+
+typedef struct NFixture {
+        Fixture f;
+        TestPeer a, b;
+        BusEndpoint *ep;
+} NFixture;
+
+static void nsetup(NFixture *n, gconstpointer ctx) {
+        fixture_setup(&n->f, ctx);
+        n->f.bus->owner_uid = 4242;     /* a uid no test connection has */
+}
+
+static void nteardown(NFixture *n, gconstpointer ctx) {
+        if (n->a.nc)
+                peer_free(&n->a);
+        if (n->b.nc)
+                peer_free(&n->b);
+        if (n->ep)
+                bus_endpoint_close(n->ep);
+        n->ep = bus_endpoint_unref(n->ep);
+        fixture_teardown(&n->f, ctx);
+}
+
+/* Items for native_policy_db_set(): "n:NAME", "u:UID:ACCESS", "g:GID:ACCESS", "w:ACCESS". */
+typedef struct Items {
+        uint8_t buf[2048] __attribute__((aligned(8)));
+        size_t size;
+} Items;
+
+static void items_build(Items *it, const char *const *spec) {
+        memset(it, 0, sizeof(*it));
+        for (; *spec; ++spec) {
+                struct kdbus_item *item = (void *)(it->buf + it->size);
+                unsigned id = 0, access = 0;
+
+                if ((*spec)[0] == 'n') {
+                        item->type = KDBUS_ITEM_NAME;
+                        item->size = KDBUS_ITEM_HEADER_SIZE + strlen(*spec + 2) + 1;
+                        strcpy(item->str, *spec + 2);
+                } else {
+                        item->type = KDBUS_ITEM_POLICY_ACCESS;
+                        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_policy_access);
+                        if ((*spec)[0] == 'w') {
+                                g_assert_cmpint(sscanf(*spec, "w:%u", &access), ==, 1);
+                                item->policy_access.type = KDBUS_POLICY_ACCESS_WORLD;
+                        } else {
+                                g_assert_cmpint(sscanf(*spec + 2, "%u:%u", &id, &access), ==, 2);
+                                item->policy_access.type = (*spec)[0] == 'u' ?
+                                        KDBUS_POLICY_ACCESS_USER : KDBUS_POLICY_ACCESS_GROUP;
+                        }
+                        item->policy_access.id = id;
+                        item->policy_access.access = access;
+                }
+                it->size += KDBUS_ALIGN8(item->size);
+        }
+}
+
+static int db_set(NativePolicyDb *db, const void *owner, unsigned max, bool wild,
+                  const char *const *spec) {
+        Items it;
+
+        items_build(&it, spec);
+        return native_policy_db_set(db, (const void *)it.buf, it.size, max, wild, owner);
+}
+
+#define SEE KDBUS_POLICY_SEE
+#define TALK KDBUS_POLICY_TALK
+#define OWN KDBUS_POLICY_OWN
+
+/* ---- the database ---- */
+
+static void test_db(NFixture *n, gconstpointer ctx) {
+        gid_t groups[] = { 50, 60 };
+        BridgeCreds u1000 = { .uid = 1000, .gid = 100, .groups = groups, .n_groups = 2 };
+        BridgeCreds u2000 = { .uid = 2000, .gid = 200 };
+        NativePolicyDb *db;
+        int o1, o2;
+
+        g_assert_cmpint(native_policy_db_new(&db), ==, 0);
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){
+                "n:org.a", "u:1000:1", "g:60:2", "w:1",
+                "n:org.w.*", "u:2000:3",
+                "n:org.w.x", "u:1000:1", NULL }), ==, 0);
+        /* the highest level granted: uid SEE, supplementary group TALK */
+        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, TALK);
+        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u2000), ==, SEE);
+        /* a wildcard covers one more element; an exact entry decides alone */
+        g_assert_cmpuint(native_policy_db_query(db, "org.w.y", &u2000), ==, OWN);
+        g_assert_cmpuint(native_policy_db_query(db, "org.w.y.z", &u2000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(native_policy_db_query(db, "org.w", &u2000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(native_policy_db_query(db, "org.w.x", &u2000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(native_policy_db_query(db, "org.w.x", &u1000), ==, SEE);
+        g_assert_cmpuint(native_policy_db_query(db, "org.none", &u1000), ==, NATIVE_POLICY_NONE);
+
+        /* errors leave the db unchanged */
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "u:1000:1", NULL }), ==, -EINVAL);
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "n:nodots", NULL }), ==, -EINVAL);
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "n:org.q", "u:1:4", NULL }),
+                        ==, -EINVAL);
+        g_assert_cmpint(db_set(db, &o1, 0, false, (const char *[]){ "n:org.q.*", NULL }),
+                        ==, -EINVAL);
+        g_assert_cmpint(db_set(db, &o1, 1, true, (const char *[]){ "n:org.q", "n:org.r", NULL }),
+                        ==, -E2BIG);
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "n:org.q", "n:org.q", NULL }),
+                        ==, -EEXIST);
+        g_assert_cmpint(db_set(db, &o2, 0, true, (const char *[]){ "n:org.a", NULL }), ==, -EEXIST);
+        g_assert_cmpuint(db->n_entries, ==, 3);
+        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, TALK);
+
+        /* another owner's names coexist; set replaces one owner's entries, remove drops them */
+        g_assert_cmpint(db_set(db, &o2, 0, true, (const char *[]){ "n:org.b", "w:3", NULL }), ==, 0);
+        g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "n:org.c", "w:2", NULL }), ==, 0);
+        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(native_policy_db_query(db, "org.c", &u1000), ==, TALK);
+        native_policy_db_remove_owner(db, &o2);
+        g_assert_cmpuint(native_policy_db_query(db, "org.b", &u1000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(db->n_entries, ==, 1);
+        native_policy_db_free(db);
+}
+
+/* ---- endpoints, legacy connections ---- */
+
+static void make_endpoint(NFixture *n, const char *const *policy) {
+        Items it;
+
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-sandbox", &n->ep), ==, 0);
+        items_build(&it, policy);
+        g_assert_cmpint(bus_endpoint_update(n->ep, (const void *)it.buf, it.size), ==, 0);
+}
+
+/* Connection @i through the endpoint (not hello'd by the fixture). */
+static BridgeConn *ep_conn(NFixture *n, unsigned i) {
+        BridgeConn *c = fixture_conn_uid(&n->f, i, -1, 0, false);
+
+        bridge_conn_set_endpoint(c, n->ep);
+        g_assert_cmpint(bridge_conn_hello(c), ==, 0);
+        return c;
+}
+
+static void add_match_all(BridgeConn *c) {
+        BridgeMatchKeys keys = { .type = 0 };
+        BridgeMatchRule *rule = NULL;
+
+        g_assert_cmpint(bridge_match_rule_new(&keys, &rule), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(c, rule), ==, 0);
+}
+
+static void test_endpoint_make(NFixture *n, gconstpointer ctx) {
+        BusEndpoint *ep = NULL;
+
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1001-x", &ep), ==, -EINVAL);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-", &ep), ==, -EINVAL);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-a/b", &ep), ==, -EINVAL);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-ok_1.x", &n->ep), ==, 0);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-ok_1.x", &ep), ==, -EEXIST);
+        g_assert_true(bus_find_endpoint(n->f.bus, "1000-ok_1.x") == n->ep);
+        g_assert_null(ep);
+}
+
+static void test_endpoint_legacy(NFixture *n, gconstpointer ctx) {
+        BridgeConn *a = fixture_conn(&n->f, 0), *b = fixture_conn(&n->f, 1);
+        BridgeConn *c = fixture_conn(&n->f, 2), *s;
+        uint32_t serial;
+        TestMsg sig = { .type = WIRE_MSG_SIGNAL, .interface = "t.I", .member = "Sig" };
+        TestMsg reply = { .type = WIRE_MSG_METHOD_RETURN, .reply_serial = 5 };
+        TestMsg noc = { .type = WIRE_MSG_SIGNAL, .interface = "org.freedesktop.DBus",
+                        .member = "NameOwnerChanged", .path = "/org/freedesktop/DBus" };
+        BridgeMsg *m;
+
+        g_assert_cmpint(bridge_name_acquire(a, "org.a", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(b, "org.b", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(c, "org.c", 0), ==, 0);
+        make_endpoint(n, (const char *[]){ "n:org.a", "w:2", "n:org.b", "w:1",
+                                           "n:org.mine.*", "u:1003:3", NULL });
+        s = ep_conn(n, 3);
+        add_match_all(s);
+
+        /* SEE: names, and connections through one of their names */
+        g_assert_true(bridge_conn_can_see_name(s, "org.a"));
+        g_assert_true(bridge_conn_can_see_name(s, "org.b"));
+        g_assert_false(bridge_conn_can_see_name(s, "org.c"));
+        g_assert_true(bridge_conn_can_see_conn(s, b));
+        g_assert_false(bridge_conn_can_see_conn(s, c));
+        g_assert_true(bridge_conn_can_see_conn(s, s));
+        g_assert_true(bridge_conn_can_see_name(a, "org.c"));   /* off the endpoint: all */
+
+        /* TALK: the allowed service, by name and by unique name; its reply passes */
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL("org.a", 5)), ==, 0);
+        g_assert_cmpstr(test_pop(a, NULL), ==, "Call");
+        reply.destination = s->unique_name;
+        g_assert_cmpint(test_send(a, &reply), ==, 0);
+        g_assert_cmpstr(test_pop(s, &serial), ==, "(reply)");
+        g_assert_cmpuint(serial, ==, 5);
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL(a->unique_name, 6)), ==, 0);
+        g_assert_cmpstr(test_pop(a, NULL), ==, "Call");
+        /* seen but not talkable: AccessDenied with a text; hidden: as if nobody owned it */
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL("org.b", 7)), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_nonnull(strstr(bridge_conn_get_denial(s), "not allowed to talk to \"org.b\""));
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL("org.c", 8)), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL(c->unique_name, 9)), ==, BRIDGE_E_PEER_UNKNOWN);
+        g_assert_cmpstr(test_pop(b, NULL), ==, "");
+        g_assert_cmpstr(test_pop(c, NULL), ==, "");
+        /* others may call into the sandbox */
+        g_assert_cmpint(test_send(c, &(TestMsg)CALL(s->unique_name, 10)), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "Call");
+
+        /* OWN: only what the endpoint grants */
+        g_assert_cmpint(bridge_name_acquire(s, "org.a", 0), ==, NAME_E_ACCESS_DENIED);
+        g_assert_nonnull(strstr(bridge_conn_get_denial(s), "not allowed to own the service"));
+        g_assert_cmpint(bridge_name_acquire(s, "org.mine.app", 0), ==, 0);
+
+        /* broadcasts: only from senders it may talk to */
+        g_assert_cmpint(test_send(c, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+        g_assert_cmpint(test_send(b, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+        g_assert_cmpint(test_send(a, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "Sig");
+        /* the bus's NameOwnerChanged: only for names it sees; never for unique names */
+        noc.args[0] = "org.c", noc.args[1] = "", noc.args[2] = ":1.3";
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+        noc.args[0] = ":1.3", noc.args[1] = "", noc.args[2] = ":1.3";
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+        noc.args[0] = "org.b", noc.args[1] = "", noc.args[2] = ":1.2";
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "NameOwnerChanged");
+
+        /* a new policy applies at once; closing disconnects the sandbox */
+        g_assert_cmpint(bus_endpoint_update(n->ep, NULL, 0), ==, 0);
+        g_assert_cmpint(test_send(s, &(TestMsg)CALL("org.a", 11)), ==, BRIDGE_E_NAME_UNKNOWN);
+        bus_endpoint_close(n->ep);
+        g_assert_false(bridge_conn_is_active(s));
+        g_assert_null(bus_find_endpoint(n->f.bus, "1000-sandbox"));
+        g_assert_true(bridge_conn_is_active(a));
+}
+
+/* ---- endpoints, native connections ---- */
+
+static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const char *name,
+                       uint64_t flags, BusEndpoint **ret) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1 };
+        uint64_t got = 0;
+        int r;
+
+        cmd->flags = flags;
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        cmd->items[0].type = KDBUS_ITEM_MAKE_NAME;
+        strcpy(cmd->items[0].str, name);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        r = native_endpoint_make(n->f.bus, &creds, via, buf, cmd->size, &got, ret);
+        if (r == 0)
+                g_assert_cmpuint(got, ==, flags);
+        return r;
+}
+
+static int ep_update_cmd(BusEndpoint *ep, const char *const *spec) {
+        uint8_t buf[2048 + sizeof(struct kdbus_cmd)] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        Items it;
+
+        items_build(&it, spec);
+        memcpy(cmd->items, it.buf, it.size);
+        cmd->size = sizeof(*cmd) + it.size;
+        return native_endpoint_update(ep, buf, cmd->size);
+}
+
+static void peer_hello_ep(NFixture *n, TestPeer *p, BusEndpoint *ep, uid_t uid) {
+        struct kdbus_cmd_hello hello = { .size = sizeof(hello), .pool_size = TEST_POOL_SIZE,
+                                         .flags = KDBUS_HELLO_ACCEPT_FD };
+        BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1 };
+
+        memset(p, 0, sizeof(*p));
+        g_assert_cmpint(native_conn_hello_on(n->f.bus, ep, &creds, &hello, sizeof(hello),
+                                             &test_peer_ops, p, &p->nc), ==, 0);
+        p->id = hello.id;
+        p->pool = mmap(NULL, TEST_POOL_SIZE, PROT_READ, MAP_SHARED, native_conn_pool_fd(p->nc), 0);
+        g_assert_true(p->pool != MAP_FAILED);
+}
+
+static void test_endpoint_native(NFixture *n, gconstpointer ctx) {
+        BridgeConn *a = fixture_conn(&n->f, 0), *c = fixture_conn(&n->f, 1);
+        struct kdbus_cmd_list list = { .size = sizeof(list), .flags = KDBUS_LIST_UNIQUE |
+                                                                      KDBUS_LIST_NAMES };
+        struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = KDBUS_ATTACH_NAMES };
+        struct kdbus_cmd bare = { .size = sizeof(bare) };
+        const struct kdbus_info *ki;
+        BusEndpoint *other = NULL;
+        TestSend s = { .dst_id = KDBUS_DST_ID_NAME, .dst_name = "org.c", .msg_flags = ~0ull,
+                       .memfd_idx = -1 };
+
+        g_assert_cmpint(bridge_name_acquire(a, "org.a", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(c, "org.c", 0), ==, 0);
+
+        /* ENDPOINT_MAKE: privileged only, "<uid>-" prefix, unique */
+        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-x", 0, &n->ep), ==, -EPERM);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "1000-x", 0, &n->ep), ==, -EINVAL);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 1u << 5, &n->ep), ==, -EINVAL);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", KDBUS_MAKE_ACCESS_WORLD, &n->ep), ==, 0);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 0, &other), ==, -EEXIST);
+        g_assert_cmpint(ep_make_cmd(n, 0, n->ep, "0-y", 0, &other), ==, -EPERM);
+        g_assert_cmpint(ep_update_cmd(n->ep, (const char *[]){ "u:1:1", NULL }), ==, -EINVAL);
+        g_assert_cmpint(ep_update_cmd(n->ep, (const char *[]){ "n:org.a", "w:2", NULL }), ==, 0);
+
+        peer_hello_ep(n, &n->a, n->ep, 1005);
+        /* an ENDPOINT_* command on a connection: EBADFD (kdbus: wrong handle type) */
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_ENDPOINT_UPDATE, &bare, sizeof(bare)), ==, -EBADFD);
+
+        /* LIST: itself and the connection whose name it sees, that name only */
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_LIST, &list, sizeof(list)), ==, 0);
+        ki = (const void *)(n->a.pool + list.offset);
+        g_assert_cmpuint(ki->id, ==, a->id);
+        g_assert_cmpstr(ki->items[0].name.name, ==, "org.a");
+        ki = (const void *)((const uint8_t *)ki + ki->size);
+        g_assert_cmpuint(ki->id, ==, n->a.id);
+        g_assert_cmpuint((const uint8_t *)ki + ki->size - (n->a.pool + list.offset), ==,
+                         list.list_size);
+        g_assert_cmpint(peer_free_offset(&n->a, list.offset), ==, 0);
+
+        /* CONN_INFO: hidden ids and names do not exist */
+        info.id = c->id;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, -ENXIO);
+        info.id = a->id;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, 0);
+        g_assert_cmpint(peer_free_offset(&n->a, info.offset), ==, 0);
+
+        /* SEND to an existing name it may not talk to: EPERM, as kdbus; NAME_ACQUIRE: EPERM */
+        g_assert_cmpint(peer_send(&n->a, &(TestMsg)CALL("org.c", 3), &s), ==, -EPERM);
+        s.dst_name = "org.a";
+        g_assert_cmpint(peer_send(&n->a, &(TestMsg)CALL("org.a", 4), &s), ==, 0);
+        g_assert_cmpstr(test_pop(a, NULL), ==, "Call");
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.a", 0, NULL), ==, -EPERM);
+
+        /* closing the endpoint ends its connections (ECONNRESET for their commands) */
+        bus_endpoint_close(n->ep);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_LIST, &list, sizeof(list)), ==, -ECONNRESET);
+        g_assert_cmpint(ep_update_cmd(n->ep, (const char *[]){ NULL }), ==, -ESHUTDOWN);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/native/policy/db", NFixture, NULL, nsetup, test_db, nteardown);
+        g_test_add("/native/endpoint/make", NFixture, NULL, nsetup, test_endpoint_make, nteardown);
+        g_test_add("/native/endpoint/legacy", NFixture, NULL, nsetup, test_endpoint_legacy,
+                   nteardown);
+        g_test_add("/native/endpoint/native", NFixture, NULL, nsetup, test_endpoint_native,
+                   nteardown);
+        return g_test_run();
+}
