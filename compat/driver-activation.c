@@ -23,6 +23,7 @@
 #include "bridge/activation.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/policy.h"
@@ -525,6 +526,10 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
                 return error_fold(r);
 
         /* dbus-daemon looks only at well-known names other than its own */
+        /* a name a custom endpoint hides neither exists nor gets activated (kdbus) */
+        if (!bridge_conn_can_see_name(caller, name))
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_SERVICE_UNKNOWN, name, NULL, NULL);
         if (name[0] != ':' && !driver_is_driver_name(name) && driver_lookup(driver, name))
                 return driver_reply_basic(driver, caller, call, 'u', &running);
         if (name[0] != ':' && driver->activation &&

@@ -72,6 +72,8 @@ int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
 
 /* The active connection @name (unique or well-known) resolves to; NULL for invalid names. */
 BridgeConn *driver_lookup(Driver *driver, const char *name);
+/* The same, as @caller may see it (a custom endpoint's SEE policy). */
+BridgeConn *driver_lookup_for(Driver *driver, const BridgeConn *caller, const char *name);
 bool driver_is_driver_name(const char *name);
 
 /* driver-names.c */

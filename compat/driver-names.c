@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
 #include "bridge/policy.h"
@@ -182,8 +183,9 @@ int driver_method_list_queued_owners(Driver *driver, BridgeConn *caller, BridgeM
 
         if (!driver_is_driver_name(name)) {
                 if (name[0] == ':')
-                        conn = driver_lookup(driver, name);
-                else if (wire_bus_name_is_valid(name, strlen(name)))
+                        conn = driver_lookup_for(driver, caller, name);
+                else if (wire_bus_name_is_valid(name, strlen(name)) &&
+                         bridge_conn_can_see_name(caller, name))
                         bn = bus_find_name(driver->bus, name);
                 if (!conn && (!bn || list_is_empty(&bn->owners)))
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
@@ -232,13 +234,13 @@ int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call
         hash_table_for_each(node, tmp, &bus->names, i) {
                 BridgeName *bn = container_of(node, BridgeName, node);
 
-                if (!list_is_empty(&bn->owners))
+                if (!list_is_empty(&bn->owners) && bridge_conn_can_see_name(caller, bn->name))
                         (void) wire_writer_append_basic(&w, 's', bn->name);
         }
         list_for_each(pos, &bus->conns) {
                 BridgeConn *conn = list_entry(pos, BridgeConn, bus_link);
 
-                if (bridge_conn_is_active(conn))
+                if (bridge_conn_is_active(conn) && bridge_conn_can_see_conn(caller, conn))
                         (void) wire_writer_append_basic(&w, 's', conn->unique_name);
         }
         (void) wire_writer_close(&w);
@@ -266,7 +268,7 @@ int driver_method_name_has_owner(Driver *driver, BridgeConn *caller, BridgeMsg *
         r = driver_read_name(args, &name);
         if (r)
                 return r;
-        has = driver_is_driver_name(name) || driver_lookup(driver, name);
+        has = driver_is_driver_name(name) || driver_lookup_for(driver, caller, name);
         return driver_reply_basic(driver, caller, call, 'b', &has);
 }
 
@@ -291,7 +293,7 @@ int driver_method_get_name_owner(Driver *driver, BridgeConn *caller, BridgeMsg *
                 return r;
         if (driver_is_driver_name(name))
                 return driver_reply_basic(driver, caller, call, 's', WIRE_DRIVER_NAME);
-        conn = driver_lookup(driver, name);
+        conn = driver_lookup_for(driver, caller, name);
         if (!conn)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_NO_OWNER_OWNER, name, NULL, NULL);
@@ -313,7 +315,7 @@ static int driver_resolve_subject(Driver *driver, BridgeConn *caller, BridgeMsg 
         if (r)
                 return r;
         if (!driver_is_driver_name(name)) {
-                conn = driver_lookup(driver, name);
+                conn = driver_lookup_for(driver, caller, name);
                 if (!conn) {
                         *ret_answered = true;
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT, no_owner,

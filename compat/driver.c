@@ -40,6 +40,7 @@
 #include "bridge/activation.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
@@ -335,6 +336,28 @@ BridgeConn *driver_lookup(Driver *driver, const char *name) {
         if (!wire_bus_name_is_valid(name, strlen(name)))
                 return NULL;
         return bus_find_conn_by_name(driver->bus, name);
+}
+
+/**
+ * driver_lookup_for() - the connection behind @name as @caller may see it
+ * @driver:     the driver
+ * @caller:     who asks
+ * @name:       a unique or well-known name, or any string
+ *
+ * A caller that came through a custom endpoint sees only the names (and the connections
+ * owning one) its endpoint's policy lets it see: others are answered as if nobody had them,
+ * as kdbus pretends a hidden name does not exist (bridge/endpoint.h).
+ *
+ * Return: the connection, or NULL.
+ */
+BridgeConn *driver_lookup_for(Driver *driver, const BridgeConn *caller, const char *name) {
+        BridgeConn *conn = driver_lookup(driver, name);
+
+        if (conn && caller->endpoint &&
+            (name[0] == ':' ? !bridge_conn_can_see_conn(caller, conn) :
+                              !bridge_conn_can_see_name(caller, name)))
+                return NULL;
+        return conn;
 }
 
 /* Signals of the driver (path and interface are always the driver's). */
@@ -823,6 +846,14 @@ int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         char limit[16], text[1024];
         int r, code;
 
+        /* a name a custom endpoint hides does not exist for its peers: no activation either */
+        if (sender->endpoint && h->destination && h->destination[0] != ':' &&
+            !bridge_conn_can_see_name(sender, h->destination)) {
+                code = (h->flags & WIRE_FLAG_NO_AUTO_START) ? COMPAT_E_NAME_NOT_EXIST :
+                                                              COMPAT_E_SERVICE_UNKNOWN;
+                return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_COMPAT, code,
+                                         h->destination, NULL, NULL);
+        }
         /* monitored: a message that starts a service is shown after the ActivationRequest */
         r = driver_activation_route_first(driver, sender, msg);
         if (r)

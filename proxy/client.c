@@ -65,7 +65,11 @@ static void client_mark_dirty(ProxyClient *c) {
         server_mark_dirty(c->server, c);
 }
 
-static void client_close_later(ProxyClient *c) {
+/**
+ * client_close_later() - close the client at the next server_flush()
+ * @c:          the client
+ */
+void client_close_later(ProxyClient *c) {
         if (c->state == CLIENT_STATE_AUTH && c->server->n_authenticating)
                 --c->server->n_authenticating;
         c->state = CLIENT_STATE_CLOSING;

@@ -86,3 +86,5 @@ void client_process(ProxyClient *c);
 void client_flush(ProxyClient *c);
 /* Close now if a close is pending (from the post source). Returns true if freed. */
 bool client_reap(ProxyClient *c);
+/* Close @c at the next server_flush() (safe inside callbacks). */
+void client_close_later(ProxyClient *c);

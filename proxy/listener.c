@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include <systemd/sd-daemon.h>
+#include "bridge/endpoint.h"
 #include "proxy/address.h"
 #include "proxy/client.h"
 #include "proxy/listener.h"
@@ -82,6 +83,8 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
                         return 0;
                 }
                 r = client_new(l->server, cfd, true, &c);
+                if (r == 0 && c && l->endpoint)
+                        bridge_conn_set_endpoint(c->conn, l->endpoint);
                 if (r < 0)
                         proxy_log(LOG_ERR, "Cannot set up a new connection on %s: %s, ignoring",
                                   l->address, strerror(-r));
@@ -89,7 +92,8 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
         return 0;
 }
 
-static int listener_add(Server *server, int fd, const char *unlink_path, const char *address) {
+static int listener_add(Server *server, int fd, const char *unlink_path, const char *address,
+                        ProxyListener **ret) {
         ProxyListener *l;
         int r;
 
@@ -122,6 +126,8 @@ static int listener_add(Server *server, int fd, const char *unlink_path, const c
                 listener_free(l);
                 return error_origin(r);
         }
+        if (ret)
+                *ret = l;
         return 0;
 }
 
@@ -146,6 +152,7 @@ ProxyListener *listener_free(ProxyListener *l) {
                         (void) unlink(l->unlink_path);
         }
         free(l->unlink_path);
+        bus_endpoint_unref(l->endpoint);
         list_unlink(&l->link);
         free(l);
         return NULL;
@@ -211,10 +218,58 @@ static int listener_bind_unix(Server *server, const char *path, bool abstract, b
                 (void) close(fd);
                 return LISTENER_E_BAD_ADDRESS;
         }
-        r = listener_add(server, fd, abstract || keep_path ? NULL : path, address);
+        r = listener_add(server, fd, abstract || keep_path ? NULL : path, address, NULL);
         if (r < 0)
                 snprintf(err, err_size, "Cannot listen: %s", strerror(-r));
         return r;
+}
+
+/**
+ * listener_new_endpoint() - the legacy socket of a custom endpoint
+ * @server:     the server
+ * @path:       where (must not exist: kdbus endpoint names are unique, and a file left
+ *              there is not ours to remove)
+ * @ep:         the endpoint its clients come through (a reference is taken)
+ * @mode:       the socket file's mode (the MAKE_ACCESS_* flags of ENDPOINT_MAKE)
+ * @uid:        its owner (the endpoint's creator)
+ * @gid:        its group
+ * @ret:        the listener (on server->listeners)
+ *
+ * Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
+ */
+int listener_new_endpoint(Server *server, const char *path, BusEndpoint *ep, mode_t mode,
+                          uid_t uid, gid_t gid, ProxyListener **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        char address[4200] = "unix:path=";
+        ProxyListener *l;
+        int fd, r;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        if (address_escape_append(address, sizeof(address), path) < 0)
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return error_origin(-errno);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                r = errno == EADDRINUSE ? -EEXIST : -errno;
+                (void) close(fd);
+                return r;
+        }
+        /* kdbus: the endpoint node belongs to its creator, mode from MAKE_ACCESS_* */
+        if (chmod(path, mode) < 0 || chown(path, uid, gid) < 0 || listen(fd, SOMAXCONN) < 0) {
+                r = error_origin(-errno);
+                (void) unlink(path);
+                (void) close(fd);
+                return r;
+        }
+        r = listener_add(server, fd, path, address, &l);
+        if (r < 0)
+                return r;
+        l->endpoint = bus_endpoint_ref(ep);
+        *ret = l;
+        return 0;
 }
 
 /* unix:dir= and unix:tmpdir=: a fresh random name, retried on collision. */
@@ -374,7 +429,7 @@ int listener_new_from_systemd(Server *server, char *err, size_t err_size) {
                                 (void) address_escape_append(address, sizeof(address), name);
                         }
                 }
-                r = listener_add(server, fd, NULL, address);
+                r = listener_add(server, fd, NULL, address, NULL);
                 if (r < 0)
                         return r;
         }

@@ -36,10 +36,18 @@ typedef struct ProxyListener {
         dev_t unlink_dev;               /* ... if the path still is that socket */
         ino_t unlink_ino;
         char address[4200];             /* connectable address, without guid */
+        struct BusEndpoint *endpoint;   /* a custom endpoint's legacy socket: its clients come
+                                         * through it (a reference); NULL: the bus's own */
 } ProxyListener;
 
 /* Return: 0, negative errno (with a message in @err), or LISTENER_E_* (message in @err). */
 int listener_new_from_address(Server *server, const AddressEntry *e, char *err, size_t err_size);
 /* Adopt sockets passed by systemd. Return: how many (>= 0), or a negative errno. */
 int listener_new_from_systemd(Server *server, char *err, size_t err_size);
+/*
+ * The legacy socket of the custom endpoint @ep at @path (created with @mode, owned by
+ * @uid:@gid; removed when freed). Return: 0, -EEXIST (@path exists), or a negative errno.
+ */
+int listener_new_endpoint(Server *server, const char *path, struct BusEndpoint *ep, mode_t mode,
+                          uid_t uid, gid_t gid, ProxyListener **ret);
 ProxyListener *listener_free(ProxyListener *l);

@@ -23,8 +23,10 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "proxy/endpoint.h"
 #include "proxy/native-listener.h"
 #include "proxy/server.h"
 #include "util/error.h"
@@ -43,6 +45,7 @@ struct NativeListener {
         List clients;                   /* NativeClient */
         uint8_t *buf;                   /* one request, KDBUS_WIRE_MAX_DATAGRAM, 8-aligned */
         ProxyLogLimit log_limit;
+        BusEndpoint *endpoint;          /* a custom endpoint's native socket (a reference) */
 };
 
 typedef struct NativeClient {
@@ -57,12 +60,15 @@ typedef struct NativeClient {
         LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
         bool dead;
         ProxyLogLimit log_limit;
+        ProxyEndpoint *owned_endpoint;  /* ENDPOINT_MAKE made this handle its owner */
 } NativeClient;
 
 static void native_client_free(NativeClient *c) {
         if (!c)
                 return;
         list_unlink(&c->link);
+        /* kdbus: the endpoint lives as long as the handle that made it */
+        c->owned_endpoint = proxy_endpoint_free(c->owned_endpoint);
         c->io = loop_source_free(c->io);
         c->cancel_io = loop_source_free(c->cancel_io);
         c->nc = native_conn_free(c->nc);
@@ -159,7 +165,8 @@ static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
         int fds[2];
         int r;
 
-        r = native_conn_hello(s->bus, &c->creds, cmd, size, &native_client_ops, c, &c->nc);
+        r = native_conn_hello_on(s->bus, c->listener->endpoint, &c->creds, cmd, size,
+                                 &native_client_ops, c, &c->nc);
         if (r)
                 return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd_hello)),
                                            NULL, 0);
@@ -181,6 +188,63 @@ static int native_client_cancel(LoopSource *src, int fd, uint32_t revents, void 
         return 0;
 }
 
+/* The directory the bus's native socket is in: custom endpoints get their sockets there. */
+static int native_listener_dir(const NativeListener *l, char **ret) {
+        const char *slash = strrchr(l->path, '/');
+        char *dir;
+
+        if (!slash)
+                dir = strdup(".");
+        else if (slash == l->path)
+                dir = strdup("/");
+        else
+                dir = strndup(l->path, (size_t)(slash - l->path));
+        if (!dir)
+                return -ENOMEM;
+        *ret = dir;
+        return 0;
+}
+
+/*
+ * kdbus's endpoint-owner handle: ENDPOINT_MAKE on a handle without HELLO makes it the
+ * endpoint's owner; from then on it may only ENDPOINT_UPDATE (EBADFD for anything else,
+ * as kdbus). Return: 0, or -errno: close the client.
+ */
+static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t *cmd,
+                                      size_t size, unsigned n_fds) {
+        NativeListener *l = c->listener;
+        _cleanup_(freep) char *dir = NULL;
+        BusEndpoint *ep = NULL;
+        uint64_t access = 0;
+        int r;
+
+        if (n_fds)
+                return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (command == KDBUS_CMD_ENDPOINT_UPDATE && c->owned_endpoint) {
+                r = native_endpoint_update(proxy_endpoint_get(c->owned_endpoint), cmd, size);
+                return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
+        }
+        if (command != KDBUS_CMD_ENDPOINT_MAKE || c->owned_endpoint)
+                return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
+
+        r = native_endpoint_make(l->server->bus, &c->creds, l->endpoint, cmd, size, &access, &ep);
+        if (r == 0) {
+                r = native_listener_dir(l, &dir);
+                if (r == 0)
+                        r = proxy_endpoint_new(l->server, dir, ep, access, c->creds.uid,
+                                               c->creds.gid, &c->owned_endpoint);
+                if (r < 0)
+                        proxy_log_peer(LOG_NOTICE, &c->log_limit, loop_now(l->server->loop), NULL,
+                                       "native peer (fd %d): cannot open the sockets of endpoint "
+                                       "\"%s\" in %s: %s, refusing ENDPOINT_MAKE", c->fd,
+                                       ep->name, dir ? dir : "?", strerror(-r));
+                if (r < 0)
+                        bus_endpoint_close(ep);
+                bus_endpoint_unref(ep);         /* the ProxyEndpoint holds its own */
+        }
+        return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
+}
+
 /* One request. Return: 0, or -errno: close the client. */
 static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const int *fds,
                                   unsigned n_fds) {
@@ -193,6 +257,8 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (!c->nc && (c->owned_endpoint || req->command == KDBUS_CMD_ENDPOINT_MAKE))
+                return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
         if (!c->nc) {
                 if (req->command != KDBUS_CMD_HELLO || n_fds)
                         return native_client_reply(c, -ENOTCONN, NULL, 0, NULL, 0);
@@ -337,31 +403,15 @@ static int native_listener_io(LoopSource *src, int fd, uint32_t revents, void *u
         return 0;
 }
 
-/**
- * native_listener_new() - listen for native (kdbus ABI) peers
- * @server:     the server (its loop and bus)
- * @address:    "unix:path=PATH"
- * @ret:        the listener
- *
- * Return: 0, -EINVAL (unsupported address, message on stderr), or a negative errno.
- */
-int native_listener_new(Server *server, const char *address, NativeListener **ret) {
+/* Bind, chmod/chown, listen on @path. Return: 0, -EADDRINUSE, or a negative errno. */
+static int native_listener_bind(Server *server, const char *path, mode_t mode, uid_t uid,
+                                gid_t gid, NativeListener **ret) {
         _cleanup_(native_listener_freep) NativeListener *l = NULL;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        const char *path;
         int r;
 
-        if (strncmp(address, "unix:path=", 10) || !address[10] || strchr(address + 10, ',')) {
-                fprintf(stderr, "kdbusd: --native=%s: only unix:path=PATH is supported\n",
-                        address);
-                return -EINVAL;
-        }
-        path = address + 10;
-        if (strlen(path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "kdbusd: --native=%s: path longer than %zu bytes\n", address,
-                        sizeof(sa.sun_path) - 1);
-                return -EINVAL;
-        }
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
         l = calloc(1, sizeof(*l));
         if (!l)
                 return error_origin(-ENOMEM);
@@ -375,22 +425,78 @@ int native_listener_new(Server *server, const char *address, NativeListener **re
         l->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (l->fd < 0)
                 return error_origin(-errno);
-        if (bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                r = -errno;
-                fprintf(stderr, "kdbusd: --native=%s: cannot bind: %s\n", address, strerror(-r));
-                return r;
-        }
-        /* who may talk on the bus is the policy's business, as on the legacy socket */
-        (void) chmod(path, 0666);
-        l->path = strdup(path);
-        if (!l->path)
+        if (bind(l->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return -errno;
+        l->path = strdup(path);         /* from now on unlinked at free */
+        if (!l->path) {
+                (void) unlink(path);
                 return error_origin(-ENOMEM);
+        }
+        if (chmod(path, mode) < 0)
+                return error_origin(-errno);
+        if (uid != (uid_t)-1 && chown(path, uid, gid) < 0)
+                return error_origin(-errno);
         if (listen(l->fd, 128) < 0)
                 return error_origin(-errno);
         r = sd_event_add_io(server->loop, &l->io, l->fd, EPOLLIN, native_listener_io, l);
         if (r < 0)
                 return error_trace(r);
         *ret = steal_ptr(&l);
+        return 0;
+}
+
+/**
+ * native_listener_new() - listen for native (kdbus ABI) peers
+ * @server:     the server (its loop and bus)
+ * @address:    "unix:path=PATH"
+ * @ret:        the listener
+ *
+ * Return: 0, -EINVAL (unsupported address, message on stderr), or a negative errno.
+ */
+int native_listener_new(Server *server, const char *address, NativeListener **ret) {
+        const char *path;
+        int r;
+
+        if (strncmp(address, "unix:path=", 10) || !address[10] || strchr(address + 10, ',')) {
+                fprintf(stderr, "kdbusd: --native=%s: only unix:path=PATH is supported\n",
+                        address);
+                return -EINVAL;
+        }
+        path = address + 10;
+        if (strlen(path) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
+                fprintf(stderr, "kdbusd: --native=%s: path longer than %zu bytes\n", address,
+                        sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
+                return -EINVAL;
+        }
+        /* who may talk on the bus is the policy's business, as on the legacy socket */
+        r = native_listener_bind(server, path, 0666, (uid_t)-1, (gid_t)-1, ret);
+        if (r < 0)
+                fprintf(stderr, "kdbusd: --native=%s: cannot listen: %s\n", address, strerror(-r));
+        return r;
+}
+
+/**
+ * native_listener_new_endpoint() - the native socket of a custom endpoint
+ * @server:     the server
+ * @path:       where (must not exist)
+ * @ep:         the endpoint its clients come through (a reference is taken)
+ * @mode:       the socket file's mode
+ * @uid:        its owner
+ * @gid:        its group
+ * @ret:        the listener
+ *
+ * Return: 0, -EEXIST (@path exists), -ENAMETOOLONG, or a negative errno.
+ */
+int native_listener_new_endpoint(Server *server, const char *path, BusEndpoint *ep, mode_t mode,
+                                 uid_t uid, gid_t gid, NativeListener **ret) {
+        NativeListener *l;
+        int r;
+
+        r = native_listener_bind(server, path, mode, uid, gid, &l);
+        if (r < 0)
+                return r == -EADDRINUSE ? -EEXIST : r;
+        l->endpoint = bus_endpoint_ref(ep);
+        *ret = l;
         return 0;
 }
 
@@ -413,6 +519,7 @@ NativeListener *native_listener_free(NativeListener *l) {
                 (void) unlink(l->path);
         free(l->path);
         free(l->buf);
+        bus_endpoint_unref(l->endpoint);
         free(l);
         return NULL;
 }

@@ -10,6 +10,7 @@
  * the receive queue becomes non-empty; the peer polls it, then RECVs until EAGAIN).
  * See docs/native.md for the protocol.
  */
+#include <sys/types.h>
 #include "proxy/log.h"
 #include "proxy/loop.h"
 #include "util/list.h"
@@ -24,6 +25,12 @@ typedef struct NativeListener NativeListener;
  * with a message on stderr), or a negative errno.
  */
 int native_listener_new(Server *server, const char *address, NativeListener **ret);
+/*
+ * The native socket of the custom endpoint @ep at @path (created with @mode, owned by
+ * @uid:@gid, removed when freed). Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
+ */
+int native_listener_new_endpoint(Server *server, const char *path, struct BusEndpoint *ep,
+                                 mode_t mode, uid_t uid, gid_t gid, NativeListener **ret);
 /* Closes every native client (they disconnect from the bus) and the socket. */
 NativeListener *native_listener_free(NativeListener *l);
 DEFINE_CLEANUP(NativeListener *, native_listener_free);

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Custom endpoints through a real kdbusd (like kdbus's test-endpoint selftest, plus what
+ * kdbus never had: legacy clients on the endpoint). A native handle makes "<uid>-sandbox"
+ * and gives it TALK to org.kdbus.EpTalk and SEE of org.kdbus.EpSee; native services own
+ * those and org.kdbus.EpHidden on the bus's own socket. A dbus-python client on the
+ * endpoint's legacy socket then sees only the allowed names, can call EpTalk, gets
+ * AccessDenied from EpSee and ServiceUnknown / NameHasNoOwner for EpHidden; a native peer
+ * on the endpoint's native socket gets ESRCH for the hidden name. When the owner handle
+ * closes, both sockets disappear and the connections that came through them are closed.
+ */
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include "kdbusd-fixture.h"
+
+/* The legacy client: one line per fact, in this order. */
+static const char client_py[] =
+        "import sys, dbus\n"
+        "bus = dbus.bus.BusConnection(sys.argv[1])\n"
+        "drv = bus.get_object('org.freedesktop.DBus', '/org/freedesktop/DBus')\n"
+        "names = [str(n) for n in drv.ListNames(dbus_interface='org.freedesktop.DBus')]\n"
+        "print('list', ' '.join(sorted(n for n in names if n.startswith('org.'))))\n"
+        "print('uniques', len([n for n in names if n.startswith(':')]))\n"
+        "for n in ('org.kdbus.EpTalk', 'org.kdbus.EpSee', 'org.kdbus.EpHidden'):\n"
+        "    print('has', n, bool(drv.NameHasOwner(n, dbus_interface='org.freedesktop.DBus')))\n"
+        "try:\n"
+        "    drv.GetNameOwner('org.kdbus.EpHidden', dbus_interface='org.freedesktop.DBus')\n"
+        "    print('owner visible')\n"
+        "except dbus.DBusException as e:\n"
+        "    print('owner', e.get_dbus_name())\n"
+        "for n in ('org.kdbus.EpTalk', 'org.kdbus.EpSee', 'org.kdbus.EpHidden'):\n"
+        "    try:\n"
+        "        r = bus.call_blocking(n, '/org/example', 'org.example.Test', 'Ping', 's',\n"
+        "                              ['hi'], timeout=5)\n"
+        "        print('call', n, 'ok', r)\n"
+        "    except dbus.DBusException as e:\n"
+        "        print('call', n, e.get_dbus_name())\n";
+
+static const char client_expected[] =
+        "list org.freedesktop.DBus org.kdbus.EpSee org.kdbus.EpTalk\n"
+        "uniques 3\n"
+        "has org.kdbus.EpTalk True\n"
+        "has org.kdbus.EpSee True\n"
+        "has org.kdbus.EpHidden False\n"
+        "owner org.freedesktop.DBus.Error.NameHasNoOwner\n"
+        "call org.kdbus.EpTalk ok pong\n"
+        "call org.kdbus.EpSee org.freedesktop.DBus.Error.AccessDenied\n"
+        "call org.kdbus.EpHidden org.freedesktop.DBus.Error.ServiceUnknown\n";
+
+/* One item after another in @buf; returns the size used. */
+static size_t put_item(uint8_t *buf, size_t at, uint64_t type, const void *data, size_t len) {
+        struct kdbus_item *item = (void *)(buf + at);
+
+        item->type = type;
+        item->size = KDBUS_ITEM_HEADER_SIZE + len;
+        memcpy(item->data, data, len);
+        return at + KDBUS_ALIGN8(item->size);
+}
+
+static size_t put_access(uint8_t *buf, size_t at, uint64_t access) {
+        struct kdbus_policy_access a = { .type = KDBUS_POLICY_ACCESS_WORLD, .access = access };
+
+        return put_item(buf, at, KDBUS_ITEM_POLICY_ACCESS, &a, sizeof(a));
+}
+
+static bool wait_gone(const char *path) {
+        unsigned i;
+
+        for (i = 0; i < 500 && g_file_test(path, G_FILE_TEST_EXISTS); ++i)
+                g_usleep(10000);
+        return !g_file_test(path, G_FILE_TEST_EXISTS);
+}
+
+static void test_endpoint(KBus *b, gconstpointer ctx) {
+        uint8_t buf[1024] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_cmd_info info = { .size = sizeof(info) };
+        g_autofree char *name = g_strdup_printf("%u-sandbox", (unsigned)getuid());
+        g_autofree char *native = g_build_filename(b->dir, name, NULL);
+        g_autofree char *legacy = g_strdup_printf("%s.dbus1", native);
+        g_autofree char *address = g_strdup_printf("unix:path=%s", legacy);
+        g_autofree char *out = NULL;
+        const char *argv[] = { "/usr/bin/python3", "-c", client_py, address, NULL };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        KdbusConn *owner, *talk, *see, *hidden, *inside = NULL;
+        const struct kdbus_msg *m;
+        struct pollfd pfd;
+        WireHeader hdr;
+        struct stat st;
+        GPid pid;
+        int out_fd, status, raw;
+        GString *got = g_string_new(NULL);
+        char chunk[512];
+        ssize_t n;
+        size_t at;
+
+        talk = kpeer(b, KDBUS_HELLO_ACCEPT_FD);
+        see = kpeer(b, 0);
+        hidden = kpeer(b, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(talk, "org.kdbus.EpTalk", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(see, "org.kdbus.EpSee", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(hidden, "org.kdbus.EpHidden", 0, NULL), ==, 0);
+
+        /* ENDPOINT_MAKE on a handle without HELLO; the name must carry our uid */
+        owner = kopen(b);
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, "0x-bad", 7);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==,
+                        -EINVAL);
+        memset(buf, 0, sizeof(buf));
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, name, strlen(name) + 1);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==, 0);
+        /* the owner handle may only update its endpoint now */
+        g_assert_cmpint(kdbus_conn_hello(owner, 0, KPOOL), ==, -EBADFD);
+        memset(buf, 0, sizeof(buf));
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_NAME, "org.kdbus.EpTalk", 17);
+        at = put_access(buf, at, KDBUS_POLICY_TALK);
+        at = put_item(buf, at, KDBUS_ITEM_NAME, "org.kdbus.EpSee", 16);
+        at = put_access(buf, at, KDBUS_POLICY_SEE);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0),
+                        ==, 0);
+
+        /* both sockets, the creator's, 0600 (no MAKE_ACCESS_* flag) */
+        g_assert_cmpint(stat(native, &st), ==, 0);
+        g_assert_true(S_ISSOCK(st.st_mode));
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0600);
+        g_assert_cmpuint(st.st_uid, ==, getuid());
+        g_assert_cmpint(stat(legacy, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0600);
+
+        /* the legacy client; the test answers EpTalk's call meanwhile */
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL,
+                                               &out_fd, NULL, NULL));
+        m = krecv(talk, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Ping");
+        g_assert_cmpint(kreply(talk, m->src_id, 9, (uint32_t)m->cookie, "pong"), ==, 0);
+        kfree_msg(talk, m);
+        while ((n = read(out_fd, chunk, sizeof(chunk))) > 0)
+                g_string_append_len(got, chunk, n);
+        (void) close(out_fd);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_spawn_close_pid(pid);
+        g_assert_cmpstr(got->str, ==, client_expected);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_string_free(got, TRUE);
+        kassert_empty(see);
+        kassert_empty(hidden);
+
+        /* a native peer through the endpoint: hidden names do not exist for it */
+        g_assert_cmpint(kdbus_conn_open(native, &inside), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(inside, 0, KPOOL), ==, 0);
+        memset(buf, 0, sizeof(buf));
+        memcpy(buf, &info, sizeof(info));
+        at = put_item(buf, sizeof(info), KDBUS_ITEM_NAME, "org.kdbus.EpHidden", 19);
+        ((struct kdbus_cmd_info *)buf)->size = at;
+        g_assert_cmpint(kdbus_conn_command(inside, KDBUS_CMD_CONN_INFO, buf, at, NULL, 0), ==,
+                        -ESRCH);
+        g_assert_cmpint(kcall(inside, 0, "org.kdbus.EpHidden", 3, true, "Ping", NULL, 0, NULL),
+                        ==, -EPERM);
+        g_assert_cmpint(kdbus_conn_name_acquire(inside, "org.kdbus.Mine", 0, NULL), ==, -EPERM);
+
+        /* a legacy connection still open when the owner goes */
+        raw = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        g_assert_cmpint(raw, >=, 0);
+        g_strlcpy(sa.sun_path, legacy, sizeof(sa.sun_path));
+        g_assert_cmpint(connect(raw, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+
+        kdbus_conn_close(owner);
+        g_assert_true(wait_gone(native));
+        g_assert_true(wait_gone(legacy));
+        pfd = (struct pollfd){ .fd = raw, .events = POLLIN };
+        g_assert_cmpint(poll(&pfd, 1, 5000), ==, 1);
+        g_assert_cmpint(read(raw, chunk, sizeof(chunk)), ==, 0);
+        (void) close(raw);
+        g_assert_cmpint(kdbus_conn_name_acquire(inside, "org.kdbus.Mine", 0, NULL), <, 0);
+        kdbus_conn_close(inside);
+
+        /* the services on the bus's own socket are unaffected */
+        g_assert_cmpint(kdbus_conn_name_acquire(talk, "org.kdbus.EpTalk", 0, NULL), ==, 0);
+        kdbus_conn_close(talk);
+        kdbus_conn_close(see);
+        kdbus_conn_close(hidden);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/native/selftests/endpoint/legacy-and-native", KBus, NULL, kbus_setup,
+                   test_endpoint, kbus_teardown);
+        return g_test_run();
+}
