@@ -26,6 +26,7 @@
 #include "bridge/endpoint.h"
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "proxy/config.h"
 #include "proxy/endpoint.h"
 #include "proxy/native-listener.h"
 #include "proxy/server.h"
@@ -167,6 +168,17 @@ static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
 
         r = native_conn_hello_on(s->bus, c->listener->endpoint, &c->creds, cmd, size,
                                  &native_client_ops, c, &c->nc);
+        if (r == 0) {
+                /* the XML policy covers native peers as it does legacy ones: its connect
+                 * rules (a refused user's HELLO fails EPERM, kdbus's errno for a policy
+                 * refusal; the connection was announced and goes at once), then the
+                 * snapshot the send/receive/own checks use */
+                r = proxy_config_admit(s, c->nc->conn);
+                if (r) {
+                        c->nc = native_conn_free(c->nc);
+                        r = r == 1 ? -EPERM : r;
+                }
+        }
         if (r)
                 return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd_hello)),
                                            NULL, 0);

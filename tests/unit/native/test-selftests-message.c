@@ -17,7 +17,9 @@ static const char quota_conf[] =
         "  <listen>unix:tmpdir=/tmp</listen>\n"
         "  <auth>EXTERNAL</auth>\n"
         "  <policy context=\"default\">\n"
-        "    <allow send_destination=\"*\"/><allow own=\"*\"/>\n"
+        "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+        "    <allow eavesdrop=\"true\"/>\n"
+        "    <allow own=\"*\"/>\n"
         "  </policy>\n"
         "  <limit name=\"max_outgoing_bytes\">8192</limit>\n"
         "</busconfig>\n";
