@@ -562,6 +562,8 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         dst = bus_find_conn_by_name(sender->bus, h->destination);
         if (!dst)
                 return h->destination[0] == ':' ? BRIDGE_E_PEER_UNKNOWN : BRIDGE_E_NAME_UNKNOWN;
+        if (dst->flags & BRIDGE_CONN_POLICY_HOLDER)
+                return BRIDGE_E_PEER_UNKNOWN;   /* kdbus: not a destination (ENXIO) */
 
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
                 answered = bus_find_reply(sender->bus, dst, sender, h->reply_serial);

@@ -41,6 +41,8 @@ typedef struct BridgeConnOps {
 enum {
         BRIDGE_CONN_ACCEPT_FDS = 1u << 0,       /* may receive unix fds (NEGOTIATE_UNIX_FD) */
         BRIDGE_CONN_MONITOR = 1u << 1,          /* a monitor: receives copies, sends nothing */
+        BRIDGE_CONN_POLICY_HOLDER = 1u << 3,    /* holds kdbus policy entries only: nobody
+                                                 * can send to it (bridge/native-holder.c) */
 };
 
 /* Positive outcomes of the calls in this file, in bridge/names.h, and bridge/match.h. */

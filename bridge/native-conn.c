@@ -139,6 +139,10 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
+                /* a policy holder's access entries (native_holder_set() checks them) */
+                if (item->type == KDBUS_ITEM_POLICY_ACCESS &&
+                    (cmd->flags & KDBUS_HELLO_POLICY_HOLDER))
+                        continue;
                 /* one description: a NUL-terminated string of at most 255 bytes (kdbus);
                  * one NAME (activators, policy holders) */
                 if ((item->type != KDBUS_ITEM_CONN_DESCRIPTION &&
@@ -155,6 +159,11 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                         description = item->str;
                 }
         }
+        /* kdbus: nobody is privileged on a custom endpoint, and monitors are refused there */
+        if (ep && (cmd->flags & KDBUS_HELLO_MONITOR))
+                return -EOPNOTSUPP;
+        if (ep && (cmd->flags & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)))
+                return -EPERM;
         r = native_special_hello_check(bus, creds, cmd->flags, name);
         if (r)
                 return r;
@@ -205,9 +214,16 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         item->bloom_parameter.size = BUS_BLOOM_SIZE;
         item->bloom_parameter.n_hash = BUS_BLOOM_N_HASH;
 
+        if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER)
+                nc->conn->flags |= BRIDGE_CONN_POLICY_HOLDER;
         r = native_special_hello(nc, name);
         if (r)
                 return r;
+        if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER) {
+                r = native_holder_set(nc, cmd->items, cmd->size - sizeof(*cmd));
+                if (r)
+                        return r;
+        }
 
         cmd->return_flags = 0;
         cmd->bus_flags = 0;
@@ -230,6 +246,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
 
         if (!nc)
                 return NULL;
+        native_holder_drop(nc);
         if (nc->conn) {
                 bridge_conn_disconnect(nc->conn);
                 nc->conn->ops = NULL;
@@ -659,6 +676,8 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return -EINVAL;
         if (!native_special_may(nc, command))
                 return -EOPNOTSUPP;     /* kdbus: monitors and activators only receive */
+        if (!native_holder_may(nc, command))
+                return -EOPNOTSUPP;     /* kdbus: a policy holder is no ordinary connection */
 
         switch (command) {
         case KDBUS_CMD_BYEBYE:

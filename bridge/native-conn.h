@@ -175,6 +175,11 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size);
 int native_conn_update(NativeConn *nc, void *buf, size_t size);
 int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size);
 
+/* From bridge/native-holder.c: policy holders (their entries are Bus.holder_policy). */
+int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t items_size);
+void native_holder_drop(NativeConn *nc);
+bool native_holder_may(const NativeConn *nc, uint64_t command);
+
 /* From bridge/native-endpoint.c: ENDPOINT_MAKE (on a handle without HELLO) and
  * ENDPOINT_UPDATE (by the handle that made the endpoint). */
 int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,

@@ -43,7 +43,7 @@ int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_
                 return -EINVAL;         /* at most one kind, as kdbus */
         if (!!name != !!(kind & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)))
                 return -EINVAL;         /* a NAME exactly for activators and policy holders */
-        if (kind & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR))
+        if (kind & KDBUS_HELLO_ACTIVATOR)
                 return -EOPNOTSUPP;
         if (kind && creds->uid != 0 && creds->uid != bus->owner_uid)
                 return -EPERM;

@@ -5,7 +5,8 @@
  * UPDATE takes ATTACH_FLAGS_SEND / ATTACH_FLAGS_RECV items (one u64 each; kdbus's
  * _KDBUS_ATTACH_ANY stands for every known flag, other unknown bits are EINVAL) and, as an
  * extension of kdbus (which set it at HELLO only), a CONN_DESCRIPTION item. NAME and
- * POLICY_ACCESS items are for policy holders, which the bus does not support: EOPNOTSUPP.
+ * POLICY_ACCESS items replace a policy holder's entries (bridge/native-holder.c); from any
+ * other connection: EOPNOTSUPP, as are attach flags from a policy holder.
  * The command is all or nothing: everything is checked before anything changes. New
  * attach flags apply to messages written into pools from then on.
  *
@@ -41,14 +42,15 @@ static int attach_value(uint64_t v, uint64_t *ret) {
  * @buf:        kdbus_cmd with items
  * @size:       bytes at @buf
  *
- * Return: 0, or -EINVAL (bad item, duplicate, unknown flags), -EOPNOTSUPP (policy
- * holder items), -ENOMEM.
+ * Return: 0, or -EINVAL (bad item, duplicate, unknown flags, bad policy), -EOPNOTSUPP
+ * (policy items from an ordinary connection, attach flags from a policy holder), -E2BIG
+ * (a holder's second name), -EEXIST (another holder's name), -ENOMEM.
  */
 int native_conn_update(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd *cmd = buf;
         const struct kdbus_item *item;
         uint64_t send = nc->attach_flags_send, recv = nc->attach_flags_recv;
-        bool have_send = false, have_recv = false;
+        bool have_send = false, have_recv = false, have_policy = false;
         const char *description = NULL;
         char *copy = NULL;
         int r;
@@ -83,15 +85,30 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
                         break;
                 case KDBUS_ITEM_NAME:
                 case KDBUS_ITEM_POLICY_ACCESS:
-                        return -EOPNOTSUPP;
+                        if (!(nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
+                                return -EOPNOTSUPP;
+                        have_policy = true;
+                        break;
                 default:
                         return -EINVAL;
                 }
         }
+        /* kdbus: a policy holder has no attach flags (it neither sends nor receives) */
+        if ((have_send || have_recv) && (nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
+                return -EOPNOTSUPP;
         if (description) {
                 copy = strdup(description);
                 if (!copy)
                         return -ENOMEM;
+        }
+        if (have_policy) {
+                r = native_holder_set(nc, cmd->items, cmd->size - sizeof(*cmd));
+                if (r) {
+                        free(copy);
+                        return r;
+                }
+        }
+        if (copy) {
                 free(nc->description);
                 nc->description = copy;
         }

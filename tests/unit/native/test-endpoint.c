@@ -363,6 +363,101 @@ static void test_endpoint_native(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(ep_update_cmd(n->ep, (const char *[]){ NULL }), ==, -ESHUTDOWN);
 }
 
+/* ---- policy holders ---- */
+
+/* HELLO as a policy holder with @spec's items (see items_build()). */
+static int holder_hello(NFixture *n, TestPeer *p, uid_t uid, const char *const *spec) {
+        uint8_t buf[sizeof(struct kdbus_cmd_hello) + sizeof(Items)] __attribute__((aligned(8)));
+        struct kdbus_cmd_hello *hello = (void *)buf;
+        BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1 };
+        Items it;
+
+        items_build(&it, spec);
+        memset(buf, 0, sizeof(buf));
+        hello->flags = KDBUS_HELLO_POLICY_HOLDER;
+        hello->pool_size = TEST_POOL_SIZE;
+        memcpy(hello->items, it.buf, it.size);
+        hello->size = sizeof(*hello) + it.size;
+        memset(p, 0, sizeof(*p));
+        return native_conn_hello(n->f.bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
+}
+
+static int peer_update(TestPeer *p, const char *const *spec) {
+        uint8_t buf[sizeof(struct kdbus_cmd) + sizeof(Items)] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        Items it;
+
+        items_build(&it, spec);
+        memcpy(cmd->items, it.buf, it.size);
+        cmd->size = sizeof(*cmd) + it.size;
+        return peer_cmd(p, KDBUS_CMD_UPDATE, cmd, cmd->size);
+}
+
+static void test_holder(NFixture *n, gconstpointer ctx) {
+        BridgeConn *c1 = fixture_conn(&n->f, 1), *c2 = fixture_conn(&n->f, 2);
+        BridgeConn *root = fixture_conn_uid(&n->f, 3, 4242, 0, true);
+        struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+        uint8_t attach[512] __attribute__((aligned(8)));
+        struct kdbus_cmd *upd = (void *)attach;
+        TestPeer other;
+
+        /* privileged only, exactly one NAME */
+        g_assert_cmpint(holder_hello(n, &n->a, 1001, (const char *[]){ "n:org.held.*", "w:1",
+                                                                       NULL }), ==, -EPERM);
+        g_assert_cmpint(holder_hello(n, &n->a, 4242, (const char *[]){ "w:1", NULL }), ==, -EINVAL);
+        g_assert_cmpint(holder_hello(n, &n->a, 4242, (const char *[]){ "n:org.held.*", "u:1001:3",
+                                                                       "w:1", NULL }), ==, 0);
+        g_assert_cmpint(holder_hello(n, &other, 4242, (const char *[]){ "n:org.held.*", "w:3",
+                                                                        NULL }), ==, -EEXIST);
+
+        /* OWN of covered names as the holder says; other names: the XML policy alone */
+        g_assert_cmpint(bridge_name_acquire(c1, "org.held.x", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(c2, "org.held.y", 0), ==, NAME_E_ACCESS_DENIED);
+        g_assert_nonnull(strstr(bridge_conn_get_denial(c2), "policy holders'"));
+        g_assert_cmpint(bridge_name_acquire(c2, "org.other", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(root, "org.held.z", 0), ==, 0);    /* privileged */
+        /* TALK: SEE only for the world; privileged callers pass */
+        g_assert_cmpint(test_send(c2, &(TestMsg)CALL("org.held.x", 1)), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(test_send(root, &(TestMsg)CALL("org.held.x", 2)), ==, 0);
+        g_assert_cmpstr(test_pop(c1, NULL), ==, "Call");
+        g_assert_cmpint(test_send(c1, &(TestMsg)CALL("org.other", 3)), ==, 0);
+        g_assert_cmpstr(test_pop(c2, NULL), ==, "Call");
+
+        /* UPDATE replaces the holder's entries; one name only; no attach flags */
+        g_assert_cmpint(peer_update(&n->a, (const char *[]){ "n:org.held.*", "w:2", NULL }), ==, 0);
+        g_assert_cmpint(test_send(c2, &(TestMsg)CALL("org.held.x", 4)), ==, 0);
+        g_assert_cmpstr(test_pop(c1, NULL), ==, "Call");
+        g_assert_cmpint(peer_update(&n->a, (const char *[]){ "n:org.a", "n:org.b", NULL }),
+                        ==, -E2BIG);
+        g_assert_cmpint(peer_update(&n->a, (const char *[]){ "n:bad", NULL }), ==, -EINVAL);
+        memset(attach, 0, sizeof(attach));
+        upd->size = sizeof(*upd) + KDBUS_ITEM_SIZE(8);
+        ((struct kdbus_item *)(attach + sizeof(*upd)))->size = KDBUS_ITEM_HEADER_SIZE + 8;
+        ((struct kdbus_item *)(attach + sizeof(*upd)))->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_UPDATE, upd, upd->size), ==, -EOPNOTSUPP);
+        g_assert_cmpint(test_send(c2, &(TestMsg)CALL("org.held.x", 5)), ==, 0);  /* unchanged */
+        g_assert_cmpstr(test_pop(c1, NULL), ==, "Call");
+
+        /* no ordinary connection: no SEND, RECV, names; nobody sends to it */
+        g_assert_cmpint(peer_send(&n->a, &(TestMsg)CALL("org.other", 6),
+                                  &(TestSend){ .dst_id = KDBUS_DST_ID_NAME, .dst_name = "org.other",
+                                               .msg_flags = ~0ull, .memfd_idx = -1 }),
+                        ==, -EOPNOTSUPP);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_RECV, &recv, sizeof(recv)), ==, -EOPNOTSUPP);
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.x.y", 0, NULL),
+                        ==, -EOPNOTSUPP);
+        g_assert_cmpint(test_send(c1, &(TestMsg)CALL(n->a.nc->conn->unique_name, 7)),
+                        ==, BRIDGE_E_PEER_UNKNOWN);
+        /* an ordinary connection has no policy to update */
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(peer_update(&n->b, (const char *[]){ "n:org.held.*", "w:3", NULL }),
+                        ==, -EOPNOTSUPP);
+
+        /* its entries live as long as it does */
+        peer_free(&n->a);
+        g_assert_cmpint(bridge_name_acquire(c2, "org.held.y", 0), ==, 0);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/policy/db", NFixture, NULL, nsetup, test_db, nteardown);
@@ -371,5 +466,6 @@ int main(int argc, char **argv) {
                    nteardown);
         g_test_add("/native/endpoint/native", NFixture, NULL, nsetup, test_endpoint_native,
                    nteardown);
+        g_test_add("/native/holder/hello-update", NFixture, NULL, nsetup, test_holder, nteardown);
         return g_test_run();
 }
