@@ -48,6 +48,29 @@ static const char client_expected[] =
         "call org.kdbus.EpSee org.freedesktop.DBus.Error.AccessDenied\n"
         "call org.kdbus.EpHidden org.freedesktop.DBus.Error.ServiceUnknown\n";
 
+/* A GDBus client on the endpoint: which NameOwnerChanged signals reach it. The test makes
+ * names appear while it answers the Ping; the signals precede the reply on the wire. */
+static const char gio_py[] =
+        "import sys\n"
+        "from gi.repository import Gio, GLib\n"
+        "flags = (Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT |\n"
+        "         Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION)\n"
+        "c = Gio.DBusConnection.new_for_address_sync(sys.argv[1], flags, None, None)\n"
+        "seen = []\n"
+        "def cb(conn, sender, path, iface, member, params):\n"
+        "    seen.append(params.unpack()[0])\n"
+        "c.signal_subscribe('org.freedesktop.DBus', 'org.freedesktop.DBus', 'NameOwnerChanged',\n"
+        "                   '/org/freedesktop/DBus', None, Gio.DBusSignalFlags.NONE, cb)\n"
+        "c.call_sync('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',\n"
+        "            'GetId', None, None, Gio.DBusCallFlags.NONE, 5000, None)\n"
+        "r = c.call_sync('org.kdbus.EpTalk', '/org/example', 'org.example.Test', 'Ping',\n"
+        "                GLib.Variant('(s)', ('hi',)), None, Gio.DBusCallFlags.NONE, 5000, None)\n"
+        "ctx = GLib.MainContext.default()\n"
+        "while ctx.iteration(False):\n"
+        "    pass\n"
+        "print('reply', r.unpack()[0])\n"
+        "print('noc', ' '.join(seen))\n";
+
 /* One item after another in @buf; returns the size used. */
 static size_t put_item(uint8_t *buf, size_t at, uint64_t type, const void *data, size_t len) {
         struct kdbus_item *item = (void *)(buf + at);
@@ -186,9 +209,85 @@ static void test_endpoint(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(hidden);
 }
 
+/* Make "<uid>-sandbox" with @n_rules (name, access) pairs; returns the owner handle. */
+static KdbusConn *make_endpoint(KBus *b, const char *name, const char *const *names,
+                                const uint64_t *access, unsigned n_rules) {
+        uint8_t buf[1024] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        KdbusConn *owner = kopen(b);
+        size_t at;
+        unsigned i;
+
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, name, strlen(name) + 1);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==, 0);
+        memset(buf, 0, sizeof(buf));
+        at = sizeof(*cmd);
+        for (i = 0; i < n_rules; ++i) {
+                at = put_item(buf, at, KDBUS_ITEM_NAME, names[i], strlen(names[i]) + 1);
+                at = put_access(buf, at, access[i]);
+        }
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0),
+                        ==, 0);
+        return owner;
+}
+
+static void test_name_owner_changed(KBus *b, gconstpointer ctx) {
+        g_autofree char *name = g_strdup_printf("%u-gio", (unsigned)getuid());
+        g_autofree char *native = g_build_filename(b->dir, name, NULL);
+        g_autofree char *legacy = g_strdup_printf("%s.dbus1", native);
+        g_autofree char *address = g_strdup_printf("unix:path=%s", legacy);
+        const char *names[] = { "org.kdbus.EpTalk", "org.kdbus.Vis.*" };
+        const uint64_t access[] = { KDBUS_POLICY_TALK, KDBUS_POLICY_SEE };
+        const char *argv[] = { "/usr/bin/python3", "-c", gio_py, address, NULL };
+        KdbusConn *owner, *talk, *other;
+        const struct kdbus_msg *m;
+        WireHeader hdr;
+        GPid pid;
+        int out_fd, status;
+        GString *got = g_string_new(NULL);
+        char chunk[512];
+        ssize_t n;
+
+        talk = kpeer(b, 0);
+        other = kpeer(b, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(talk, "org.kdbus.EpTalk", 0, NULL), ==, 0);
+        owner = make_endpoint(b, name, names, access, 2);
+
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL,
+                                               &out_fd, NULL, NULL));
+        m = krecv(talk, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Ping");
+        /* names come and go while the client waits: it hears of the visible ones only */
+        g_assert_cmpint(kdbus_conn_name_acquire(other, "org.kdbus.Hidden2", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(other, "org.kdbus.Vis.one", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_release(other, "org.kdbus.Hidden2"), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_release(other, "org.kdbus.Vis.one"), ==, 0);
+        g_assert_cmpint(kreply(talk, m->src_id, 9, (uint32_t)m->cookie, "pong"), ==, 0);
+        kfree_msg(talk, m);
+        while ((n = read(out_fd, chunk, sizeof(chunk))) > 0)
+                g_string_append_len(got, chunk, n);
+        (void) close(out_fd);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_spawn_close_pid(pid);
+        g_assert_cmpstr(got->str, ==, "reply pong\nnoc org.kdbus.Vis.one org.kdbus.Vis.one\n");
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_string_free(got, TRUE);
+
+        kdbus_conn_close(owner);
+        g_assert_true(wait_gone(native));
+        g_assert_true(wait_gone(legacy));
+        kdbus_conn_close(talk);
+        kdbus_conn_close(other);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/selftests/endpoint/legacy-and-native", KBus, NULL, kbus_setup,
                    test_endpoint, kbus_teardown);
+        g_test_add("/native/selftests/endpoint/name-owner-changed-gdbus", KBus, NULL, kbus_setup,
+                   test_name_owner_changed, kbus_teardown);
         return g_test_run();
 }
