@@ -479,6 +479,10 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                 }
                 if (!match)
                         continue;
+                /* a custom endpoint's connection eavesdrops on nobody (kdbus has no
+                 * eavesdropping; its view is the endpoint's) */
+                if (conn->endpoint && msg->hdr.destination)
+                        continue;
                 if (bus_has_name_policy(bus) &&
                     !bridge_conn_may_receive(conn, sender, msg,
                                              args.n_args && args.type[0] == 's' ? args.str[0] : NULL))

@@ -755,7 +755,10 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
                 if (!on_driver_path)
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                             COMPAT_E_NOT_CANONICAL_PATH, h->member, NULL, NULL);
-                if (caller->creds.uid != 0 && caller->creds.uid != getuid()) {
+                /* nobody is privileged through a custom endpoint (kdbus): a sandbox must
+                 * not become a monitor */
+                if (caller->endpoint ||
+                    (caller->creds.uid != 0 && caller->creds.uid != getuid())) {
                         char who[96], uid[16];
 
                         (void) snprintf(who, sizeof(who), "%s (uid=%u pid=%u)",

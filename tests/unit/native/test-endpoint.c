@@ -155,7 +155,7 @@ static BridgeConn *ep_conn(NFixture *n, unsigned i) {
 }
 
 static void add_match_all(BridgeConn *c) {
-        BridgeMatchKeys keys = { .type = 0 };
+        BridgeMatchKeys keys = { .type = 0, .eavesdrop = true };
         BridgeMatchRule *rule = NULL;
 
         g_assert_cmpint(bridge_match_rule_new(&keys, &rule), ==, 0);
@@ -217,6 +217,10 @@ static void test_endpoint_legacy(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(test_send(s, &(TestMsg)CALL(c->unique_name, 9)), ==, BRIDGE_E_PEER_UNKNOWN);
         g_assert_cmpstr(test_pop(b, NULL), ==, "");
         g_assert_cmpstr(test_pop(c, NULL), ==, "");
+        /* no eavesdropping through an endpoint (its rule says eavesdrop='true') */
+        g_assert_cmpint(test_send(a, &(TestMsg)CALL("org.c", 12)), ==, 0);
+        g_assert_cmpstr(test_pop(c, NULL), ==, "Call");
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
         /* others may call into the sandbox */
         g_assert_cmpint(test_send(c, &(TestMsg)CALL(s->unique_name, 10)), ==, 0);
         g_assert_cmpstr(test_pop(s, NULL), ==, "Call");

@@ -35,7 +35,12 @@ static const char client_py[] =
         "                              ['hi'], timeout=5)\n"
         "        print('call', n, 'ok', r)\n"
         "    except dbus.DBusException as e:\n"
-        "        print('call', n, e.get_dbus_name())\n";
+        "        print('call', n, e.get_dbus_name())\n"
+        "try:\n"
+        "    drv.BecomeMonitor([], dbus.UInt32(0), dbus_interface='org.freedesktop.DBus.Monitoring')\n"
+        "    print('monitor ok')\n"
+        "except dbus.DBusException as e:\n"
+        "    print('monitor', e.get_dbus_name())\n";
 
 static const char client_expected[] =
         "list org.freedesktop.DBus org.kdbus.EpSee org.kdbus.EpTalk\n"
@@ -46,7 +51,8 @@ static const char client_expected[] =
         "owner org.freedesktop.DBus.Error.NameHasNoOwner\n"
         "call org.kdbus.EpTalk ok pong\n"
         "call org.kdbus.EpSee org.freedesktop.DBus.Error.AccessDenied\n"
-        "call org.kdbus.EpHidden org.freedesktop.DBus.Error.ServiceUnknown\n";
+        "call org.kdbus.EpHidden org.freedesktop.DBus.Error.ServiceUnknown\n"
+        "monitor org.freedesktop.DBus.Error.AccessDenied\n";
 
 /* A GDBus client on the endpoint: which NameOwnerChanged signals reach it. The test makes
  * names appear while it answers the Ping; the signals precede the reply on the wire. */
