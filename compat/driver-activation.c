@@ -560,7 +560,7 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
         (void) wire_writer_append_basic(&w, 's', WIRE_DRIVER_NAME);
         if (driver->activation)
                 bus_activation_for_each(n, driver->activation)
-                        if (n->listed)
+                        if (n->listed && bridge_conn_can_see_name(caller, n->name))
                                 (void) wire_writer_append_basic(&w, 's', n->name);
         (void) wire_writer_close(&w);
         r = driver_reply(driver, caller, call, &w);

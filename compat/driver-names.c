@@ -141,7 +141,9 @@ int driver_method_release_name(Driver *driver, BridgeConn *caller, BridgeMsg *ca
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_RELEASE_DRIVER, name, NULL, NULL);
 
-        r = bridge_name_release(caller, name);
+        /* a name a custom endpoint hides does not exist for its peers */
+        r = bridge_conn_can_see_name(caller, name) ? bridge_name_release(caller, name) :
+                                                     NAME_E_NON_EXISTENT;
         switch (r) {
         case 0:
                 result = RELEASE_NAME_REPLY_RELEASED;

@@ -36,6 +36,8 @@ static const char client_py[] =
         "        print('call', n, 'ok', r)\n"
         "    except dbus.DBusException as e:\n"
         "        print('call', n, e.get_dbus_name())\n"
+        "for n in ('org.kdbus.EpSee', 'org.kdbus.EpHidden'):\n"
+        "    print('release', n, int(drv.ReleaseName(n, dbus_interface='org.freedesktop.DBus')))\n"
         "try:\n"
         "    drv.BecomeMonitor([], dbus.UInt32(0), dbus_interface='org.freedesktop.DBus.Monitoring')\n"
         "    print('monitor ok')\n"
@@ -52,6 +54,8 @@ static const char client_expected[] =
         "call org.kdbus.EpTalk ok pong\n"
         "call org.kdbus.EpSee org.freedesktop.DBus.Error.AccessDenied\n"
         "call org.kdbus.EpHidden org.freedesktop.DBus.Error.ServiceUnknown\n"
+        "release org.kdbus.EpSee 3\n"         /* NOT_OWNER: it sees the name */
+        "release org.kdbus.EpHidden 2\n"      /* NON_EXISTENT: hidden */
         "monitor org.freedesktop.DBus.Error.AccessDenied\n";
 
 /* A GDBus client on the endpoint: which NameOwnerChanged signals reach it. The test makes
