@@ -293,11 +293,62 @@ static void test_name_owner_changed(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(other);
 }
 
+/* kdbusd stops (SIGTERM) while an endpoint is open and used: it exits 0 (no sanitizer
+ * report), the endpoint's sockets are gone, its connections closed. */
+static void test_shutdown(void) {
+        const char *names[] = { "org.kdbus.EpTalk" };
+        const uint64_t access[] = { KDBUS_POLICY_TALK };
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        g_autofree char *name = g_strdup_printf("%u-shut", (unsigned)getuid());
+        g_autofree char *native = NULL, *legacy = NULL;
+        KdbusConn *owner, *inside = NULL, *talk;
+        struct pollfd pfd;
+        char chunk[64];
+        int raw, status;
+        KBus b;
+
+        kbus_setup(&b, NULL);
+        native = g_build_filename(b.dir, name, NULL);
+        legacy = g_strdup_printf("%s.dbus1", native);
+        talk = kpeer(&b, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(talk, "org.kdbus.EpTalk", 0, NULL), ==, 0);
+        owner = make_endpoint(&b, name, names, access, 1);
+        g_assert_cmpint(kdbus_conn_open(native, &inside), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(inside, 0, KPOOL), ==, 0);
+        raw = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        g_strlcpy(sa.sun_path, legacy, sizeof(sa.sun_path));
+        g_assert_cmpint(connect(raw, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        g_assert_cmpint(write(raw, "\0AUTH EXTERNAL 30\r\n", 20), ==, 20);
+
+        (void) kill(b.pid, SIGTERM);
+        g_assert_cmpint(waitpid(b.pid, &status, 0), ==, b.pid);
+        g_spawn_close_pid(b.pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        g_assert_false(g_file_test(native, G_FILE_TEST_EXISTS));
+        g_assert_false(g_file_test(legacy, G_FILE_TEST_EXISTS));
+        pfd = (struct pollfd){ .fd = raw, .events = POLLIN };
+        g_assert_cmpint(poll(&pfd, 1, 5000), ==, 1);
+        while (read(raw, chunk, sizeof(chunk)) > 0)
+                ;                       /* the AUTH answer, then EOF */
+        (void) close(raw);
+        kdbus_conn_close(inside);
+        kdbus_conn_close(owner);
+        kdbus_conn_close(talk);
+        (void) unlink(b.native);
+        (void) unlink(b.legacy);
+        g_assert_cmpint(rmdir(b.dir), ==, 0);   /* nothing left behind */
+        g_free(b.dir);
+        g_free(b.native);
+        g_free(b.legacy);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/selftests/endpoint/legacy-and-native", KBus, NULL, kbus_setup,
                    test_endpoint, kbus_teardown);
         g_test_add("/native/selftests/endpoint/name-owner-changed-gdbus", KBus, NULL, kbus_setup,
                    test_name_owner_changed, kbus_teardown);
+        g_test_add_func("/native/selftests/endpoint/bus-shutdown", test_shutdown);
         return g_test_run();
 }
