@@ -117,6 +117,51 @@ static void test_message_basic(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(c);
 }
 
+/* message-prio: RECV by priority (highest first, FIFO among equals), a threshold (ENOMSG
+ * when nothing is at or above it), PEEK and DROP */
+static void test_message_prio(KBus *b, gconstpointer ctx) {
+        static const int64_t prio[] = { 0, 25, -600, 25, 7, -35 };
+        KdbusConn *a = kpeer(b, 0), *c = kpeer(b, 0);
+        g_autofree char *dest = g_strdup(kunique(c->id));
+        const struct kdbus_msg *m;
+        unsigned i;
+
+        for (i = 0; i < G_N_ELEMENTS(prio); ++i) {
+                size_t size;
+                uint8_t *data = kbuild(WIRE_MSG_METHOD_CALL, 10 + i, 0, dest, "Prio", NULL, &size);
+
+                data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
+                g_assert_cmpint(ksend_dbus1(a, c->id, NULL, 0, prio[i], data, size, NULL), ==, 0);
+                free(data);
+        }
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, 26, &m, NULL), ==, -ENOMSG);
+        /* PEEK shows the best one and leaves it */
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY | KDBUS_RECV_PEEK, 25, &m,
+                                        NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 11);
+        g_assert_cmpint(m->priority, ==, 25);
+        {
+                static const uint64_t order[] = { 11, 13, 14, 10 };
+
+                for (i = 0; i < G_N_ELEMENTS(order); ++i) {
+                        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, -35, &m,
+                                                        NULL), ==, 0);
+                        g_assert_cmpuint(m->cookie, ==, order[i]);
+                        kfree_msg(c, m);
+                }
+        }
+        /* -35 stays; -600 is below the threshold */
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, -34, &m, NULL), ==, -ENOMSG);
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_DROP, 0, NULL, NULL), ==, 0); /* FIFO: 12 */
+        g_assert_cmpint(kdbus_conn_recv(c, 0, 0, &m, NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 15);
+        g_assert_cmpint(m->priority, ==, -35);
+        kfree_msg(c, m);
+        kassert_empty(c);
+        kdbus_conn_close(a);
+        kdbus_conn_close(c);
+}
+
 /* SEND copies of @data (serials from 1) to @c until ENOBUFS. Return: how many went. */
 static unsigned fill(KdbusConn *a, KdbusConn *c, uint8_t *data, size_t size, unsigned limit) {
         unsigned sent = 0;
@@ -609,6 +654,7 @@ int main(int argc, char **argv) {
                                        kbus_teardown)
         ADD("chat", NULL, test_chat);
         ADD("message-basic", NULL, test_message_basic);
+        ADD("message-prio", NULL, test_message_prio);
         ADD("message-quota", quota_conf, test_message_quota);
         ADD("memory-access", NULL, test_memory_access);
         ADD("message-free", NULL, test_message_free);

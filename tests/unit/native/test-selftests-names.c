@@ -398,6 +398,54 @@ static gpointer byebye_thread(gpointer data) {
         return NULL;
 }
 
+/* race: BYEBYE against MATCH_REMOVE on one connection: either MATCH_REMOVE ran first
+ * (EBADSLT, no such entry; then BYEBYE 0) or BYEBYE did (0; then ECONNRESET) */
+static gpointer match_remove_thread(gpointer data) {
+        Byebye *t = data;
+        struct kdbus_wire_request req = { .command = KDBUS_CMD_MATCH_REMOVE,
+                                          .size = sizeof(struct kdbus_cmd_match) };
+        struct kdbus_cmd_match cmd = { .size = sizeof(cmd), .cookie = 0xdeadbeef };
+        struct kdbus_wire_reply rep;
+        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+        uint8_t buf[128];
+
+        if (sendmsg(t->c->fd, &mh, MSG_NOSIGNAL) < 0) {
+                t->r = -errno;
+                return NULL;
+        }
+        if (recv(t->c->fd, buf, sizeof(buf), 0) < (ssize_t)sizeof(rep)) {
+                t->r = -EIO;
+                return NULL;
+        }
+        memcpy(&rep, buf, sizeof(rep));
+        t->r = (int)rep.error;
+        return NULL;
+}
+
+static void test_race_byebye_match(KBus *b, gconstpointer ctx) {
+        unsigned round;
+
+        for (round = 0; round < 50; ++round) {
+                Byebye t[2];
+                GThread *th[2];
+                KdbusConn *c = kpeer(b, 0);
+                int lo, hi;
+
+                t[0] = (Byebye){ .c = c, .r = 1 };
+                t[1] = (Byebye){ .c = c, .r = 1 };
+                th[0] = g_thread_new("byebye", byebye_thread, &t[0]);
+                th[1] = g_thread_new("match-remove", match_remove_thread, &t[1]);
+                g_thread_join(th[0]);
+                g_thread_join(th[1]);
+                /* the replies may reach either thread: compare the pair */
+                lo = MIN(t[0].r, t[1].r);
+                hi = MAX(t[0].r, t[1].r);
+                g_assert_true((lo == -EBADSLT && hi == 0) || (lo == -ECONNRESET && hi == 0));
+                kdbus_conn_close(c);
+        }
+}
+
 static void test_race_byebye(KBus *b, gconstpointer ctx) {
         unsigned round;
 
@@ -431,5 +479,6 @@ int main(int argc, char **argv) {
         ADD("match-id-add-remove", test_match_id);
         ADD("race/name-acquire", test_race_name_acquire);
         ADD("race/byebye", test_race_byebye);
+        ADD("race/byebye-match-remove", test_race_byebye_match);
         return g_test_run();
 }
