@@ -346,6 +346,7 @@ def sc_one_name_registry(bus):
     lp.expect('release org.example.FromLegacy', 'ok 1')
     watch.wait_event('notify NAME_REMOVE org.example.FromLegacy %d 0' % lp.id)
     lw.expect('listnames', 'names org.example.Shared')
+    lw.wait_event('org.example.FromLegacy|%s|' % lp.unique)
     # the legacy view's order: every NameOwnerChanged, as the names changed
     noc = [x.split(' ', 3)[3] for x in matching(lw.events(), 'signal org.freedesktop.DBus ')
            if 'NameOwnerChanged' in x]
