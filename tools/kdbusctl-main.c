@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * kdbusctl: global options, --help, and dispatch to the commands (kdbusctl-{list,status,
- * call,monitor}.c). Options come before the command; each command parses its own.
+ * call,monitor,endpoint}.c). Options come before the command; each command parses its own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +42,12 @@ static void help(FILE *f) {
               "                      .BecomeMonitor) and print every message the MATCH\n"
               "                      rules select (all if none); --pcap writes them to FILE\n"
               "                      (LINKTYPE_DBUS, readable by wireshark/tshark) instead\n"
+              "  endpoint --native=PATH [--see=NAME] [--talk=NAME] [--own=NAME]\n"
+              "       [--group|--world] [--stdin] NAME\n"
+              "                      make the custom endpoint <uid>-NAME on the kdbusd\n"
+              "                      with that native socket, print its legacy address\n"
+              "                      and native socket, hold it until a signal (kdbusd\n"
+              "                      only; see docs/native.md)\n"
               "\n"
               "Arguments (as busctl): a basic value is one argument; an array is its length,\n"
               "then its elements; a variant is its signature, then its value; a struct or\n"
@@ -73,6 +79,7 @@ int main(int argc, char **argv) {
                 { "status", ctl_cmd_status },
                 { "call", ctl_cmd_call },
                 { "monitor", ctl_cmd_monitor },
+                { "endpoint", ctl_cmd_endpoint },
         };
         CtlOptions o = { .timeout_ms = CTL_DEFAULT_TIMEOUT_MS };
         const char *address = NULL;
@@ -122,6 +129,9 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < ELEMENTSOF(commands); ++i) {
                 if (strcmp(argv[optind], commands[i].name) != 0)
                         continue;
+                /* endpoint talks to the native socket it is given, not to a bus address */
+                if (commands[i].fn == ctl_cmd_endpoint)
+                        return ctl_cmd_endpoint(&o, argc - optind, argv + optind);
                 r = ctl_address_resolve(address, session, system, &resolved);
                 if (r < 0)
                         return r == -EINVAL ? CTL_EXIT_USAGE : CTL_EXIT_CONNECT;
@@ -131,6 +141,6 @@ int main(int argc, char **argv) {
                 return r;
         }
         fprintf(stderr, "kdbusctl: unknown command \"%s\"; commands: list, status, call, "
-                "monitor (see kdbusctl --help)\n", argv[optind]);
+                "monitor, endpoint (see kdbusctl --help)\n", argv[optind]);
         return CTL_EXIT_USAGE;
 }

@@ -293,6 +293,62 @@ static void test_name_owner_changed(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(other);
 }
 
+/* kdbusctl endpoint holds an endpoint for a sandbox; dbus-send goes through it. */
+static void test_kdbusctl(KBus *b, gconstpointer ctx) {
+        const char *ctl = g_getenv("KDBUSCTL");
+        g_autofree char *native_arg = g_strdup_printf("--native=%s", b->native);
+        g_autofree char *native = g_strdup_printf("%s/%u-app", b->dir, (unsigned)getuid());
+        g_autofree char *legacy = g_strdup_printf("%s.dbus1", native);
+        g_autofree char *expected = g_strdup_printf("unix:path=%s\n%s\n", legacy, native);
+        g_autofree char *bus_arg = NULL, *out = NULL;
+        const char *argv[] = { ctl, "-q", "endpoint", native_arg, "--talk=org.kdbus.EpTalk",
+                               "app", NULL };
+        KdbusConn *talk, *hidden;
+        char lines[8192] = "";
+        size_t got = 0;
+        GPid pid;
+        int out_fd, status;
+        ssize_t n;
+
+        g_assert_nonnull(ctl);
+        talk = kpeer(b, 0);
+        hidden = kpeer(b, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(talk, "org.kdbus.EpTalk", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(hidden, "org.kdbus.EpHidden", 0, NULL), ==, 0);
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL,
+                                               &out_fd, NULL, NULL));
+        /* its two lines mean the endpoint is up */
+        while (got < strlen(expected) &&
+               (n = read(out_fd, lines + got, sizeof(lines) - 1 - got)) > 0)
+                got += (size_t)n;
+        g_assert_cmpstr(lines, ==, expected);
+        g_assert_true(g_file_test(native, G_FILE_TEST_EXISTS));
+
+        bus_arg = g_strdup_printf("--bus=unix:path=%s", legacy);
+        {
+                const char *send[] = { "dbus-send", bus_arg, "--print-reply",
+                                       "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus.ListNames", NULL };
+
+                g_assert_true(g_spawn_sync(NULL, (char **)send, NULL, G_SPAWN_SEARCH_PATH, NULL,
+                                           NULL, &out, NULL, &status, NULL));
+                g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                g_assert_nonnull(strstr(out, "\"org.kdbus.EpTalk\""));
+                g_assert_null(strstr(out, "EpHidden"));
+        }
+
+        (void) kill(pid, SIGTERM);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_spawn_close_pid(pid);
+        (void) close(out_fd);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_assert_true(wait_gone(native));
+        g_assert_true(wait_gone(legacy));
+        kdbus_conn_close(talk);
+        kdbus_conn_close(hidden);
+}
+
 /* kdbusd stops (SIGTERM) while an endpoint is open and used: it exits 0 (no sanitizer
  * report), the endpoint's sockets are gone, its connections closed. */
 static void test_shutdown(void) {
@@ -350,5 +406,7 @@ int main(int argc, char **argv) {
         g_test_add("/native/selftests/endpoint/name-owner-changed-gdbus", KBus, NULL, kbus_setup,
                    test_name_owner_changed, kbus_teardown);
         g_test_add_func("/native/selftests/endpoint/bus-shutdown", test_shutdown);
+        g_test_add("/native/selftests/endpoint/kdbusctl", KBus, NULL, kbus_setup, test_kdbusctl,
+                   kbus_teardown);
         return g_test_run();
 }

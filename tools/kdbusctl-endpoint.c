@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbusctl endpoint: make a custom endpoint on a kdbusd (docs/native.md, "Custom
+ * endpoints"), print its addresses and hold it until told to stop: the endpoint lives as
+ * long as the handle that made it, i.e. this process. The way to give a sandbox a filtered
+ * view of the bus without a proxy process in the message path:
+ *
+ *   kdbusctl endpoint --native=/run/kdbus/bus --talk=org.example.App --see=org.example.* app1 &
+ *   DBUS_SESSION_BUS_ADDRESS=$(first line of its output) sandboxed-program
+ *
+ * Output, one line each, then nothing until it ends: the legacy address
+ * (unix:path=DIR/<uid>-NAME.dbus1), the native socket path (DIR/<uid>-NAME). It ends (and
+ * the endpoint with it) on SIGINT, SIGTERM, SIGHUP, when stdin reaches EOF (with --stdin),
+ * or when the bus goes away.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include "kdbus/kdbus.h"
+#include "libkdbus/libkdbus.h"
+#include "tools/kdbusctl.h"
+
+#define ENDPOINT_MAX_RULES 64u
+
+typedef struct Rule {
+        const char *name;
+        uint64_t access;
+} Rule;
+
+static void endpoint_help(void) {
+        fputs("Usage: kdbusctl endpoint --native=PATH [--see=NAME] [--talk=NAME] [--own=NAME]\n"
+              "                         [--group|--world] [--stdin] NAME\n"
+              "Make the custom endpoint <uid>-NAME on the kdbusd whose native socket is PATH,\n"
+              "print its legacy address and native socket, and hold it until SIGINT/SIGTERM/\n"
+              "SIGHUP (or EOF on stdin with --stdin). --see/--talk/--own give everybody on the\n"
+              "endpoint that access to NAME (\"a.b.*\": every a.b.X), repeatable; --group /\n"
+              "--world make the sockets usable by the group / everybody (default: only you).\n",
+              stdout);
+}
+
+/* Append one item; Return: the new size, or 0 when @cap is exceeded. */
+static size_t put_item(uint8_t *buf, size_t at, size_t cap, uint64_t type, const void *data,
+                       size_t len) {
+        struct kdbus_item *item = (void *)(buf + at);
+
+        if (at + KDBUS_ITEM_SIZE(len) > cap)
+                return 0;
+        item->size = KDBUS_ITEM_HEADER_SIZE + len;
+        item->type = type;
+        memcpy(item->data, data, len);
+        return at + KDBUS_ALIGN8(item->size);
+}
+
+static int endpoint_update(KdbusConn *c, const Rule *rules, unsigned n) {
+        static uint8_t buf[64 * 1024] __attribute__((aligned(8)));
+        struct kdbus_cmd *cmd = (void *)buf;
+        size_t at = sizeof(*cmd);
+        unsigned i;
+
+        memset(buf, 0, sizeof(buf));
+        for (i = 0; i < n; ++i) {
+                struct kdbus_policy_access a = { .type = KDBUS_POLICY_ACCESS_WORLD,
+                                                 .access = rules[i].access };
+
+                at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_NAME, rules[i].name,
+                              strlen(rules[i].name) + 1);
+                if (at)
+                        at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_POLICY_ACCESS, &a,
+                                      sizeof(a));
+                if (!at)
+                        return -E2BIG;
+        }
+        cmd->size = at;
+        return kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0);
+}
+
+/**
+ * ctl_cmd_endpoint() - kdbusctl endpoint
+ * @o:          global options (unused: the endpoint is made on the native socket)
+ * @argc:       arguments from the command name on
+ * @argv:       them
+ *
+ * Return: CTL_EXIT_OK, CTL_EXIT_USAGE, CTL_EXIT_CONNECT (no bus at PATH), CTL_EXIT_FAILED
+ * (the bus refused the endpoint or its policy).
+ */
+int ctl_cmd_endpoint(const CtlOptions *o, int argc, char **argv) {
+        enum { ARG_NATIVE = 0x100, ARG_SEE, ARG_TALK, ARG_OWN, ARG_GROUP, ARG_WORLD, ARG_STDIN };
+        static const struct option options[] = {
+                { "native", required_argument, NULL, ARG_NATIVE },
+                { "see", required_argument, NULL, ARG_SEE },
+                { "talk", required_argument, NULL, ARG_TALK },
+                { "own", required_argument, NULL, ARG_OWN },
+                { "group", no_argument, NULL, ARG_GROUP },
+                { "world", no_argument, NULL, ARG_WORLD },
+                { "stdin", no_argument, NULL, ARG_STDIN },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        Rule rules[ENDPOINT_MAX_RULES];
+        const char *native = NULL, *slash;
+        char name[128], path[4096];
+        bool use_stdin = false;
+        struct pollfd pfd[3];
+        KdbusConn *c = NULL;
+        unsigned n = 0, n_pfd;
+        uint64_t flags = 0;
+        sigset_t mask;
+        size_t at;
+        int opt, r, sfd;
+
+        optind = 1;
+        while ((opt = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (opt) {
+                case ARG_NATIVE:
+                        native = optarg;
+                        break;
+                case ARG_SEE:
+                case ARG_TALK:
+                case ARG_OWN:
+                        if (n == ENDPOINT_MAX_RULES) {
+                                fprintf(stderr, "kdbusctl endpoint: more than %u names\n",
+                                        ENDPOINT_MAX_RULES);
+                                return CTL_EXIT_USAGE;
+                        }
+                        rules[n].name = optarg;
+                        rules[n++].access = opt == ARG_SEE ? KDBUS_POLICY_SEE :
+                                            opt == ARG_TALK ? KDBUS_POLICY_TALK : KDBUS_POLICY_OWN;
+                        break;
+                case ARG_GROUP:
+                        flags |= KDBUS_MAKE_ACCESS_GROUP;
+                        break;
+                case ARG_WORLD:
+                        flags |= KDBUS_MAKE_ACCESS_WORLD;
+                        break;
+                case ARG_STDIN:
+                        use_stdin = true;
+                        break;
+                case 'h':
+                        endpoint_help();
+                        return CTL_EXIT_OK;
+                default:
+                        return CTL_EXIT_USAGE;
+                }
+        }
+        if (!native || optind != argc - 1) {
+                fprintf(stderr, "kdbusctl endpoint: needs --native=PATH and one NAME; see "
+                        "kdbusctl endpoint --help\n");
+                return CTL_EXIT_USAGE;
+        }
+        (void) snprintf(name, sizeof(name), "%u-%s", (unsigned)geteuid(), argv[optind]);
+
+        /* the signals that end us, taken before the endpoint exists */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+        if (sfd < 0) {
+                fprintf(stderr, "kdbusctl endpoint: signalfd: %s\n", strerror(errno));
+                return CTL_EXIT_FAILED;
+        }
+
+        r = kdbus_conn_open(native, &c);
+        if (r < 0) {
+                fprintf(stderr, "kdbusctl endpoint: cannot connect to %s: %s\n", native,
+                        strerror(-r));
+                (void) close(sfd);
+                return CTL_EXIT_CONNECT;
+        }
+        cmd->flags = flags;
+        at = put_item(buf, sizeof(*cmd), sizeof(buf), KDBUS_ITEM_MAKE_NAME, name,
+                      strlen(name) + 1);
+        cmd->size = at;
+        r = at ? kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0) : -EINVAL;
+        if (r < 0) {
+                fprintf(stderr, "kdbusctl endpoint: ENDPOINT_MAKE \"%s\" on %s: %s%s\n", name,
+                        native, strerror(-r),
+                        r == -EPERM ? " (only the bus's owner or root may make endpoints)" :
+                        r == -EEXIST ? " (an endpoint or socket of that name exists)" :
+                        r == -EINVAL ? " (names: letters, digits, '-', '_', '.')" : "");
+                goto out;
+        }
+        r = endpoint_update(c, rules, n);
+        if (r < 0) {
+                fprintf(stderr, "kdbusctl endpoint: ENDPOINT_UPDATE of \"%s\": %s%s\n", name,
+                        strerror(-r), r == -EINVAL ? " (a bad name in --see/--talk/--own?)" :
+                        r == -EEXIST ? " (a name given twice)" : "");
+                goto out;
+        }
+        slash = strrchr(native, '/');
+        (void) snprintf(path, sizeof(path), "%.*s%s", slash ? (int)(slash - native + 1) : 0,
+                        native, name);
+        printf("unix:path=%s.dbus1\n%s\n", path, path);
+        fflush(stdout);
+        if (!o->quiet)
+                fprintf(stderr, "kdbusctl endpoint: \"%s\" is up (%u names); it goes when this "
+                        "process ends\n", name, n);
+
+        pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+        pfd[1] = (struct pollfd){ .fd = c->fd, .events = POLLIN };  /* the bus goes: HUP */
+        pfd[2] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+        n_pfd = use_stdin ? 3 : 2;
+        for (;;) {
+                char junk[256];
+
+                if (poll(pfd, n_pfd, -1) < 0 && errno != EINTR)
+                        break;
+                if (pfd[0].revents || pfd[1].revents)
+                        break;
+                if (pfd[2].revents && read(STDIN_FILENO, junk, sizeof(junk)) <= 0)
+                        break;
+        }
+        r = 0;
+out:
+        kdbus_conn_close(c);
+        (void) close(sfd);
+        return r < 0 ? CTL_EXIT_FAILED : CTL_EXIT_OK;
+}
