@@ -113,7 +113,6 @@ static void test_endpoint(KBus *b, gconstpointer ctx) {
         g_autofree char *native = g_build_filename(b->dir, name, NULL);
         g_autofree char *legacy = g_strdup_printf("%s.dbus1", native);
         g_autofree char *address = g_strdup_printf("unix:path=%s", legacy);
-        g_autofree char *out = NULL;
         const char *argv[] = { "/usr/bin/python3", "-c", client_py, address, NULL };
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         KdbusConn *owner, *talk, *see, *hidden, *inside = NULL;
