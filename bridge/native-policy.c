@@ -214,7 +214,9 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item)
         /* ids are 32 bits here; (uid_t)-1 is no user (kdbus: !uid_valid) */
         if (pa->type != KDBUS_POLICY_ACCESS_WORLD && pa->id >= UINT32_MAX)
                 return -EINVAL;
-        a = reallocarray(e->access, e->n_access + 1, sizeof(*a));
+        if (e->n_access >= UINT16_MAX)
+                return -E2BIG;          /* kdbus bounds a command's size; so do we */
+        a = realloc(e->access, (e->n_access + 1) * sizeof(*a));
         if (!a)
                 return -ENOMEM;
         e->access = a;
