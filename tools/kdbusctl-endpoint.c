@@ -5,7 +5,7 @@
  * long as the handle that made it, i.e. this process. The way to give a sandbox a filtered
  * view of the bus without a proxy process in the message path:
  *
- *   kdbusctl endpoint --native=/run/kdbus/bus --talk=org.example.App --see=org.example.* app1 &
+ *   kdbusctl endpoint --native=/run/kdbus/bus --talk=org.example.App --see='org.example.*' app1 &
  *   DBUS_SESSION_BUS_ADDRESS=$(first line of its output) sandboxed-program
  *
  * Output, one line each, then nothing until it ends: the legacy address
