@@ -31,6 +31,7 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
@@ -140,7 +141,7 @@ int driver_method_get_connection_stats(Driver *driver, BridgeConn *caller, Bridg
         if (driver_is_driver_name(name))
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_STATS_DRIVER, name, NULL, NULL);
-        c = driver_lookup(driver, name);
+        c = driver_lookup_for(driver, caller, name);
         if (!c)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_NO_OWNER_STATS, name, NULL, NULL);
@@ -242,7 +243,7 @@ int driver_method_get_all_match_rules(Driver *driver, BridgeConn *caller, Bridge
         list_for_each(pos, &driver->bus->conns) {
                 BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (!c->active || bridge_conn_is_monitor(c))
+                if (!c->active || bridge_conn_is_monitor(c) || !bridge_conn_can_see_conn(caller, c))
                         continue;
                 (void) wire_writer_open(&w, '{', NULL);
                 (void) wire_writer_append_basic(&w, 's', c->unique_name);
