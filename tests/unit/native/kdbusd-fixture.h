@@ -30,6 +30,20 @@
 
 #define KPOOL (256u * 1024u)
 
+/* A configuration open to every uid (for tests with unprivileged peers in children). */
+static const char kbus_open_conf[] _unused_ =
+        "<busconfig>\n"
+        "  <type>session</type>\n"
+        "  <listen>unix:tmpdir=/tmp</listen>\n"
+        "  <auth>EXTERNAL</auth>\n"
+        "  <policy context=\"default\">\n"
+        "    <allow user=\"*\"/>\n"
+        "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
+        "    <allow eavesdrop=\"true\"/>\n"
+        "    <allow own=\"*\"/>\n"
+        "  </policy>\n"
+        "</busconfig>\n";
+
 typedef struct KBus {
         char *dir;
         char *native;

@@ -15,20 +15,6 @@
 #define NOBODY 65534u
 #define OTHER_UID 12345u
 
-/* Open to every uid (the unprivileged peers connect as nobody). */
-static const char open_conf[] =
-        "<busconfig>\n"
-        "  <type>session</type>\n"
-        "  <listen>unix:tmpdir=/tmp</listen>\n"
-        "  <auth>EXTERNAL</auth>\n"
-        "  <policy context=\"default\">\n"
-        "    <allow user=\"*\"/>\n"
-        "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
-        "    <allow eavesdrop=\"true\"/>\n"
-        "    <allow own=\"*\"/>\n"
-        "  </policy>\n"
-        "</busconfig>\n";
-
 typedef struct Access {
         uint64_t type;          /* KDBUS_POLICY_ACCESS_* */
         uint64_t id;
@@ -242,7 +228,7 @@ static void test_policy_priv(KBus *b, gconstpointer ctx) {
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
-#define ADD(path, fn) g_test_add("/selftests/" path, KBus, open_conf, kbus_setup, fn, \
+#define ADD(path, fn) g_test_add("/selftests/" path, KBus, kbus_open_conf, kbus_setup, fn, \
                                  kbus_teardown)
         ADD("policy", test_policy);
         ADD("policy-priv", test_policy_priv);
