@@ -27,8 +27,10 @@
  * Privileged only (kdbus: EPERM otherwise): uid 0 or the bus owner's, not through a
  * custom endpoint.
  *
- * Return: 0, or -EINVAL (bad struct, flags or items; a name without the caller's
- * "<uid>-" prefix), -EPERM, -EEXIST (an endpoint of that name exists), -ENOMEM.
+ * KDBUS_FLAG_NEGOTIATE: nothing is made, cmd->flags says the flags known; returns 1.
+ *
+ * Return: 0, 1 (negotiated), or -EINVAL (bad struct, flags or items; a name without the
+ * caller's "<uid>-" prefix), -EPERM, -EEXIST (an endpoint of that name exists), -ENOMEM.
  */
 int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
                          size_t size, uint64_t *ret_flags, BusEndpoint **ret) {
@@ -39,6 +41,11 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
 
         if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
                 return -EINVAL;
+        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD;
+                cmd->return_flags = 0;
+                return 1;
+        }
         if (cmd->flags & ~(uint64_t)(KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD))
                 return -EINVAL;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
@@ -80,7 +87,14 @@ int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size) {
         const struct kdbus_item *item;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags == KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = 0;         /* ENDPOINT_UPDATE knows no flags */
+                cmd->return_flags = 0;
+                return 0;
+        }
+        if (cmd->flags)
                 return -EINVAL;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)

@@ -240,7 +240,9 @@ static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t
                 return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
 
         r = native_endpoint_make(l->server->bus, &c->creds, l->endpoint, cmd, size, &access, &ep);
-        if (r == 0) {
+        if (r == 1)
+                r = 0;                  /* NEGOTIATE: the handle stays unset */
+        else if (r == 0) {
                 r = native_listener_dir(l, &dir);
                 if (r == 0)
                         r = proxy_endpoint_new(l->server, dir, ep, access, c->creds.uid,

@@ -326,6 +326,8 @@ static void test_endpoint_native(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-x", 0, &n->ep), ==, -EPERM);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "1000-x", 0, &n->ep), ==, -EINVAL);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 1u << 5, &n->ep), ==, -EINVAL);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", KDBUS_FLAG_NEGOTIATE, &n->ep), ==, 1);
+        g_assert_null(bus_find_endpoint(n->f.bus, "4242-x"));
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", KDBUS_MAKE_ACCESS_WORLD, &n->ep), ==, 0);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 0, &other), ==, -EEXIST);
         g_assert_cmpint(ep_make_cmd(n, 0, n->ep, "0-y", 0, &other), ==, -EPERM);

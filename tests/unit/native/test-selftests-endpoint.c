@@ -147,6 +147,14 @@ static void test_endpoint(KBus *b, gconstpointer ctx) {
 
         /* ENDPOINT_MAKE on a handle without HELLO; the name must carry our uid */
         owner = kopen(b);
+        /* NEGOTIATE: the known flags, nothing made, the handle stays unset */
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, name, strlen(name) + 1);
+        cmd->size = at;
+        cmd->flags = KDBUS_FLAG_NEGOTIATE;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==, 0);
+        g_assert_cmpuint(cmd->flags, ==, KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD);
+        g_assert_false(g_file_test(native, G_FILE_TEST_EXISTS));
+        memset(buf, 0, sizeof(buf));
         at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, "0x-bad", 7);
         cmd->size = at;
         g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==,
