@@ -46,6 +46,14 @@ typedef struct BusNotifyOps {
          */
         int (*reply_lost)(void *userdata, BridgeConn *caller, uint32_t serial, bool timed_out,
                           const char *callee_name);
+        /*
+         * The policy denied a copy of @msg from @sender (NULL: the bus) to one receiver (a
+         * broadcast, an eavesdropped message, a message of the bus), with the AccessDenied
+         * @text dbus-daemon would give. Called only while the bus has monitors: they are to
+         * see that error (from the bus, answering @msg, to the sender), nobody else.
+         */
+        int (*copy_denied)(void *userdata, const BridgeConn *sender, const BridgeMsg *msg,
+                           const char *text);
 } BusNotifyOps;
 
 struct Bus {

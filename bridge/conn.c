@@ -357,20 +357,22 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
 
         if (!bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst))
                 return BRIDGE_E_NOT_ACTIVE;
-        /* dbus-daemon checks the receiver's receive rules on what the bus sends (its replies
-         * count as requested) and drops silently what they deny */
-        if (dst->policy) {
-                PolicyMsgInfo pinfo = { .db = NULL };
-
-                if (!bridge_policy_allows_copy(&pinfo, NULL, dst, msg, msg->hdr.reply_serial,
-                                               false))
-                        return 0;
-        }
-        /* answers without SENDER are not routed in dbus-daemon: monitors never see them */
+        /* answers without SENDER are not routed in dbus-daemon: monitors never see them;
+         * the others they see also when the policy then denies them (as dbus-daemon) */
         if (msg->hdr.sender && !list_is_empty(&dst->bus->monitors)) {
                 r = bus_monitor_capture(dst->bus, NULL, msg, dst);
                 if (r < 0)
                         return error_trace(r);
+        }
+        /* dbus-daemon checks the receiver's receive rules on what the bus sends (its replies
+         * count as requested) and drops what they deny: no answer, monitors see the error */
+        if (dst->policy) {
+                PolicyMsgInfo pinfo = { .db = NULL };
+
+                r = bridge_policy_check_copy(&pinfo, NULL, dst, msg, msg->hdr.reply_serial,
+                                             false);
+                if (r)
+                        return r < 0 ? error_trace(r) : 0;
         }
         if (conn_queue_is_full(dst))
                 return BRIDGE_E_QUOTA;
@@ -488,11 +490,15 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                                              args.n_args && args.type[0] == 's' ? args.str[0] : NULL))
                         continue;
                 /* eavesdropped replies count as requested when they passed routing */
-                if (bus->policy &&
-                    !bridge_policy_allows_copy(&pinfo, sender, conn, msg,
-                                               addressed && msg->hdr.reply_serial,
-                                               msg->hdr.destination != NULL))
-                        continue;
+                if (bus->policy) {
+                        r = bridge_policy_check_copy(&pinfo, sender, conn, msg,
+                                                     addressed && msg->hdr.reply_serial,
+                                                     msg->hdr.destination != NULL);
+                        if (r < 0)
+                                return error_trace(r);
+                        if (r)
+                                continue;
+                }
                 if (conn_queue_is_full(conn)) {
                         bridge_conn_kick(conn);
                         continue;

@@ -200,11 +200,15 @@ unsigned bus_monitor_count(const Bus *bus) {
  */
 int bus_monitor_queue_seen(BridgeConn *dst, BridgeMsg *msg) {
         PolicyMsgInfo pinfo = { .db = NULL };
+        int r;
 
         if (!bridge_conn_is_active(dst))
                 return BRIDGE_E_NOT_ACTIVE;
-        if (dst->policy && !bridge_policy_allows_copy(&pinfo, NULL, dst, msg, false, false))
-                return 0;
+        if (dst->policy) {
+                r = bridge_policy_check_copy(&pinfo, NULL, dst, msg, false, false);
+                if (r)
+                        return r < 0 ? error_trace(r) : 0;
+        }
         if (bridge_conn_queue_is_full(dst))
                 return BRIDGE_E_QUOTA;
         return error_trace(bridge_conn_queue_push(dst, msg));

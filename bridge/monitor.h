@@ -11,7 +11,12 @@
  *     it is routed: also when routing then refuses it (unknown destination, unexpected
  *     reply, full queue); the bus's error follows as a message of its own;
  *   - every message the bus itself sends (replies, errors, NameOwnerChanged, NameAcquired,
- *     NameLost), unicast or broadcast, when it sends it;
+ *     NameLost), unicast or broadcast, when it sends it, also when its receiver's policy
+ *     then denies it;
+ *   - for each copy the policy denies (a broadcast's receiver, an eavesdropper, the
+ *     receiver of a message of the bus): the AccessDenied error dbus-daemon makes of it,
+ *     from the bus to the sender (to org.freedesktop.DBus for the bus's own), after the
+ *     message; nobody else gets that error (bridge_policy_check_copy());
  *   - not: method calls, returns and errors without destination (dbus-daemon leaves those
  *     to its libdbus connection object, which monitors do not see), nor the bus's answers
  *     to them (they carry no SENDER).

@@ -8,7 +8,8 @@
  * receiver, then the receiver's receive rules against the sender; a denial answers the
  * sender with AccessDenied ("Rejected send message" / "Rejected receive message"). A copy
  * (broadcast, eavesdropping, the bus's own messages) gets the same two checks per receiver
- * and is dropped silently for a receiver that is denied.
+ * and is dropped for a receiver that is denied, with no answer to anyone; only monitors see
+ * the AccessDenied error dbus-daemon makes of it (bridge_policy_check_copy()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "bridge/policy-internal.h"
 #include "bridge/policy.h"
 #include "util/error.h"
+#include "util/list.h"
 
 static void snapshot_set_denial(PolicySnapshot *s, char *text) {
         free(s->denial);
@@ -70,8 +72,31 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
         return BRIDGE_E_ACCESS_DENIED;
 }
 
+/* The check of a copy: 0 or POLICY_E_ACCESS_DENIED, *ret_send: the send check denied. */
+static int copy_check(PolicyMsgInfo *info, const BridgeConn *sender, const BridgeConn *receiver,
+                      const BridgeMsg *msg, bool requested_reply, bool eavesdropping,
+                      bool *ret_send, PolicyVerdict *ret_verdict) {
+        if (sender && sender->policy) {
+                if (info->db != sender->policy->db || info->msg != msg)
+                        policy_msg_info_init(info, sender->policy->db, msg);
+                *ret_send = true;
+                if (policy_check_send(sender->policy, info, receiver, requested_reply,
+                                      ret_verdict))
+                        return POLICY_E_ACCESS_DENIED;
+        }
+        if (receiver->policy) {
+                if (info->db != receiver->policy->db || info->msg != msg)
+                        policy_msg_info_init(info, receiver->policy->db, msg);
+                *ret_send = false;
+                if (policy_check_receive(receiver->policy, info, sender, requested_reply,
+                                         eavesdropping, ret_verdict))
+                        return POLICY_E_ACCESS_DENIED;
+        }
+        return 0;
+}
+
 /**
- * bridge_policy_allows_copy() - may @receiver get this copy of @msg?
+ * bridge_policy_check_copy() - may @receiver get this copy of @msg?
  * @info:               the message's facts, cached across receivers (zeroed at first)
  * @sender:             the sender, NULL: the bus
  * @receiver:           who would get it
@@ -79,25 +104,37 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
  * @requested_reply:    it answers a pending call (of its addressed recipient)
  * @eavesdropping:      @receiver is not the addressed recipient of a message that has one
  *
- * Return: true if both the send and the receive check allow it.
+ * dbus-daemon 1.14.10 answers nobody when it drops a copy (the sender of a broadcast, of an
+ * eavesdropped message, never learns of it), but shows its monitors the AccessDenied error
+ * it makes, from the bus to the sender (to "org.freedesktop.DBus" when the bus sent the
+ * message), after the message itself; checked with forbidding.conf of its own tests and a
+ * raw monitor. That error goes through BusNotifyOps.copy_denied, made only while there are
+ * monitors: without them a denial costs nothing more than the check.
+ *
+ * Return: 0 (allowed), 1 (denied), or -ENOMEM.
  */
-bool bridge_policy_allows_copy(PolicyMsgInfo *info, const BridgeConn *sender,
-                               const BridgeConn *receiver, const BridgeMsg *msg,
-                               bool requested_reply, bool eavesdropping) {
-        if (sender && sender->policy) {
-                if (info->db != sender->policy->db || info->msg != msg)
-                        policy_msg_info_init(info, sender->policy->db, msg);
-                if (policy_check_send(sender->policy, info, receiver, requested_reply, NULL))
-                        return false;
-        }
-        if (receiver->policy) {
-                if (info->db != receiver->policy->db || info->msg != msg)
-                        policy_msg_info_init(info, receiver->policy->db, msg);
-                if (policy_check_receive(receiver->policy, info, sender, requested_reply,
-                                         eavesdropping, NULL))
-                        return false;
-        }
-        return true;
+int bridge_policy_check_copy(PolicyMsgInfo *info, const BridgeConn *sender,
+                             const BridgeConn *receiver, const BridgeMsg *msg,
+                             bool requested_reply, bool eavesdropping) {
+        Bus *bus = receiver->bus;
+        PolicyVerdict verdict;
+        _cleanup_(freep) char *text = NULL;
+        bool send = false;
+        int r;
+
+        if (copy_check(info, sender, receiver, msg, requested_reply, eavesdropping, &send,
+                       NULL) == 0)
+                return 0;
+        if (list_is_empty(&bus->monitors) || !bus->notify || !bus->notify->copy_denied)
+                return 1;
+        /* again, counting the matched rules for the text (the first check does not) */
+        (void) copy_check(info, sender, receiver, msg, requested_reply, eavesdropping, &send,
+                          &verdict);
+        r = policy_format_denial(send, &verdict, msg, sender, receiver, requested_reply, &text);
+        if (r < 0)
+                return error_trace(r);
+        r = bus->notify->copy_denied(bus->notify_userdata, sender, msg, text);
+        return r < 0 ? error_trace(r) : 1;
 }
 
 /**

@@ -7,7 +7,8 @@
  *   Rejected send message, 2 matched rules; type="method_call", sender=":1.2" (uid=0
  *   pid=12694 comm="/usr/bin/python3 -") interface="com.x.Denied" member="M" error
  *   name="(unset)" requested_reply="0" destination="com.x.A" (uid=0 pid=12694 comm="...")
- * A peer is described by its snapshot's loginfo; the bus by "bus" (shown as "(bus)").
+ * A peer is described by its snapshot's loginfo; the bus by "bus" (shown as "(bus)") as
+ * receiver, and by "(bus)" (shown as "((bus))") as sender of a denied copy.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -182,11 +183,14 @@ int policy_format_denial(bool send, const PolicyVerdict *verdict, const BridgeMs
                      "destination=\"%s\" (%s)",
                      send ? "send" : "receive", verdict->n_matched,
                      msg_type_to_string(h->type),
-                     sender ? sender->unique_name : nonnull(h->sender, "(unset)"),
-                     conn_loginfo(sender, sbuf, sizeof(sbuf)),
+                     /* dbus-daemon checks the bus's messages before it stamps SENDER */
+                     sender ? sender->unique_name : "(unset)",
+                     /* the bus as sender is "((bus))", as receiver "(bus)" in dbus-daemon */
+                     sender ? conn_loginfo(sender, sbuf, sizeof(sbuf)) : "(bus)",
                      nonnull(h->interface, "(unset)"), nonnull(h->member, "(unset)"),
                      nonnull(h->error_name, "(unset)"), requested_reply,
-                     nonnull(h->destination, "(unset)"),
+                     /* dbus-daemon's text for a message without destination */
+                     nonnull(h->destination, WIRE_DRIVER_NAME),
                      conn_loginfo(receiver, rbuf, sizeof(rbuf))) < 0)
                 return error_origin(-ENOMEM);
         *ret_text = text;

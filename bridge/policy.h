@@ -279,13 +279,16 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
                                 const BridgeMsg *msg, bool requested_reply);
 /*
  * A copy of @msg for @receiver that nobody asks an answer for (a broadcast, an eavesdropped
- * message, a message of the bus itself when @sender is NULL): true if the sender may send it
- * to @receiver and @receiver may receive it. @info caches the message's facts across
- * receivers: zero it (PolicyMsgInfo info = {}) before the first call for a message.
+ * message, a message of the bus itself when @sender is NULL): may the sender send it to
+ * @receiver and @receiver receive it? @info caches the message's facts across receivers:
+ * zero it (PolicyMsgInfo info = {}) before the first call for a message. A denied copy is
+ * dropped without an answer to anyone, but, as dbus-daemon 1.14.10 does, monitors are
+ * shown the AccessDenied error it would have answered (BusNotifyOps.copy_denied).
+ * Return: 0 (allowed), 1 (denied), or -ENOMEM.
  */
-bool bridge_policy_allows_copy(PolicyMsgInfo *info, const BridgeConn *sender,
-                               const BridgeConn *receiver, const BridgeMsg *msg,
-                               bool requested_reply, bool eavesdropping);
+int bridge_policy_check_copy(PolicyMsgInfo *info, const BridgeConn *sender,
+                             const BridgeConn *receiver, const BridgeMsg *msg,
+                             bool requested_reply, bool eavesdropping);
 /* A message to the bus driver (send rules only; send_destination compares with DESTINATION).
  * Return: 0, BRIDGE_E_ACCESS_DENIED (text: bridge_conn_get_denial()), or -ENOMEM. */
 int bridge_policy_check_driver(BridgeConn *sender, const BridgeMsg *msg);

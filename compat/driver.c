@@ -465,11 +465,49 @@ static int driver_notify_reply_lost(void *userdata, BridgeConn *caller, uint32_t
         return r < 0 ? error_trace(r) : 0;
 }
 
+/*
+ * A copy the policy denied (bridge_policy_check_copy()): dbus-daemon 1.14.10 makes the
+ * AccessDenied error, from the bus to the sender (to itself for a message of the bus),
+ * shows it to its monitors and sends it to nobody.
+ */
+static int driver_notify_copy_denied(void *userdata, const BridgeConn *sender,
+                                     const BridgeMsg *msg, const char *text) {
+        Driver *driver = userdata;
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_ERROR,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .reply_serial = msg->hdr.serial,
+                .destination = sender ? sender->unique_name : WIRE_DRIVER_NAME,
+                .error_name = "org.freedesktop.DBus.Error.AccessDenied",
+                .sender = WIRE_DRIVER_NAME,
+        };
+        uint8_t *data = NULL;
+        size_t size;
+        WireWriter w;
+        int r;
+
+        spec.serial = driver_next_serial(driver);
+        wire_writer_init(&w);
+        (void) wire_writer_append_basic(&w, 's', text);
+        r = wire_message_build(&spec, &w, &data, &size);
+        wire_writer_deinit(&w);
+        if (r)
+                return error_fold(r);
+        r = bridge_msg_new_take(data, size, 0, &m);
+        if (r < 0) {
+                free(data);
+                return error_trace(r);
+        }
+        return error_trace(bus_monitor_capture(driver->bus, NULL, m, NULL));
+}
+
 static const BusNotifyOps driver_notify_ops = {
         .conn_added = driver_notify_conn_added,
         .conn_removed = driver_notify_conn_removed,
         .name_changed = driver_notify_name_changed,
         .reply_lost = driver_notify_reply_lost,
+        .copy_denied = driver_notify_copy_denied,
 };
 
 /* ---- org.freedesktop.DBus methods that are not about names ---- */

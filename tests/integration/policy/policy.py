@@ -305,6 +305,117 @@ def no_receive_scenario(bus, who):
     return lines
 
 
+# forbidding.conf of dbus-daemon's own tests, and more: what a monitor sees of denied copies
+# (broadcast receivers, an eavesdropper, the bus's own NameAcquired) and of denied replies.
+MONITOR_POLICY = '''  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow receive_sender="*"/>
+    <allow own="*"/>
+    <allow eavesdrop="true"/>
+    <deny send_interface="org.test.CannotSend"/>
+    <deny send_interface="org.test.CannotBroadcast" send_broadcast="true"/>
+    <deny send_destination="org.test.Picky" send_interface="org.test.NotForPicky"/>
+    <deny send_destination="org.test.Spy" send_interface="org.test.Eaves"/>
+    <deny receive_interface="org.test.CannotReceive"/>
+    <deny receive_interface="org.freedesktop.DBus" receive_member="NameAcquired"/>
+    <deny send_type="error" send_error="org.test.Error.Secret" send_requested_reply="true"/>
+    <deny receive_type="error" receive_error="org.test.Error.NoRecv"
+          receive_requested_reply="true"/>
+  </policy>'''
+
+
+def monitor_scenario(bus, part):
+    """A monitor's view (what dbus-daemon 1.14.10 shows it, see dbus-tests' test-monitor
+    /monitor/forbidden-broadcast and /monitor/forbidden-reply): a copy the policy denies
+    (a broadcast to one receiver, an eavesdropped message, the bus's NameAcquired) is dropped
+    with no answer to anyone, and the monitor sees the message and then the AccessDenied
+    error the bus made of it (to the sender; to org.freedesktop.DBus for the bus's own);
+    a denied requested reply answers its sender AccessDenied. Unique names become labels,
+    serials the member of the message answered."""
+    mon = Conn(bus.address, name='monitor')
+    sender = Conn(bus.address, name='sender')
+    picky = Conn(bus.address, name='picky')
+    picky.bus('RequestName', 'su', ['org.test.Picky', 4], quiet=True)
+    picky.bus('AddMatch', 's', ["type='signal',path='/b'"], quiet=True)
+    other = Conn(bus.address, name='other')
+    other.bus('AddMatch', 's', ["type='signal',path='/b'"], quiet=True)
+    spy = Conn(bus.address, name='spy')
+    spy.bus('RequestName', 'su', ['org.test.Spy', 4], quiet=True)
+    spy.bus('AddMatch', 's', ["eavesdrop=true,path='/eaves'"], quiet=True)
+    service = Conn(bus.address, name='service')
+    service.bus('RequestName', 'su', ['org.test.Service', 4], quiet=True)
+    conns = (sender, picky, other, spy, service)
+    label = {c.unique: c.name for c in conns}
+    label[BUS] = 'bus'
+    # not quiet: rawbus would hide the errors answering the sender's message of that serial
+    mon.call(BUS, BUS_PATH, 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor', 'asu',
+             [[], 0])
+    lines = []
+    if part == 'broadcast':
+        for iface in ('org.test.CannotSend', 'org.test.CannotReceive',
+                      'org.test.CannotBroadcast', 'org.test.NotForPicky', 'org.test.Fine'):
+            sender.emit('/b', iface, 'Sig')
+        sender.emit('/eaves', 'org.test.Eaves', 'Uni', dest=picky.unique)
+        sender.sync()
+    else:
+        lines.append('RequestName while NameAcquired may not be received: ' + call(
+            sender, BUS, BUS_PATH, BUS, 'RequestName', 'su', ['org.test.Sender', 4]))
+    for err in (('org.test.Error.Secret', 'org.test.Error.NoRecv') if part == 'reply' else ()):
+        serial = sender.send(rawbus.Message(rawbus.METHOD_CALL, path='/',
+                                            interface='org.test.Public', member='Fail',
+                                            destination='org.test.Service'))
+        m = service.recv(timeout=2.0)
+        while m is not None and m.member != 'Fail':
+            m = service.recv(timeout=2.0)
+        if m is None:
+            lines.append('service did not get the call')
+            continue
+        es = service.error(m, err, 'no')
+        lines.append('service answers %s: service gets %s' % (err, outcome(service, es,
+                                                                          timeout=1.0)))
+        lines.append('... caller gets: ' + outcome(sender, serial, timeout=0.3))
+    for c in conns:
+        c.sync()
+    deadline = time.monotonic() + 1.0
+    while time.monotonic() < deadline and mon.recv(timeout=0.2) is not None:
+        pass
+    for c in (picky, other, spy):
+        got = ['%s.%s' % (m.interface, m.member) for m in c.log
+               if m.type == rawbus.SIGNAL and m.path in ('/b', '/eaves')]
+        lines.append('%s received: %s' % (c.name, ' '.join(got) or 'nothing'))
+    lines.append('sender received errors: %s' % (' '.join(
+        m.error_name for m in sender.log if m.type == rawbus.ERROR) or 'none'))
+    sent = {}
+    for m in mon.log:
+        name = label.get(m.sender, m.sender)
+        what = ('%s.%s' % (m.interface, m.member) if m.member else
+                m.error_name or rawbus.TYPE_NAMES[m.type])
+        sent[(name, m.serial)] = what
+        if m.destination == mon.unique or m.member == 'GetId' or (
+                m.reply_serial is not None and sent.get((label.get(m.destination),
+                                                         m.reply_serial)) == BUS + '.GetId'):
+            continue
+        line = '%s %s -> %s: %s' % (rawbus.TYPE_NAMES[m.type], name,
+                                    label.get(m.destination, m.destination or '*'), what)
+        if m.reply_serial is not None:
+            line += ' (answers %s)' % sent.get((label.get(m.destination, m.destination),
+                                                m.reply_serial), '?')
+        if m.type == rawbus.SIGNAL and m.interface == BUS:
+            line += ' ' + ' '.join(label.get(a, a) for a in m.body)
+        lines.append('monitor: ' + line)
+    for c in conns + (mon,):
+        c.close()
+    return lines
+
+
+def monitor_broadcast_scenario(bus, who):
+    return monitor_scenario(bus, 'broadcast')
+
+
+def monitor_reply_scenario(bus, who):
+    return monitor_scenario(bus, 'reply')
+
+
 def connect_scenario(bus, who):
     """<deny user=> in the default context: the user cannot connect at all."""
     pw = pwd.getpwnam(TEST_USER)
@@ -396,6 +507,8 @@ def run_both(binaries, fn, *args):
         policy = None
         if fn is no_receive_scenario:
             policy = NO_RECEIVE_POLICY
+        elif fn in (monitor_broadcast_scenario, monitor_reply_scenario):
+            policy = MONITOR_POLICY
         elif fn is system_scenario:
             policy = SYSTEM_CONF
         bus = Bus(b, extra, policy)
@@ -423,6 +536,10 @@ def main():
              ('connect rules (deny user=%s)' % TEST_USER, connect_scenario, 'user', True),
              ('no receive rules: the driver\'s replies are not received', no_receive_scenario,
               'root', True),
+             ('a monitor\'s view of denied broadcasts and eavesdropping (dbus-tests\' '
+              '/monitor/forbidden-broadcast)', monitor_broadcast_scenario, 'root', True),
+             ('a monitor\'s view of a denied NameAcquired and denied replies (dbus-tests\' '
+              '/monitor/forbidden-reply)', monitor_reply_scenario, 'root', True),
              ('Debian system.conf as root', system_scenario, 'root', True),
              ('Debian system.conf as %s' % TEST_USER, system_scenario, 'user', True),
              ('reload', reload_scenario, None, False)]

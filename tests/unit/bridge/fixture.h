@@ -93,11 +93,21 @@ static _unused_ int test_ev_reply_lost(void *userdata, BridgeConn *caller, uint3
         return e->fail_with;
 }
 
+static _unused_ int test_ev_copy_denied(void *userdata, const BridgeConn *sender,
+                                        const BridgeMsg *msg, const char *text) {
+        TestEvents *e = userdata;
+
+        g_string_append_printf(e->log, "denied %s %u %s;", sender ? sender->unique_name : "bus",
+                               msg->hdr.serial, text);
+        return e->fail_with;
+}
+
 static const BusNotifyOps test_notify_ops = {
         .conn_added = test_ev_added,
         .conn_removed = test_ev_removed,
         .name_changed = test_ev_name,
         .reply_lost = test_ev_reply_lost,
+        .copy_denied = test_ev_copy_denied,
 };
 
 #define TEST_MAX_CONNS 8

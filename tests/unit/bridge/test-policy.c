@@ -5,9 +5,11 @@
  * rules, the AccessDenied texts, the routing hooks, and reload. The expected decisions are
  * dbus-daemon 1.14.10's (checked by running it with the same rules; see bridge/policy.c).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "bridge/monitor.h"
 #include "bridge/policy.h"
 #include "fixture.h"
 
@@ -570,6 +572,79 @@ static void test_from_bus(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "");
 }
 
+/*
+ * A denied copy (broadcast receiver, eavesdropper, a message of the bus) answers nobody;
+ * while there are monitors, copy_denied hands compat dbus-daemon's AccessDenied text for
+ * them (checked with dbus-daemon 1.14.10 and its forbidding.conf: the monitor sees the
+ * message, then that error, to the sender or to "org.freedesktop.DBus" for the bus's own).
+ */
+static void test_copy_denied(PFixture *pf, gconstpointer ctx) {
+        BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL };
+        BridgeMatchRule *rule;
+        Fixture *f = &pf->f;
+        BridgeMsg *m;
+
+        add_default(pf, ALLOW(SEND));
+        add_default(pf, ALLOW(RECV));
+        add_default(pf, DENY(SEND, .broadcast = POLICY_TRUE, .interface = "x.B"));
+        add_default(pf, DENY(RECV, .interface = "x.R"));
+        add_default(pf, DENY(RECV, .interface = "org.freedesktop.DBus",
+                             .member = "NameAcquired"));
+        conns(pf, 3);
+        g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(f->c[1], rule), ==, 0);
+        fixture_log_reset(f);
+#define SIG(iface, serial_) test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, \
+                                      .interface = iface, .member = "S", .serial = serial_ })
+        /* no monitor: nothing but the drop */
+        g_assert_cmpint(SIG("x.B", 6), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+        assert_log(f, "");
+
+        g_assert_cmpint(bridge_conn_become_monitor(f->c[2], NULL, 0), ==, 0);
+        fixture_log_reset(f);
+        g_assert_cmpint(SIG("x.B", 7), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "S");
+        assert_log(f, "denied :1.1 7 Rejected send message, 2 matched rules; type=\"signal\", "
+                   "sender=\":1.1\" (uid=1000 pid=4242 comm=\"test-comm\") interface=\"x.B\" "
+                   "member=\"S\" error name=\"(unset)\" requested_reply=\"0\" "
+                   "destination=\"org.freedesktop.DBus\" (uid=1001 pid=4242 comm=\"test-comm\");");
+        g_assert_cmpint(SIG("x.R", 8), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "S");
+        g_assert_true(g_str_has_prefix(f->ev.log->str, "denied :1.1 8 Rejected receive message, "
+                                       "2 matched rules; type=\"signal\""));
+        fixture_log_reset(f);
+        /* allowed: no event */
+        g_assert_cmpint(SIG("x.A", 9), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "S");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "S");
+        assert_log(f, "");
+#undef SIG
+        /* a message of the bus the receiver may not receive: the monitor sees it, then the
+         * error for the bus itself; the receiver gets nothing */
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.2",
+                .serial = 10, .path = "/org/freedesktop/DBus",
+                .interface = "org.freedesktop.DBus", .member = "NameAcquired",
+                .args = { "a.b" } });
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[1], m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "NameAcquired");
+        assert_log(f, "denied bus 10 Rejected receive message, 2 matched rules; "
+                   "type=\"signal\", sender=\"(unset)\" ((bus)) interface=\"org.freedesktop.DBus\" "
+                   "member=\"NameAcquired\" error name=\"(unset)\" requested_reply=\"0\" "
+                   "destination=\":1.2\" (uid=1001 pid=4242 comm=\"test-comm\");");
+        /* the handler's failure (ENOMEM building the error) is passed up */
+        f->ev.fail_with = -ENOMEM;
+        g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                .interface = "x.B", .member = "S", .serial = 11 }), ==, -ENOMEM);
+        f->ev.fail_with = 0;
+        fixture_log_reset(f);
+        drain(f->c[2]);
+}
+
 /* ---- connect, reload, dump ---- */
 
 static void test_connect(PFixture *pf, gconstpointer ctx) {
@@ -662,6 +737,7 @@ int main(int argc, char **argv) {
         T("eavesdrop", test_eavesdrop);
         T("driver-destination", test_driver_destination);
         T("from-bus", test_from_bus);
+        T("copy-denied", test_copy_denied);
         T("connect", test_connect);
         T("reload", test_reload);
         T("dump", test_dump);
