@@ -657,6 +657,25 @@ void driver_set_reload(Driver *driver, DriverReloadFn fn, void *userdata) {
         driver->reload_userdata = userdata;
 }
 
+/**
+ * driver_reload() - run what ReloadConfig runs
+ * @driver:             the driver
+ * @ret_not_found:      set when the refusal is a missing file
+ * @msg:                the reason of a refusal ("file:line: why")
+ * @n_msg:              its size
+ *
+ * The front end calls this on SIGHUP, so that a signal reloads exactly what ReloadConfig
+ * reloads (the configuration, and with activation the service directories), as
+ * dbus-daemon 1.14.10 does.
+ *
+ * Return: 0 (reloaded, or nothing to reload), 1 (refused), or a negative errno.
+ */
+int driver_reload(Driver *driver, bool *ret_not_found, char *msg, size_t n_msg) {
+        if (!driver->reload)
+                return 0;
+        return driver->reload(driver->reload_userdata, ret_not_found, msg, n_msg);
+}
+
 /* As dbus-daemon: a refused configuration is ...Error.Failed (FileNotFound for a missing
  * file) with the reason; the running configuration stays either way. */
 static int driver_method_reload_config(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -665,15 +684,13 @@ static int driver_method_reload_config(Driver *driver, BridgeConn *caller, Bridg
         char msg[1024] = "";
         int r;
 
-        if (driver->reload) {
-                r = driver->reload(driver->reload_userdata, &not_found, msg, sizeof(msg));
-                if (r < 0)
-                        snprintf(msg, sizeof(msg), "%s", strerror(-r));
-                if (r)
-                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
-                                            not_found ? COMPAT_E_RELOAD_NOT_FOUND :
-                                                        COMPAT_E_RELOAD_FAILED, msg, NULL, NULL);
-        }
+        r = driver_reload(driver, &not_found, msg, sizeof(msg));
+        if (r < 0)
+                snprintf(msg, sizeof(msg), "%s", strerror(-r));
+        if (r)
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    not_found ? COMPAT_E_RELOAD_NOT_FOUND :
+                                                COMPAT_E_RELOAD_FAILED, msg, NULL, NULL);
         return driver_reply_empty(driver, caller, call);
 }
 

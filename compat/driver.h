@@ -36,6 +36,9 @@ int driver_new(Bus *bus, Driver **ret);
  */
 typedef int (*DriverReloadFn)(void *userdata, bool *ret_not_found, char *msg, size_t n_msg);
 void driver_set_reload(Driver *driver, DriverReloadFn fn, void *userdata);
+/* Run what ReloadConfig runs (SIGHUP does the same as in dbus-daemon). Return: as the
+ * DriverReloadFn; 0 when none is set. */
+int driver_reload(Driver *driver, bool *ret_not_found, char *msg, size_t n_msg);
 Driver *driver_free(Driver *driver);
 DEFINE_CLEANUP(Driver *, driver_free);
 

@@ -139,11 +139,14 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
         Server *s = userdata;
 
         if (si->ssi_signo == SIGHUP) {
-                ProxyConfigError err;
+                bool not_found = false;
+                char msg[1024];
 
-                /* logs the outcome; on failure the running configuration stays */
+                /* what ReloadConfig does (the configuration, and the service directories
+                 * when activation is on), as in dbus-daemon; the reload logs its outcome,
+                 * on failure the running configuration stays */
                 server_update_time(s);
-                (void) proxy_config_reload(s, &err);
+                (void) driver_reload(s->driver, &not_found, msg, sizeof(msg));
                 server_flush(s);
                 return 0;
         }
