@@ -67,19 +67,19 @@ static void read_cmdline(pid_t pid, char *buf, size_t size) {
 }
 
 /**
- * proxy_config_admit() - the policy's say on a peer that just authenticated
+ * proxy_config_admit_creds() - the policy's say on a peer, before it has a connection
  * @s:          the server
- * @conn:       the peer's connection (creds captured at connect)
+ * @cr:         the peer's credentials (captured at connect)
+ * @ret:        its snapshot (NULL without a policy on the bus)
  *
  * Without a policy on the bus nothing is checked. Otherwise the user=/group= rules decide
- * whether @conn may connect (the bus's own uid may unless a rule says otherwise), and @conn
- * gets its snapshot.
+ * whether the peer may connect (the bus's own uid may unless a rule says otherwise). The
+ * native front end asks this before HELLO creates the connection, so that a refused peer
+ * is never announced.
  *
  * Return: 0, 1 (the policy does not let this user connect), or -ENOMEM.
  */
-int proxy_config_admit(Server *s, BridgeConn *conn) {
-        _cleanup_(policy_snapshot_freep) PolicySnapshot *snapshot = NULL;
-        const BridgeCreds *cr = &conn->creds;
+int proxy_config_admit_creds(Server *s, const BridgeCreds *cr, PolicySnapshot **ret) {
         PolicyDb *db = s->config ? s->config->policy : NULL;   /* the one on the bus */
         gid_t *gids;
         char comm[LOGINFO_CMDLINE_MAX + 1];
@@ -87,6 +87,7 @@ int proxy_config_admit(Server *s, BridgeConn *conn) {
         size_t n_gids;
         int r;
 
+        *ret = NULL;
         if (!db)
                 return 0;
         /* the primary group first, then the supplementary ones (dbus-daemon's group list) */
@@ -118,10 +119,28 @@ int proxy_config_admit(Server *s, BridgeConn *conn) {
                 .pid = cr->pid,
                 .comm = comm[0] ? comm : NULL,
         };
-        r = policy_snapshot_new(db, &peer, &snapshot);
+        r = policy_snapshot_new(db, &peer, ret);
         free(gids);
-        if (r < 0)
-                return error_trace(r);
-        bridge_conn_set_policy(conn, steal_ptr(&snapshot));
+        return r < 0 ? error_trace(r) : 0;
+}
+
+/**
+ * proxy_config_admit() - the policy's say on a peer that just authenticated
+ * @s:          the server
+ * @conn:       the peer's connection (creds captured at connect)
+ *
+ * As proxy_config_admit_creds(); @conn gets the snapshot.
+ *
+ * Return: 0, 1 (the policy does not let this user connect), or -ENOMEM.
+ */
+int proxy_config_admit(Server *s, BridgeConn *conn) {
+        PolicySnapshot *snapshot = NULL;
+        int r;
+
+        r = proxy_config_admit_creds(s, &conn->creds, &snapshot);
+        if (r)
+                return r;
+        if (snapshot)
+                bridge_conn_set_policy(conn, snapshot);
         return 0;
 }

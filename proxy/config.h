@@ -75,6 +75,11 @@ int proxy_config_reload(Server *s, ProxyConfigError *ret_error);
  * Return: 0, 1, or -ENOMEM. (config-peer.c) */
 typedef struct BridgeConn BridgeConn;
 int proxy_config_admit(Server *s, BridgeConn *conn);
+/* The same before there is a connection (the native front end, before HELLO); *ret: the
+ * snapshot to give the connection, NULL without a policy. (config-peer.c) */
+typedef struct BridgeCreds BridgeCreds;
+typedef struct PolicySnapshot PolicySnapshot;
+int proxy_config_admit_creds(Server *s, const BridgeCreds *cr, PolicySnapshot **ret);
 
 /* proxy_config_reload() as the driver's ReloadConfig hook (DriverReloadFn); @userdata is
  * the Server. */

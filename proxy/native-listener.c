@@ -25,6 +25,7 @@
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/native-conn.h"
+#include "bridge/policy.h"
 #include "kdbus/kdbus.h"
 #include "proxy/config.h"
 #include "proxy/endpoint.h"
@@ -162,23 +163,22 @@ static const NativeConnOps native_client_ops = {
 };
 
 static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
+        _cleanup_(policy_snapshot_freep) PolicySnapshot *snapshot = NULL;
         Server *s = c->listener->server;
         int fds[2];
         int r;
 
-        r = native_conn_hello_on(s->bus, c->listener->endpoint, &c->creds, cmd, size,
-                                 &native_client_ops, c, &c->nc);
-        if (r == 0) {
-                /* the XML policy covers native peers as it does legacy ones: its connect
-                 * rules (a refused user's HELLO fails EPERM, kdbus's errno for a policy
-                 * refusal; the connection was announced and goes at once), then the
-                 * snapshot the send/receive/own checks use */
-                r = proxy_config_admit(s, c->nc->conn);
-                if (r) {
-                        c->nc = native_conn_free(c->nc);
-                        r = r == 1 ? -EPERM : r;
-                }
-        }
+        /* the XML policy covers native peers as it does legacy ones: its connect rules
+         * first (a refused user's HELLO fails EPERM, kdbus's errno for a policy refusal,
+         * and nobody hears of it), then the snapshot the send/receive/own checks use */
+        r = proxy_config_admit_creds(s, &c->creds, &snapshot);
+        if (r == 0)
+                r = native_conn_hello_on(s->bus, c->listener->endpoint, &c->creds, cmd, size,
+                                         &native_client_ops, c, &c->nc);
+        else if (r == 1)
+                r = -EPERM;
+        if (r == 0 && snapshot)
+                bridge_conn_set_policy(c->nc->conn, steal_ptr(&snapshot));
         if (r)
                 return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd_hello)),
                                            NULL, 0);

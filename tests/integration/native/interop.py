@@ -403,8 +403,11 @@ CONNECT_CONF = OPEN_CONF.replace('</busconfig>', '''  <policy context="mandatory
 @scenario
 def sc_xml_policy_native_connect(bus):
     """The policy's connect rules cover native peers: a refused user's HELLO fails EPERM
-    (and a legacy client of that user is refused too); others connect."""
+    and is never announced (and a legacy client of that user is refused too); others
+    connect."""
     daemon_uid = 1
+    watch = native(bus)
+    watch.expect('match-notify 1 id-add', 'ok')
     p = popen([NATIVE_PEER, bus.native, '--uid', str(daemon_uid)], stdin=subprocess.DEVNULL,
               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate(timeout=20)
@@ -417,6 +420,10 @@ def sc_xml_policy_native_connect(bus):
     check(rc != 0, 'legacy client of a refused user: %s %s' % (out, err))
     n = native(bus, uid=NOBODY)
     n.expect('acquire org.example.Allowed', 'ok 20')
+    # the refused peers were never announced: the first ID_ADD is the admitted one's
+    ev = watch.wait_event('notify ID_ADD %d' % n.id)
+    added = matching(ev, 'notify ID_ADD')
+    check(added == ['notify ID_ADD %d' % n.id], 'ID_ADD seen: %s' % added)
 
 
 SCENARIO_CONF = {'xml-policy-native-senders': POLICY_CONF,
