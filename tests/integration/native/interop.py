@@ -394,6 +394,31 @@ def sc_xml_policy_native_senders(bus):
     n_nobody.expect('call %s Echo y' % other.unique, 'return native:y')
 
 
+@scenario
+def sc_xml_policy_native_reload(bus):
+    """A reloaded policy applies to native peers already connected: ReloadConfig after
+    the file gained a <deny send_destination> for nobody turns the native call's answer
+    into EPERM, and back."""
+    svc = native(bus)
+    svc.expect('acquire org.example.Guarded', 'ok 20')
+    svc.expect('echo on', 'ok')
+    n_nobody = native(bus, uid=NOBODY)
+    n_nobody.expect('call org.example.Guarded Echo a', 'return native:a')
+
+    def reload(conf):
+        with open(os.path.join(bus.dir, 'bus.conf'), 'w') as f:
+            f.write(conf)
+        rc, out, err = run(['dbus-send', '--bus=' + bus.address, '--print-reply',
+                            '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus',
+                            'org.freedesktop.DBus.ReloadConfig'])
+        check(rc == 0, 'ReloadConfig: %s %s' % (out, err))
+
+    reload(POLICY_CONF)
+    n_nobody.expect('call org.example.Guarded Echo b', 'err EPERM')
+    reload(OPEN_CONF)
+    n_nobody.expect('call org.example.Guarded Echo c', 'return native:c')
+
+
 CONNECT_CONF = OPEN_CONF.replace('</busconfig>', '''  <policy context="mandatory">
     <deny user="daemon"/>
   </policy>
