@@ -88,12 +88,25 @@ int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
         return 0;
 }
 
+/**
+ * bus_endpoint_ref() - take a reference
+ * @ep:         the endpoint or NULL
+ *
+ * Return: @ep.
+ */
 BusEndpoint *bus_endpoint_ref(BusEndpoint *ep) {
         if (ep)
                 ++ep->n_refs;
         return ep;
 }
 
+/**
+ * bus_endpoint_unref() - drop a reference; the last one frees (unlinked from its bus if
+ * it still was: closing is the owner's business, see bus_endpoint_close())
+ * @ep:         the endpoint or NULL
+ *
+ * Return: NULL.
+ */
 BusEndpoint *bus_endpoint_unref(BusEndpoint *ep) {
         if (!ep || --ep->n_refs > 0)
                 return NULL;
