@@ -27,12 +27,16 @@ typedef struct BridgeUser {
         unsigned n_conns;               /* active or not: keeps the account */
         unsigned n_active;              /* said hello, not disconnected: max_connections_per_user
                                          * (dbus-daemon counts completed connections only) */
+        bool anonymous;                 /* a custom endpoint's own account (kdbus): owned by
+                                         * the endpoint, not in Bus.users (bridge/endpoint.c) */
 } BridgeUser;
 
 /* Frees the recycled entries (bus_free). */
 void bus_free_entries_flush(Bus *bus);
 /* Frees the recycled BridgeReply (bus_free, after the connections are gone). */
 void bus_free_replies_flush(Bus *bus);
+/* Free @user's account once nothing is charged to it (not an endpoint's). */
+void bus_user_put(Bus *bus, BridgeUser *user);
 /* Frees every per-uid account (bus_free, after detaching the connections). */
 void bus_users_flush(Bus *bus);
 

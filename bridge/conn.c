@@ -53,9 +53,13 @@ static void creds_clear(BridgeCreds *c) {
         c->seclabel = NULL;
 }
 
-/* Free @user's account once nothing is charged to it. */
-static void bus_user_put(Bus *bus, BridgeUser *user) {
-        if (!user || user->n_conns)
+/**
+ * bus_user_put() - free a per-uid account once nothing is charged to it
+ * @bus:        the bus
+ * @user:       the account or NULL; an endpoint's (anonymous) stays: the endpoint owns it
+ */
+void bus_user_put(Bus *bus, BridgeUser *user) {
+        if (!user || user->n_conns || user->anonymous)
                 return;
         hash_table_remove(&bus->users, &user->node);
         free(user);

@@ -76,7 +76,8 @@ struct BridgeConn {
         struct BusEndpoint *endpoint;   /* the custom endpoint it came through (a reference),
                                          * NULL: the bus's own (bridge/endpoint.h) */
         char *denial;                   /* the last AccessDenied text without a snapshot */
-        struct BridgeUser *user;        /* the per-uid account of creds.uid */
+        struct BridgeUser *user;        /* the per-uid account of creds.uid, or its custom
+                                         * endpoint's own account (kdbus) */
         const BridgeConnOps *ops;
         void *userdata;                 /* the transport's */
 

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Custom endpoints: creation (kdbus's "<uid>-<name>" naming), policy updates, closing.
+ * As in kdbus, an endpoint's connections are accounted on the endpoint's own (anonymous)
+ * account, not on their users': max_connections_per_user applies per endpoint, and a
+ * sandbox cannot use up its user's connections (nor the other way round).
  * The checks that use their policy are in name-policy.c. An endpoint is reference-counted:
  * its owner holds one, every connection that came through it holds one (so a connection
  * of a closed endpoint keeps its filtered view until it is freed, never the full one).
@@ -10,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
@@ -82,6 +86,11 @@ int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
         r = native_policy_db_new(&ep->policy);
         if (r)
                 return error_trace(r);
+        ep->user = calloc(1, sizeof(*ep->user));
+        if (!ep->user)
+                return error_origin(-ENOMEM);
+        ep->user->uid = uid;
+        ep->user->anonymous = true;
         ep->bus = bus;
         list_append(&bus->endpoints, &ep->link);
         *ret = steal_ptr(&ep);
@@ -111,6 +120,7 @@ BusEndpoint *bus_endpoint_unref(BusEndpoint *ep) {
         if (!ep || --ep->n_refs > 0)
                 return NULL;
         list_unlink(&ep->link);
+        free(ep->user);                 /* no connection is charged to it: they hold refs */
         native_policy_db_free(ep->policy);
         free(ep->name);
         free(ep);
@@ -161,6 +171,17 @@ int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t 
  * @ep:         the endpoint (a reference is taken)
  */
 void bridge_conn_set_endpoint(BridgeConn *conn, BusEndpoint *ep) {
+        BridgeUser *account = ep ? ep->user : NULL;
+
+        /* charge the connection to the endpoint's account instead of its uid's */
+        if (account && conn->user != account && !conn->active) {
+                if (conn->user) {
+                        --conn->user->n_conns;
+                        bus_user_put(conn->bus, conn->user);
+                }
+                conn->user = account;
+                ++account->n_conns;
+        }
         bus_endpoint_unref(conn->endpoint);
         conn->endpoint = bus_endpoint_ref(ep);
 }

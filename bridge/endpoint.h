@@ -54,6 +54,7 @@ typedef struct BusEndpoint {
         char *name;                     /* "<uid>-<name>" */
         uid_t uid;                      /* its creator's */
         NativePolicyDb *policy;         /* empty: nothing visible */
+        struct BridgeUser *user;        /* the account its connections are charged to */
 } BusEndpoint;
 
 /*

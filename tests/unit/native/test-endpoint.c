@@ -263,6 +263,36 @@ static void test_endpoint_legacy(NFixture *n, gconstpointer ctx) {
         g_assert_true(bridge_conn_is_active(a));
 }
 
+/* kdbus: an endpoint's connections count on the endpoint's account, not their uid's */
+static void test_endpoint_accounting(NFixture *n, gconstpointer ctx) {
+        BusLimits limits;
+        BridgeConn *c;
+        unsigned i;
+
+        bus_limits_init_session(&limits);
+        limits.max_connections_per_user = 2;
+        fixture_teardown(&n->f, ctx);
+        fixture_setup_limits(&n->f, &limits);
+        n->f.bus->owner_uid = 4242;
+        make_endpoint(n, (const char *[]){ NULL });
+
+        (void) fixture_conn_uid(&n->f, 0, 1000, 0, true);
+        (void) fixture_conn_uid(&n->f, 1, 1000, 0, true);
+        c = fixture_conn_uid(&n->f, 2, 1000, 0, false);
+        g_assert_cmpint(bridge_conn_hello(c), ==, BRIDGE_E_CONN_QUOTA);
+        /* the user's connections are used up; the endpoint has its own two */
+        for (i = 3; i < 6; ++i) {
+                c = fixture_conn_uid(&n->f, i, 1000, 0, false);
+                bridge_conn_set_endpoint(c, n->ep);
+                g_assert_cmpint(bridge_conn_hello(c), ==, i < 5 ? 0 : BRIDGE_E_CONN_QUOTA);
+        }
+        bridge_conn_disconnect(n->f.c[3]);
+        g_assert_cmpint(bridge_conn_hello(n->f.c[5]), ==, 0);
+        g_assert_cmpint(bridge_conn_hello(n->f.c[2]), ==, BRIDGE_E_CONN_QUOTA);
+        bridge_conn_disconnect(n->f.c[0]);
+        g_assert_cmpint(bridge_conn_hello(n->f.c[2]), ==, 0);
+}
+
 /* ---- endpoints, native connections ---- */
 
 static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const char *name,
@@ -472,6 +502,8 @@ int main(int argc, char **argv) {
                    nteardown);
         g_test_add("/native/endpoint/native", NFixture, NULL, nsetup, test_endpoint_native,
                    nteardown);
+        g_test_add("/native/endpoint/accounting", NFixture, NULL, nsetup,
+                   test_endpoint_accounting, nteardown);
         g_test_add("/native/holder/hello-update", NFixture, NULL, nsetup, test_holder, nteardown);
         return g_test_run();
 }
