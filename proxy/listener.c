@@ -258,7 +258,15 @@ int listener_new_endpoint(Server *server, const char *path, BusEndpoint *ep, mod
                 return r;
         }
         /* kdbus: the endpoint node belongs to its creator, mode from MAKE_ACCESS_* */
-        if (chmod(path, mode) < 0 || chown(path, uid, gid) < 0 || listen(fd, SOMAXCONN) < 0) {
+        /* a bus not running as root cannot give the file to root (a privileged creator):
+         * it stays the bus's, which root can use all the same */
+        if (chown(path, uid, gid) < 0 && errno != EPERM) {
+                r = error_origin(-errno);
+                (void) unlink(path);
+                (void) close(fd);
+                return r;
+        }
+        if (chmod(path, mode) < 0 || listen(fd, SOMAXCONN) < 0) {
                 r = error_origin(-errno);
                 (void) unlink(path);
                 (void) close(fd);

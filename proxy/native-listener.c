@@ -448,7 +448,9 @@ static int native_listener_bind(Server *server, const char *path, mode_t mode, u
         }
         if (chmod(path, mode) < 0)
                 return error_origin(-errno);
-        if (uid != (uid_t)-1 && chown(path, uid, gid) < 0)
+        /* EPERM: a bus not running as root cannot give the file to root (a privileged
+         * creator); it stays the bus's, which root can use all the same */
+        if (uid != (uid_t)-1 && chown(path, uid, gid) < 0 && errno != EPERM)
                 return error_origin(-errno);
         if (listen(l->fd, 128) < 0)
                 return error_origin(-errno);
