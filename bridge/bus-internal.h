@@ -44,6 +44,8 @@ void bus_users_flush(Bus *bus);
 int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg);
 bool bridge_conn_queue_is_full(const BridgeConn *conn);
 void bridge_conn_kick(BridgeConn *conn);
+/* Take one entry out of the middle of @conn's queue (moving messages: activator.c). */
+void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e);
 
 /* Debug.Stats peaks: call after @conn's names or match rules changed. */
 static inline void bus_stats_note_names(Bus *bus, BridgeConn *conn) {

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include "bridge/activator.h"
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
@@ -51,6 +52,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->conns);
         list_init(&bus->match_conns);
         list_init(&bus->monitors);
+        list_init(&bus->activators);
         list_init(&bus->reply_timeouts);
         list_init(&bus->free_entries);
         list_init(&bus->endpoints);
@@ -161,11 +163,15 @@ int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
 
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
                             BridgeConn *new_owner) {
+        int r = 0;
+
         native_notify_name(bus, name, old_owner, new_owner);
-        if (!bus->notify || !bus->notify->name_changed)
-                return 0;
-        return error_trace(bus->notify->name_changed(bus->notify_userdata, name, old_owner,
-                                                     new_owner));
+        if (bus->notify && bus->notify->name_changed)
+                r = bus->notify->name_changed(bus->notify_userdata, name, old_owner, new_owner);
+        /* after NameOwnerChanged / NameAcquired, as .service activation routes its waiting
+         * messages after them */
+        bus_activator_name_changed(bus, name, old_owner, new_owner);
+        return error_trace(r);
 }
 
 int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool timed_out,

@@ -99,6 +99,7 @@ struct Bus {
         /* kdbus's name policy (bridge/endpoint.h) */
         List endpoints;                 /* BusEndpoint, open */
         struct NativePolicyDb *holder_policy; /* policy holders' entries; NULL: none yet */
+        List activators;                /* BridgeActivator (bridge/activator.h) */
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

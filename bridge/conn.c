@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bloom.h"
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
@@ -306,6 +307,22 @@ int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
 }
 
 /**
+ * bridge_conn_queue_remove() - take @e out of @conn's queue, wherever it is
+ * @conn:       the connection
+ * @e:          one of its queue entries (recycled: invalid afterwards)
+ */
+void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
+        BridgeMsg *msg = e->msg;
+
+        list_unlink(&e->link);
+        conn->queued_bytes -= msg->size;
+        conn->queued_fds -= msg->n_fds;
+        --conn->queued_msgs;
+        bus_entry_put(conn->bus, e);
+        bridge_msg_unref(msg);
+}
+
+/**
  * bridge_conn_queue_is_full() - is @conn over its outgoing byte or fd limit?
  * @conn:       the connection
  *
@@ -333,17 +350,9 @@ BridgeMsg *bridge_conn_queue_peek(BridgeConn *conn) {
  */
 void bridge_conn_queue_pop(BridgeConn *conn) {
         BridgeQueueEntry *e = list_first_entry(&conn->queue, BridgeQueueEntry, link);
-        BridgeMsg *msg;
 
-        if (!e)
-                return;
-        msg = e->msg;
-        list_unlink(&e->link);
-        conn->queued_bytes -= msg->size;
-        conn->queued_fds -= msg->n_fds;
-        --conn->queued_msgs;
-        bus_entry_put(conn->bus, e);
-        bridge_msg_unref(msg);
+        if (e)
+                bridge_conn_queue_remove(conn, e);
 }
 
 /**
@@ -426,7 +435,8 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         conn_free_matches(conn);
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
-        if (!(conn->flags & BRIDGE_CONN_MONITOR))
+        bus_activator_conn_removed(conn);
+        if (bridge_conn_is_visible_kind(conn))
                 (void) bus_notify_conn_removed(bus, conn);
         bridge_conn_fail_replies(conn);
 }
@@ -574,6 +584,10 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         int r;
 
         dst = bus_find_conn_by_name(sender->bus, h->destination);
+        /* no owner: the name's activator takes it, unless the sender said NO_AUTO_START
+         * (then it is a name without owner, as for .service activation) */
+        if (!dst && !(h->flags & WIRE_FLAG_NO_AUTO_START))
+                dst = bus_find_activator(sender->bus, h->destination);
         if (!dst)
                 return h->destination[0] == ':' ? BRIDGE_E_PEER_UNKNOWN : BRIDGE_E_NAME_UNKNOWN;
         if (dst->flags & BRIDGE_CONN_POLICY_HOLDER)

@@ -41,6 +41,7 @@ typedef struct BridgeConnOps {
 enum {
         BRIDGE_CONN_ACCEPT_FDS = 1u << 0,       /* may receive unix fds (NEGOTIATE_UNIX_FD) */
         BRIDGE_CONN_MONITOR = 1u << 1,          /* a monitor: receives copies, sends nothing */
+        BRIDGE_CONN_ACTIVATOR = 1u << 2,        /* holds a name for activation (activator.h) */
         BRIDGE_CONN_POLICY_HOLDER = 1u << 3,    /* holds kdbus policy entries only: nobody
                                                  * can send to it (bridge/native-holder.c) */
 };
@@ -61,6 +62,7 @@ enum {
         BRIDGE_E_CONN_QUOTA,            /* hello: too many active connections for this user */
         BRIDGE_E_ACCESS_DENIED,         /* the policy denies it (bridge/policy.h); the text is
                                          * bridge_conn_get_denial(sender) */
+        BRIDGE_E_NAME_TAKEN,            /* the name has an activator already (activator.h) */
         _BRIDGE_E_N,
 };
 
@@ -162,6 +164,18 @@ void bridge_conn_queue_pop(BridgeConn *conn);
 
 static inline bool bridge_conn_is_active(const BridgeConn *conn) {
         return conn && conn->active;
+}
+
+/* Active and an ordinary connection: listed, announced, addressable (not a monitor or an
+ * activator, which kdbus keeps out of LIST and the id table). */
+static inline bool bridge_conn_is_visible(const BridgeConn *conn) {
+        return conn && conn->active &&
+               !(conn->flags & (BRIDGE_CONN_MONITOR | BRIDGE_CONN_ACTIVATOR));
+}
+
+/* Not a monitor or an activator (active or not): its hello and its going are announced. */
+static inline bool bridge_conn_is_visible_kind(const BridgeConn *conn) {
+        return !(conn->flags & (BRIDGE_CONN_MONITOR | BRIDGE_CONN_ACTIVATOR));
 }
 
 /* Never said hello (ids are given at hello, so it was never disconnected either): the bus

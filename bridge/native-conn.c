@@ -491,6 +491,44 @@ void native_conn_sync_cancel(NativeConn *nc) {
 }
 
 /**
+ * native_conn_unqueue() - take the messages for @name off the receive list
+ * @nc:         the connection
+ * @name:       a well-known name
+ * @msgs:       array to append them to (a reference each), realloc'd as needed
+ * @n:          its length
+ * @cap:        its capacity
+ *
+ * For moving messages between an activator and a name's owner (bridge/activator.c):
+ * written into the pool, not received (PEEKed ones too), DESTINATION @name, oldest first.
+ * Their slices go back to the pool.
+ *
+ * Return: 0 or -ENOMEM (what was taken so far stays in @msgs).
+ */
+int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, size_t *n,
+                        size_t *cap) {
+        List *pos, *tmp;
+
+        list_for_each_safe(pos, tmp, &nc->recv_list) {
+                NativeEntry *e = container_of(pos, NativeEntry, link);
+
+                if (!e->msg || !e->msg->hdr.destination || strcmp(e->msg->hdr.destination, name))
+                        continue;
+                if (*n == *cap) {
+                        size_t c = *cap ? 2 * *cap : 16;
+                        BridgeMsg **m = realloc(*msgs, c * sizeof(*m));
+
+                        if (!m)
+                                return error_origin(-ENOMEM);
+                        *msgs = m;
+                        *cap = c;
+                }
+                (*msgs)[(*n)++] = bridge_msg_ref(e->msg);
+                entry_free(nc, e, true);
+        }
+        return 0;
+}
+
+/**
  * native_conn_drain() - move what the core queued into the pool
  * @nc:         the connection
  *

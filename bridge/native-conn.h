@@ -163,6 +163,10 @@ void native_conn_sync_cancel(NativeConn *nc);
 /* Write queued messages into the pool (after FREE made room); called internally too. */
 void native_conn_drain(NativeConn *nc);
 
+/* Take the messages for @name off the receive list (bridge/activator.c). Return: 0, -ENOMEM. */
+int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, size_t *n,
+                        size_t *cap);
+
 /* From bridge/native-send.c: SEND. */
 int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds);
 /* From bridge/native-names.c: NAME_ACQUIRE, NAME_RELEASE, LIST, CONN_INFO. */

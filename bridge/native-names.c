@@ -14,6 +14,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
@@ -200,6 +201,12 @@ static size_t info_size(const BridgeConn *viewer, const BridgeConn *conn, uint64
                 if (with_names)
                         sz += name_item_size(o->name->name);
         }
+        /* an activator's name, flagged KDBUS_NAME_ACTIVATOR (kdbus) */
+        if (bridge_conn_activator_name(conn)) {
+                ++n;
+                if (with_names)
+                        sz += name_item_size(bridge_conn_activator_name(conn));
+        }
         if (!(list_flags & KDBUS_LIST_UNIQUE) && !n)
                 return 0;
         return sz;
@@ -220,12 +227,17 @@ static uint8_t *write_info(uint8_t *p, const BridgeConn *viewer, const BridgeCon
                         if (owner_listed(viewer, o, list_flags))
                                 at = write_name_item(at, o->name->name, owner_kdbus_flags(o));
                 }
+        if (with_names && bridge_conn_activator_name(conn))
+                at = write_name_item(at, bridge_conn_activator_name(conn), KDBUS_NAME_ACTIVATOR);
         info->size = (uint64_t)(at - p);
         return at;
 }
 
-/* kdbus leaves monitors out of LIST (legacy BecomeMonitor ones too: they are invisible). */
+/* kdbus leaves monitors out of LIST (legacy BecomeMonitor ones too: they are invisible),
+ * and activators unless ACTIVATORS is asked for. */
 static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
+        if (bridge_conn_is_activator(c))
+                return c->active && (list_flags & KDBUS_LIST_ACTIVATORS);
         return bridge_conn_is_active(c) && !bridge_conn_is_monitor(c);
 }
 
@@ -236,8 +248,9 @@ static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
  * @size:       bytes at @buf
  *
  * UNIQUE lists every connection, NAMES adds OWNED_NAME items (and, without UNIQUE, lists
- * only connections owning a name), QUEUED adds the names a connection waits for.
- * ACTIVATORS lists nothing yet (no activator connections).
+ * only connections owning a name), QUEUED adds the names a connection waits for,
+ * ACTIVATORS adds the activators (their name flagged KDBUS_NAME_ACTIVATOR). Monitors are
+ * never listed.
  *
  * Return: 0, or -EINVAL, -ENOBUFS (the pool has no room), -ENOMEM.
  */

@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
@@ -250,8 +251,9 @@ static int send_cancel_fd(const struct kdbus_cmd_send *cmd, const int *fds, unsi
  * outside the datagram), EBADMSG (the payload is not a valid dbus1 message), EOPNOTSUPP
  * (a payload type other than DBUS), ETXTBSY (a memfd not sealed), EMFILE (more than 16
  * fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds), EDESTADDRREQ, EREMCHG,
- * ESRCH, ENXIO, ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose
- * timeout_ns passed), EBADF (a CANCEL_FD index outside the datagram's fds).
+ * ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an activator holds), ENOBUFS,
+ * ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose timeout_ns passed), EBADF (a
+ * CANCEL_FD index outside the datagram's fds).
  */
 int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
         struct kdbus_cmd_send *cmd = buf;
@@ -351,6 +353,14 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 p.n_msg_fds = 0;
         }
 
+        /* kdbus: a name held by an activator alone is no destination for NO_AUTO_START */
+        if (hdr.destination &&
+            ((km->flags & KDBUS_MSG_NO_AUTO_START) || (hdr.flags & WIRE_FLAG_NO_AUTO_START)) &&
+            hdr.destination[0] != ':' && !bus_find_conn_by_name(nc->conn->bus, hdr.destination) &&
+            bus_find_activator(nc->conn->bus, hdr.destination)) {
+                r = -EADDRNOTAVAIL;
+                goto out;
+        }
         /* kdbus: a reply passes only through the reply slot its call opened, whatever a
          * dbus1 policy would let through for legacy peers */
         if (hdr.type == WIRE_MSG_METHOD_RETURN || hdr.type == WIRE_MSG_ERROR) {

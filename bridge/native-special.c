@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/monitor.h"
@@ -24,6 +25,8 @@
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
+#include "wire/names.h"
+#include "wire/protocol.h"
 
 /**
  * native_special_hello_check() - may HELLO with @flags and @name make this connection?
@@ -32,7 +35,7 @@
  * @flags:      KDBUS_HELLO_* (already checked for unknown bits)
  * @name:       the NAME item, or NULL
  *
- * Return: 0, -EINVAL, -EPERM, -EOPNOTSUPP.
+ * Return: 0, -EINVAL, -EPERM.
  */
 int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_t flags,
                                const char *name) {
@@ -43,8 +46,10 @@ int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_
                 return -EINVAL;         /* at most one kind, as kdbus */
         if (!!name != !!(kind & (KDBUS_HELLO_ACTIVATOR | KDBUS_HELLO_POLICY_HOLDER)))
                 return -EINVAL;         /* a NAME exactly for activators and policy holders */
-        if (kind & KDBUS_HELLO_ACTIVATOR)
-                return -EOPNOTSUPP;
+        if ((kind & KDBUS_HELLO_ACTIVATOR) &&
+            (!wire_bus_name_is_valid(name, strlen(name)) || name[0] == ':' ||
+             !strcmp(name, WIRE_DRIVER_NAME)))
+                return -EINVAL;
         if (kind && creds->uid != 0 && creds->uid != bus->owner_uid)
                 return -EPERM;
         return 0;
@@ -62,9 +67,12 @@ int native_special_hello(NativeConn *nc, const char *name) {
 
         if (nc->hello_flags & KDBUS_HELLO_MONITOR)
                 r = bridge_conn_hello_monitor(nc->conn);
+        else if (nc->hello_flags & KDBUS_HELLO_ACTIVATOR)
+                r = bridge_conn_hello_activator(nc->conn, name);
         else
                 r = bridge_conn_hello(nc->conn);
-        return native_errno_from_bridge(r);
+        /* kdbus: EEXIST when the name has an activator already */
+        return r == BRIDGE_E_NAME_TAKEN ? -EEXIST : native_errno_from_bridge(r);
 }
 
 /**
@@ -73,14 +81,16 @@ int native_special_hello(NativeConn *nc, const char *name) {
  * @command:    KDBUS_CMD_*
  *
  * kdbus: monitors may RECV, FREE, UPDATE, LIST and ask for info, nothing that sends,
- * owns names, matches or says BYEBYE.
+ * owns names, matches or says BYEBYE; activators the same without UPDATE.
  *
  * Return: true if allowed.
  */
 bool native_special_may(const NativeConn *nc, uint64_t command) {
-        if (!(nc->hello_flags & KDBUS_HELLO_MONITOR))
+        if (!(nc->hello_flags & (KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR)))
                 return true;
         switch (command) {
+        case KDBUS_CMD_UPDATE:
+                return !(nc->hello_flags & KDBUS_HELLO_ACTIVATOR);
         case KDBUS_CMD_SEND:
         case KDBUS_CMD_NAME_ACQUIRE:
         case KDBUS_CMD_NAME_RELEASE:

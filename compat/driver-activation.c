@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/activation.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
@@ -490,7 +491,7 @@ int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg 
         if (list_is_empty(&driver->bus->monitors) || !driver->activation || !name ||
             name[0] == ':' || (msg->hdr.flags & WIRE_FLAG_NO_AUTO_START) ||
             !bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender) ||
-            bus_find_conn_by_name(driver->bus, name) ||
+            bus_find_conn_by_name(driver->bus, name) || bus_find_activator(driver->bus, name) ||
             (!bus_activation_is_activatable(driver->activation, name) &&
              !bus_activation_is_starting(driver->activation, name)))
                 return 0;
@@ -516,6 +517,7 @@ int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg 
 int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                         WireReader *args) {
         uint32_t flags, running = 2;    /* DBUS_START_REPLY_ALREADY_RUNNING */
+        BridgeConn *activator;
         const char *name;
         int r;
 
@@ -532,6 +534,25 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
                                     COMPAT_E_SERVICE_UNKNOWN, name, NULL, NULL);
         if (name[0] != ':' && !driver_is_driver_name(name) && driver_lookup(driver, name))
                 return driver_reply_basic(driver, caller, call, 'u', &running);
+        /* a native activator holds it: wake it as sd-bus's proxy did on kdbus (a Ping to the
+         * name, which its activator queues) and answer 1 (SUCCESS) at once; callers'
+         * messages wait at the activator until the service owns the name anyway */
+        activator = bus_find_activator(driver->bus, name);
+        if (activator) {
+                WireMsgSpec spec = {
+                        .type = WIRE_MSG_METHOD_CALL, .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                        .path = "/", .interface = "org.freedesktop.DBus.Peer",
+                        .member = "Ping", .destination = name,
+                };
+                uint32_t success = 1;   /* DBUS_START_REPLY_SUCCESS */
+
+                r = driver_emit_to(driver, activator, &spec, NULL);
+                if (r == BRIDGE_E_QUOTA)
+                        driver_kick_conn(activator);
+                else if (r < 0)
+                        return error_trace(r);
+                return driver_reply_basic(driver, caller, call, 'u', &success);
+        }
         if (name[0] != ':' && driver->activation &&
             (bus_activation_is_activatable(driver->activation, name) ||
              bus_activation_is_starting(driver->activation, name)))
@@ -553,6 +574,7 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
                                          WireReader *args) {
         BusActivationName *n;
         WireWriter w;
+        List *pos;
         int r;
 
         wire_writer_init(&w);
@@ -562,6 +584,14 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
                 bus_activation_for_each(n, driver->activation)
                         if (n->listed && bridge_conn_can_see_name(caller, n->name))
                                 (void) wire_writer_append_basic(&w, 's', n->name);
+        /* native activators' names too (once: a .service file may provide one as well) */
+        list_for_each(pos, &driver->bus->activators) {
+                BridgeActivator *a = container_of(pos, BridgeActivator, link);
+
+                if (!driver->activation ||
+                    !bus_activation_is_activatable(driver->activation, a->name))
+                        (void) wire_writer_append_basic(&w, 's', a->name);
+        }
         (void) wire_writer_close(&w);
         r = driver_reply(driver, caller, call, &w);
         wire_writer_deinit(&w);

@@ -242,7 +242,8 @@ int driver_method_list_names(Driver *driver, BridgeConn *caller, BridgeMsg *call
         list_for_each(pos, &bus->conns) {
                 BridgeConn *conn = list_entry(pos, BridgeConn, bus_link);
 
-                if (bridge_conn_is_active(conn) && bridge_conn_can_see_conn(caller, conn))
+                /* monitors and native activators have no unique name to show */
+                if (bridge_conn_is_visible(conn) && bridge_conn_can_see_conn(caller, conn))
                         (void) wire_writer_append_basic(&w, 's', conn->unique_name);
         }
         (void) wire_writer_close(&w);

@@ -130,6 +130,8 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
                 "The maximum number of active connections for UID %s has been reached" },
         /* @a: dbus-daemon's text, from bridge_conn_get_denial() */
         [BRIDGE_E_ACCESS_DENIED] = { E("AccessDenied"), "%s" },
+        /* native activators only (HELLO's EEXIST); no legacy request leads here */
+        [BRIDGE_E_NAME_TAKEN] = { E("Failed"), "Name \"%s\" has an activator already" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */

@@ -2,7 +2,9 @@
 /*
  * kdbus's special connections on the core, like kdbus's selftests test-monitor.c and
  * test-activator.c: a monitor sees unicasts and broadcasts of native and legacy peers and
- * cannot send, own names or match, and nobody sees or reaches it; privilege and HELLO
+ * cannot send, own names or match, and nobody sees or reaches it; an activator takes the
+ * messages for its name while it has no owner, hands them (and their reply slots) to the
+ * first owner and gets them back when the owner goes; LIST_ACTIVATORS; privilege and HELLO
  * checks.
  */
 #include "native-fixture.h"
@@ -201,11 +203,140 @@ static void test_monitor_cannot_send(NFixture *n, gconstpointer ctx) {
         assert_log(f, "");
 }
 
+/* The id of the message at the head of legacy @c's queue (its serial), popped. */
+static uint32_t pop_serial(BridgeConn *c) {
+        BridgeMsg *m = bridge_conn_queue_peek(c);
+        uint32_t serial;
+
+        g_assert_nonnull(m);
+        serial = m->hdr.serial;
+        bridge_conn_queue_pop(c);
+        return serial;
+}
+
+static void test_activator_hello(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        TestMsg call = CALL(":1.1", 9);
+        TestSend to_c0 = { .dst_id = 1, .msg_flags = ~0ull, .memfd_idx = -1 };
+        struct kdbus_cmd update = { .size = sizeof(update) };
+
+        (void) fixture_conn(f, 0);
+        fixture_log_reset(f);
+        f->bus->owner_uid = 1500;
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 2000), ==,
+                        -EPERM);
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, ":1.7", 1500), ==,
+                        -EINVAL);
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "org.freedesktop.DBus",
+                                      1500), ==, -EINVAL);
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 1500), ==, 0);
+        /* one activator per name (kdbus: EEXIST) */
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_ACTIVATOR, "t.Svc", 0), ==, -EEXIST);
+        g_assert_null(n->m.nc);
+        assert_log(f, "");              /* not announced */
+
+        /* it only receives */
+        g_assert_cmpint(peer_send(&n->act, &call, &to_c0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(peer_name(&n->act, KDBUS_CMD_NAME_ACQUIRE, "t.Other", 0, NULL), ==,
+                        -EOPNOTSUPP);
+        g_assert_cmpint(peer_cmd(&n->act, KDBUS_CMD_UPDATE, &update, sizeof(update)), ==,
+                        -EOPNOTSUPP);
+        g_assert_cmpint(peer_recv(&n->act, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* the name has no owner for anyone */
+        g_assert_null(bus_find_conn_by_name(f->bus, "t.Svc"));
+}
+
+static void test_activator_move(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        BridgeConn *c0 = fixture_conn(f, 0), *c1 = fixture_conn(f, 1);
+        TestMsg legacy_call = CALL("t.Svc", 5), native_call = CALL("t.Svc", 7);
+        TestMsg no_start = CALL("t.Svc", 8);
+        TestMsg reply = { .type = WIRE_MSG_METHOD_RETURN, .serial = 20, .reply_serial = 5,
+                          .destination = ":1.1" };
+        TestSend by_name = { .dst_id = KDBUS_DST_ID_NAME, .dst_name = "t.Svc", .msg_flags = ~0ull,
+                             .memfd_idx = -1 };
+        TestSend by_name_nas = { .dst_id = KDBUS_DST_ID_NAME, .dst_name = "t.Svc",
+                                 .msg_flags = KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START,
+                                 .memfd_idx = -1 };
+
+        peer_hello(f, &n->a, 0);                                /* id 3 */
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 0), ==, 0);
+
+        /* without owner: to the activator's pool */
+        g_assert_cmpint(test_send(c0, &legacy_call), ==, 0);
+        g_assert_cmpint(peer_send(&n->a, &native_call, &by_name), ==, 0);
+        g_assert_cmpuint(n->act.n_readable, ==, 1);
+        /* NO_AUTO_START: a name without owner (legacy: the driver's NameHasNoOwner; kdbus:
+         * EADDRNOTAVAIL) */
+        no_start.flags = WIRE_FLAG_NO_AUTO_START;
+        g_assert_cmpint(test_send(c0, &no_start), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(peer_send(&n->a, &native_call, &by_name_nas), ==, -EADDRNOTAVAIL);
+        fixture_log_reset(f);
+
+        /* a real owner: the queued messages move to it, in order, with their reply slots */
+        g_assert_cmpint(bridge_name_acquire(c1, "t.Svc", 0), ==, 0);
+        assert_log(f, "name t.Svc ->:1.2;");
+        g_assert_cmpint(peer_recv(&n->act, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpuint(c1->queued_msgs, ==, 2);
+        g_assert_cmpuint(pop_serial(c1), ==, 5);
+        g_assert_cmpuint(pop_serial(c1), ==, 7);
+        g_assert_cmpint(test_send(c1, &reply), ==, 0);         /* the slot moved with it */
+        reply.reply_serial = 7;
+        reply.destination = ":1.3";
+        g_assert_cmpint(test_send(c1, &reply), ==, 0);
+
+        /* the owner goes with a message for the name still queued: back to the activator */
+        legacy_call.serial = 9;
+        g_assert_cmpint(test_send(c0, &legacy_call), ==, 0);
+        g_assert_cmpuint(c1->queued_msgs, ==, 1);
+        fixture_log_reset(f);
+        bridge_conn_disconnect(c1);
+        g_assert_cmpuint(c1->queued_msgs, ==, 0);
+        {
+                WireHeader h;
+                const struct kdbus_msg *km = recv_msg(&n->act, &h);
+
+                g_assert_cmpuint(h.serial, ==, 9);
+                g_assert_cmpuint(km->src_id, ==, 1);
+        }
+        /* no NoReply for the call: it waits at the activator, not lost */
+        g_assert_null(strstr(f->ev.log->str, "lost"));
+        /* the activator goes: now its caller hears its call is lost */
+        fixture_log_reset(f);
+        peer_free(&n->act);
+        assert_log(f, "lost :1.1 9 gone :1.4;");
+        (void) c0;
+}
+
+static void test_activator_list(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        uint64_t flags = 0;
+        bool found;
+
+        peer_hello(f, &n->a, 0);                                /* id 1 */
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 0), ==, 0);
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, 0);
+        g_assert_cmpuint(list_count(&n->a, 0, n->act.id, &found, NULL), ==, 1);
+        g_assert_false(found);
+        g_assert_cmpuint(list_count(&n->a, KDBUS_LIST_NAMES, n->act.id, &found, NULL), ==, 1);
+        g_assert_false(found);
+        g_assert_cmpuint(list_count(&n->a, KDBUS_LIST_ACTIVATORS | KDBUS_LIST_NAMES, n->act.id,
+                                    &found, &flags), ==, 2);
+        g_assert_true(found);
+        g_assert_cmpuint(flags, ==, KDBUS_NAME_ACTIVATOR);
+        /* the monitor never */
+        g_assert_cmpuint(list_count(&n->a, KDBUS_LIST_ACTIVATORS, n->m.id, &found, NULL), ==, 2);
+        g_assert_false(found);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
         ADD("monitor/hello", test_monitor_hello);
         ADD("monitor/sees-all", test_monitor_sees_all);
         ADD("monitor/cannot-send", test_monitor_cannot_send);
+        ADD("activator/hello", test_activator_hello);
+        ADD("activator/move", test_activator_move);
+        ADD("activator/list", test_activator_list);
         return g_test_run();
 }
