@@ -18,6 +18,10 @@
  *
  * Unlike dbus-daemon, the ExecFailed text names the program that is missing, not only the
  * service. Children are reaped through a pidfd, so no SIGCHLD handling is needed.
+ *
+ * With <servicehelper> the bus runs HELPER NAME instead (compat/launch-helper.h): the helper
+ * reads the .service file itself and its exit status is one of dbus-daemon's helper codes,
+ * answered with dbus-daemon's error plus the reason it wrote on its pipe.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,6 +41,7 @@
 #include "compat/activation-service.h"
 #include "compat/driver-activation.h"
 #include "compat/driver.h"
+#include "compat/launch-helper.h"
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
 #include "proxy/config.h"
@@ -47,6 +52,7 @@
 
 #define ERROR_PREFIX "org.freedesktop.DBus.Error."
 #define SERVICE_FILE_MAX (64u * 1024u)  /* a .service file is a few lines */
+#define HELPER_REASON_FD 3              /* where a <servicehelper> finds its reason pipe */
 
 #ifndef P_PIDFD
 #define P_PIDFD 3
@@ -69,6 +75,7 @@ typedef struct Start {
         pid_t pid;
         int pidfd;
         int errfd;                      /* the child writes exec's errno here */
+        int reasonfd;                   /* <servicehelper>: its reason pipe (launch-helper.h) */
         LoopSource *child;
         LoopSource *timer;
         bool over;                      /* answered; waits only to reap the process */
@@ -146,11 +153,9 @@ int proxy_activation_standard_dirs(bool system, char ***ret) {
         int r = 0;
 
         if (system) {
-                r = dirs_add(&v, &n, "/usr/local/share", "dbus-1/system-services");
-                if (!r)
-                        r = dirs_add(&v, &n, "/usr/share", "dbus-1/system-services");
-                if (!r)
-                        r = dirs_add(&v, &n, "/lib", "dbus-1/system-services");
+                /* the same list the launch helper searches */
+                for (size_t i = 0; !r && launch_helper_system_dirs[i]; ++i)
+                        r = dirs_add(&v, &n, launch_helper_system_dirs[i], NULL);
         } else {
                 r = dirs_add(&v, &n, getenv("XDG_RUNTIME_DIR"), "dbus-1/services");
                 e = getenv("XDG_DATA_HOME");
@@ -348,6 +353,8 @@ static Start *start_free(Start *st) {
                 (void) close(st->pidfd);
         if (st->errfd >= 0)
                 (void) close(st->errfd);
+        if (st->reasonfd >= 0)
+                (void) close(st->reasonfd);
         free(st->name);
         free(st->program);
         free(st->unit);
@@ -383,9 +390,41 @@ static void start_fail(Start *st, const char *error_name, const char *text) {
                           strerror(-r));
 }
 
+/*
+ * A <servicehelper> exited with @status: was it the helper (true: @reason gets what it said,
+ * for launch_helper_exit_error()'s text) or the service it had exec'd (false)? Our helper
+ * marks the exec on the reason pipe; a helper that writes nothing there (dbus-daemon's) is
+ * taken at its word, as dbus-daemon does.
+ */
+static bool helper_failed(Start *st, int status, const char **ret_name, char *text,
+                          size_t n_text) {
+        char buf[1024], code_text[256];
+        const char *why = buf;
+        ssize_t n;
+        size_t len = 0;
+
+        while (len < sizeof(buf) - 1 &&
+               (n = read(st->reasonfd, buf + len, sizeof(buf) - 1 - len)) > 0)
+                len += (size_t)n;
+        buf[len] = '\0';
+        if (strncmp(buf, LAUNCH_HELPER_EXEC_MARK, strlen(LAUNCH_HELPER_EXEC_MARK)) == 0) {
+                why += strlen(LAUNCH_HELPER_EXEC_MARK);
+                if (!*why)
+                        return false;   /* the service itself exited */
+        }
+        len = strcspn(why, "\n");
+        *ret_name = launch_helper_exit_error(status, code_text, sizeof(code_text));
+        if (len)
+                (void) snprintf(text, n_text, "%s: %.*s", code_text, (int)len, why);
+        else
+                (void) snprintf(text, n_text, "%s", code_text);
+        return true;
+}
+
 static int on_child(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
         Start *st = userdata;
         siginfo_t si = { .si_pid = 0 };
+        const char *error_name = NULL;
         char text[1024];
         int err = 0;
 
@@ -397,6 +436,10 @@ static int on_child(sd_event_source *src, int fd, uint32_t revents, void *userda
                                         "(service %s): %s", st->program, st->name,
                                         strerror(err));
                         start_fail(st, ERROR_PREFIX "Spawn.ExecFailed", text);
+                } else if (si.si_code == CLD_EXITED && si.si_status != 0 &&
+                           st->reasonfd >= 0 && helper_failed(st, si.si_status, &error_name,
+                                                              text, sizeof(text))) {
+                        start_fail(st, error_name, text);
                 } else if (si.si_code == CLD_EXITED && si.si_status != 0) {
                         (void) snprintf(text, sizeof(text), "Process %s exited with status %d",
                                         st->name, si.si_status);
@@ -436,7 +479,7 @@ static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
  * bus's variables; a later entry replaces an earlier one with the same key. The strings
  * are borrowed (from environ, a->env and @extra); only the array is allocated.
  */
-static int build_env(ProxyActivation *a, char *extra[3], char ***ret) {
+static int build_env(ProxyActivation *a, bool helper, char *extra[4], char ***ret) {
         const char *type = a->system_bus ? "system" : "session";
         char **env = NULL;
         size_t n = 0, i, j, k;
@@ -444,7 +487,9 @@ static int build_env(ProxyActivation *a, char *extra[3], char ***ret) {
         if (asprintf(&extra[0], "DBUS_STARTER_ADDRESS=%s", a->address) < 0 ||
             asprintf(&extra[1], "DBUS_STARTER_BUS_TYPE=%s", type) < 0 ||
             (!a->system_bus &&
-             asprintf(&extra[2], "DBUS_SESSION_BUS_ADDRESS=%s", a->address) < 0))
+             asprintf(&extra[2], "DBUS_SESSION_BUS_ADDRESS=%s", a->address) < 0) ||
+            (helper && asprintf(&extra[3], "%s=%d", LAUNCH_HELPER_REASON_FD_ENV,
+                                HELPER_REASON_FD) < 0))
                 return error_origin(-ENOMEM);
         for (i = 0; environ && environ[i]; ++i)
                 if (!strv_push(&env, &n, environ[i]))
@@ -452,7 +497,7 @@ static int build_env(ProxyActivation *a, char *extra[3], char ***ret) {
         for (i = 0; i < a->n_env; ++i)
                 if (!strv_push(&env, &n, a->env[i]))
                         goto oom;
-        for (i = 0; i < 3; ++i)
+        for (i = 0; i < 4; ++i)
                 if (extra[i] && !strv_push(&env, &n, extra[i]))
                         goto oom;
         if (!env && !strv_push(&env, &n, NULL))
@@ -474,9 +519,11 @@ oom:
         return error_origin(-ENOMEM);
 }
 
-/* In the child: never returns. */
-__attribute__((__noreturn__)) static void child_exec(ProxyActivation *a, const ActivationService *svc, char **argv,
-                                  char **env, int errfd) {
+/* In the child: never returns. @reasonfd >= 0: run the <servicehelper> in @argv, with
+ * @reasonfd as its fd HELPER_REASON_FD. */
+__attribute__((__noreturn__)) static void child_exec(ProxyActivation *a,
+                                                     const ActivationService *svc, char **argv,
+                                                     char **env, int errfd, int reasonfd) {
         sigset_t all;
         int fd, err, i;
 
@@ -490,7 +537,16 @@ __attribute__((__noreturn__)) static void child_exec(ProxyActivation *a, const A
                 (void) dup2(fd, STDIN_FILENO);
                 (void) close(fd);
         }
-        if (svc->user && a->system_bus && getuid() == 0) {
+        if (reasonfd >= 0) {
+                /* out of the way of fd HELPER_REASON_FD first, then put the pipe there
+                 * (dup2 leaves the copy open across exec) */
+                if (errfd == HELPER_REASON_FD)
+                        errfd = fcntl(errfd, F_DUPFD_CLOEXEC, HELPER_REASON_FD + 1);
+                if (reasonfd == HELPER_REASON_FD)
+                        (void) fcntl(reasonfd, F_SETFD, 0);
+                else if (dup2(reasonfd, HELPER_REASON_FD) < 0)
+                        _exit(127);
+        } else if (svc->user && a->system_bus && getuid() == 0) {
                 struct passwd *pw = getpwnam(svc->user);
 
                 if (!pw || initgroups(pw->pw_name, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 ||
@@ -506,14 +562,46 @@ __attribute__((__noreturn__)) static void child_exec(ProxyActivation *a, const A
         _exit(127);
 }
 
+/* The configuration's <servicehelper>, or NULL. */
+static const char *servicehelper(const ProxyActivation *a) {
+        const Config *tree = a->server->config ? a->server->config->tree : NULL;
+
+        return tree && tree->servicehelper.value && *tree->servicehelper.value ?
+               tree->servicehelper.value : NULL;
+}
+
+/* argv of the <servicehelper> @helper for @name: HELPER NAME, as dbus-daemon runs it. */
+static int helper_argv(const char *helper, const char *name, char ***ret) {
+        char **v = calloc(3, sizeof(char *));
+
+        if (!v || !(v[0] = strdup(helper)) || !(v[1] = strdup(name))) {
+                activation_strv_free(v);
+                return error_origin(-ENOMEM);
+        }
+        *ret = v;
+        return 0;
+}
+
 static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, size_t n_error_name,
                  char *text, size_t n_text) {
-        char **argv = NULL, **env = NULL, *extra[3] = { NULL, NULL, NULL }, err[512];
-        int pipefd[2] = { -1, -1 }, r;
+        char **argv = NULL, **env = NULL, *extra[4] = { NULL, NULL, NULL, NULL }, err[512];
+        int pipefd[2] = { -1, -1 }, reason[2] = { -1, -1 }, r;
+        const char *helper = servicehelper(a);
         Start *st = NULL;
         pid_t pid;
 
-        r = activation_exec_split(e->svc->exec, &argv, err, sizeof(err));
+        /* as dbus-daemon 1.14.10: a helper serves only services that name their user */
+        if (helper && !e->svc->user) {
+                (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.FileInvalid");
+                (void) snprintf(text, n_text, "Cannot do system-bus activation with no user "
+                                "(%s has no User=)", e->path);
+                return 1;
+        }
+        /* with a helper, the helper reads the .service file and runs Exec= itself */
+        if (helper)
+                r = helper_argv(helper, e->svc->name, &argv);
+        else
+                r = activation_exec_split(e->svc->exec, &argv, err, sizeof(err));
         if (r > 0) {
                 (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.FileInvalid");
                 (void) snprintf(text, n_text, "%s: Exec=%s", e->path, err);
@@ -521,7 +609,7 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
         }
         if (r < 0)
                 return error_trace(r);
-        r = build_env(a, extra, &env);
+        r = build_env(a, helper != NULL, extra, &env);
         if (r < 0)
                 goto out;
         st = calloc(1, sizeof(*st));
@@ -530,13 +618,19 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
                 goto out;
         }
         st->act = a;
-        st->pidfd = st->errfd = -1;
+        st->pidfd = st->errfd = st->reasonfd = -1;
         list_init(&st->link);
-        if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        if (pipe2(pipefd, O_CLOEXEC) < 0 ||
+            (helper && pipe2(reason, O_CLOEXEC | O_NONBLOCK) < 0)) {
                 r = error_origin(-errno);
                 goto out;
         }
-        proxy_log(LOG_INFO, "Activating service name='%s' (%s)", e->svc->name, e->path);
+        if (helper)
+                proxy_log(LOG_INFO, "Activating service name='%s' (%s) through %s",
+                          e->svc->name, e->path, helper);
+        else
+                proxy_log(LOG_INFO, "Activating service name='%s' (%s)", e->svc->name,
+                          e->path);
         pid = fork();
         if (pid < 0) {
                 r = -errno;
@@ -548,13 +642,17 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
         }
         if (pid == 0) {
                 (void) close(pipefd[0]);
-                child_exec(a, e->svc, argv, env, pipefd[1]);
+                if (reason[0] >= 0)
+                        (void) close(reason[0]);
+                child_exec(a, e->svc, argv, env, pipefd[1], reason[1]);
         }
         (void) close(pipefd[1]);
         pipefd[1] = -1;
         st->pid = pid;
         st->errfd = pipefd[0];
         pipefd[0] = -1;
+        st->reasonfd = reason[0];
+        reason[0] = -1;
         st->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (st->pidfd < 0) {
                 r = error_origin(-errno);
@@ -581,11 +679,16 @@ out:
                 (void) close(pipefd[0]);
         if (pipefd[1] >= 0)
                 (void) close(pipefd[1]);
+        if (reason[0] >= 0)
+                (void) close(reason[0]);
+        if (reason[1] >= 0)
+                (void) close(reason[1]);
         start_free(st);
         free(env);
         free(extra[0]);
         free(extra[1]);
         free(extra[2]);
+        free(extra[3]);
         activation_strv_free(argv);
         return r;
 }
@@ -602,7 +705,7 @@ static int start_via_systemd(ProxyActivation *a, const char *name, const char *u
         if (!st)
                 return error_origin(-ENOMEM);
         st->act = a;
-        st->pidfd = st->errfd = -1;
+        st->pidfd = st->errfd = st->reasonfd = -1;
         list_init(&st->link);
         st->name = strdup(name);
         st->unit = unit ? strdup(unit) : NULL;
