@@ -451,8 +451,52 @@ def sc_xml_policy_native_connect(bus):
     check(added == ['notify ID_ADD %d' % n.id], 'ID_ADD seen: %s' % added)
 
 
+BROADCAST_CONF = OPEN_CONF.replace('</busconfig>', '''  <policy context="default">
+    <deny send_type="signal" send_interface="org.example.Test" send_member="Denied"/>
+  </policy>
+</busconfig>''')
+
+
+@scenario
+def sc_xml_policy_native_broadcast(bus):
+    """A broadcast the policy denies never fails its native sender (kdbus; dbus-daemon
+    answers nobody either); the receiver does not get it, and a monitor sees the signal
+    and then the AccessDenied error dbus-daemon makes of the denied copy, from the bus to
+    the native sender (bridge_policy_check_copy())."""
+    import rawbus
+    src = native(bus)
+    lp = legacy(bus)
+    lp.expect("match type='signal',interface='org.example.Test'", 'ok')
+    mon = rawbus.Conn(bus.address, name='monitor')
+    mon.call(rawbus.BUS, rawbus.BUS_PATH, 'org.freedesktop.DBus.Monitoring', 'BecomeMonitor',
+             'asu', [[], 0])
+    src.expect('signal Denied x', 'ok')
+    src.expect('signal Fence', 'ok')
+    got = matching(lp.wait_event('org.example.Test.Fence'), 'signal :')
+    check(len(got) == 1 and 'Fence' in got[0], 'the receiver got %s' % got)
+    seen = []
+    while True:
+        m = mon.recv(timeout=2.0)
+        if m is None:
+            break
+        if m.sender == src.unique or m.destination == src.unique:
+            seen.append(m)
+        if m.member == 'Fence':
+            break
+    mon.close()
+    kinds = [(m.type, m.member or m.error_name, m.sender, m.destination) for m in seen]
+    want = [(rawbus.SIGNAL, 'Denied', src.unique, None),
+            (rawbus.ERROR, 'org.freedesktop.DBus.Error.AccessDenied', rawbus.BUS, src.unique),
+            (rawbus.SIGNAL, 'Fence', src.unique, None)]
+    check(kinds == want, 'the monitor saw %s, want %s' % (kinds, want))
+    check(seen[1].reply_serial == seen[0].serial, 'the error answers the signal')
+    check(seen[1].body[0].startswith('Rejected send message, ') and
+          'destination="org.freedesktop.DBus"' in seen[1].body[0], seen[1].body[0])
+
+
 SCENARIO_CONF = {'xml-policy-native-senders': POLICY_CONF,
-                 'xml-policy-native-connect': CONNECT_CONF}
+                 'xml-policy-native-connect': CONNECT_CONF,
+                 'xml-policy-native-broadcast': BROADCAST_CONF}
 
 
 def main(argv):
