@@ -748,7 +748,8 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
         case KDBUS_CMD_ENDPOINT_UPDATE:
                 return -EBADFD;         /* kdbus: not on a connected handle */
         case KDBUS_CMD_BUS_MAKE:
-                return -EOPNOTSUPP;     /* not implemented yet (docs/native.md) */
+                return -ENOTTY;         /* kdbus: a control handle's command; here on a
+                                         * handle before HELLO (proxy/bus-instance.h) */
         default:
                 return -ENOTTY;
         }

@@ -174,6 +174,37 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
 }
 
 /**
+ * kdbus_bus_make() - make a bus instance through a handle without HELLO
+ * @c:          the handle (kdbus_conn_open())
+ * @name:       "<uid>-<name>", the caller's uid
+ * @flags:      KDBUS_MAKE_ACCESS_GROUP / _WORLD
+ *
+ * Return: 0 or the negative errno of BUS_MAKE (EINVAL, EBADMSG, EEXIST, EBADFD, ...).
+ */
+int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+        size_t len = strlen(name) + 1;
+
+        if (KDBUS_ITEM_SIZE(len) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) +
+            sizeof(*cmd) > sizeof(buf))
+                return -ENAMETOOLONG;
+        cmd->flags = flags;
+        item->size = KDBUS_ITEM_HEADER_SIZE + len;
+        item->type = KDBUS_ITEM_MAKE_NAME;
+        memcpy(item->str, name, len);
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
+        item->type = KDBUS_ITEM_BLOOM_PARAMETER;
+        item->bloom_parameter.size = 64;
+        item->bloom_parameter.n_hash = 8;
+        item = KDBUS_ITEM_NEXT(item);
+        cmd->size = (uint64_t)((uint8_t *)item - buf);
+        return kdbus_conn_command(c, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0);
+}
+
+/**
  * kdbus_conn_hello() - HELLO, map the pool, read the bloom parameters
  * @c:          an opened connection
  * @flags:      KDBUS_HELLO_*

@@ -42,6 +42,14 @@ KdbusConn *kdbus_conn_close(KdbusConn *c);
 int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_size,
                        const int *fds, unsigned n_fds);
 
+/*
+ * BUS_MAKE on a handle that did not say HELLO: a bus instance named @name ("<uid>-..."),
+ * @flags KDBUS_MAKE_ACCESS_*, with the bus's bloom parameters (64 bytes, 8 hashes). It
+ * lives while @c stays open; its sockets are DIR/@name/bus (native) and
+ * DIR/@name/bus.dbus1 (legacy), DIR being the directory of the socket @c is on.
+ */
+int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags);
+
 /* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. */
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
 

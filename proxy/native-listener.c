@@ -24,9 +24,11 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
+#include "bridge/native-busmake.h"
 #include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "kdbus/kdbus.h"
+#include "proxy/bus-instance.h"
 #include "proxy/config.h"
 #include "proxy/endpoint.h"
 #include "proxy/native-listener.h"
@@ -63,6 +65,7 @@ typedef struct NativeClient {
         bool dead;
         ProxyLogLimit log_limit;
         ProxyEndpoint *owned_endpoint;  /* ENDPOINT_MAKE made this handle its owner */
+        BusInstance *instance;          /* BUS_MAKE made this handle a bus's owner */
 } NativeClient;
 
 static void native_client_free(NativeClient *c) {
@@ -71,6 +74,7 @@ static void native_client_free(NativeClient *c) {
         list_unlink(&c->link);
         /* kdbus: the endpoint lives as long as the handle that made it */
         c->owned_endpoint = proxy_endpoint_free(c->owned_endpoint);
+        c->instance = bus_instance_free(c->instance);   /* the bus ends with its handle */
         c->io = loop_source_free(c->io);
         c->cancel_io = loop_source_free(c->cancel_io);
         c->nc = native_conn_free(c->nc);
@@ -259,6 +263,43 @@ static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t
         return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
 }
 
+/*
+ * kdbus's bus-owner handle: BUS_MAKE on a handle without HELLO makes a bus instance
+ * (proxy/bus-instance.h) that lives as long as the handle's socket; the handle can do
+ * nothing else then (EBADFD, as kdbus's control handle). Not through a custom endpoint
+ * (EPERM): an endpoint's view is no place to make buses from. Return: 0, or -errno: close
+ * the client.
+ */
+static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, unsigned n_fds) {
+        NativeListener *l = c->listener;
+        _cleanup_(freep) char *dir = NULL;
+        NativeBusMake mk;
+        int r;
+
+        if (n_fds)
+                return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (c->instance)
+                return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
+        if (l->endpoint)
+                return native_client_reply(c, -EPERM, NULL, 0, NULL, 0);
+        r = native_bus_make_parse(&c->creds, cmd, size, &mk);
+        if (r == 1)
+                r = 0;                  /* NEGOTIATE: the handle stays unset */
+        else if (r == 0) {
+                r = native_listener_dir(l, &dir);
+                if (r == 0)
+                        r = bus_instance_new(l->server, dir, &mk, c->creds.uid, c->creds.gid,
+                                             &c->instance);
+                if (r < 0 && r != -EEXIST)
+                        proxy_log_peer(LOG_NOTICE, &c->log_limit, loop_now(l->server->loop), NULL,
+                                       "native peer (fd %d, uid %u): cannot make bus \"%s\" in "
+                                       "%s: %s, refusing BUS_MAKE", c->fd,
+                                       (unsigned)c->creds.uid, mk.name, dir ? dir : "?",
+                                       strerror(-r));
+        }
+        return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
+}
+
 /* One request. Return: 0, or -errno: close the client. */
 static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const int *fds,
                                   unsigned n_fds) {
@@ -271,6 +312,8 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (!c->nc && (c->instance || req->command == KDBUS_CMD_BUS_MAKE))
+                return native_client_bus_make(c, cmd, size, n_fds);
         if (!c->nc && (c->owned_endpoint || req->command == KDBUS_CMD_ENDPOINT_MAKE))
                 return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
         if (!c->nc) {

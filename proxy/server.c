@@ -162,24 +162,12 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
  * Blocks SIGTERM, SIGINT, SIGHUP (they arrive through the loop) and ignores SIGPIPE.
  * Return: 0 or a negative errno.
  */
-int server_new(const BusLimits *limits, Server **ret) {
-        _cleanup_(server_freep) Server *s = NULL;
+/* The bus, driver, guid and loop sources of a server whose loop is set. */
+static int server_init(Server *s, const BusLimits *limits) {
         static const char hex[] = "0123456789abcdef";
-        sigset_t mask;
         unsigned i;
         int r;
 
-        s = calloc(1, sizeof(*s));
-        if (!s)
-                return error_origin(-ENOMEM);
-        list_init(&s->listeners);
-        list_init(&s->clients);
-        list_init(&s->dirty);
-        list_init(&s->ready);
-
-        r = loop_new(&s->loop);
-        if (r < 0)
-                return error_origin(r);
         r = bus_new(limits, &s->bus);
         if (r < 0)
                 return error_trace(r);
@@ -206,6 +194,35 @@ int server_new(const BusLimits *limits, Server **ret) {
         if (r < 0)
                 return error_origin(r);
         (void) loop_source_set_enabled(s->timer, false);
+        return 0;
+}
+
+static Server *server_alloc(void) {
+        Server *s = calloc(1, sizeof(*s));
+
+        if (!s)
+                return NULL;
+        list_init(&s->listeners);
+        list_init(&s->clients);
+        list_init(&s->dirty);
+        list_init(&s->ready);
+        return s;
+}
+
+int server_new(const BusLimits *limits, Server **ret) {
+        _cleanup_(server_freep) Server *s = NULL;
+        sigset_t mask;
+        int r;
+
+        s = server_alloc();
+        if (!s)
+                return error_origin(-ENOMEM);
+        r = loop_new(&s->loop);
+        if (r < 0)
+                return error_origin(r);
+        r = server_init(s, limits);
+        if (r < 0)
+                return r;
 
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -222,6 +239,31 @@ int server_new(const BusLimits *limits, Server **ret) {
         if (r < 0)
                 return error_origin(r);
 
+        *ret = steal_ptr(&s);
+        return 0;
+}
+
+/**
+ * server_new_instance() - a server for a bus instance (BUS_MAKE), on @parent's loop
+ * @parent:     the server whose loop and limits it shares
+ * @owner:      the instance's creator (Bus.owner_uid: monitors, activators)
+ * @ret:        the server: its own bus and driver, no listeners, no configuration, no
+ *              signal handlers (the parent's end the process, and with it the instance)
+ *
+ * Return: 0 or a negative errno.
+ */
+int server_new_instance(Server *parent, uid_t owner, Server **ret) {
+        _cleanup_(server_freep) Server *s = NULL;
+        int r;
+
+        s = server_alloc();
+        if (!s)
+                return error_origin(-ENOMEM);
+        s->loop = sd_event_ref(parent->loop);
+        r = server_init(s, &parent->bus->limits);
+        if (r < 0)
+                return r;
+        s->bus->owner_uid = owner;
         *ret = steal_ptr(&s);
         return 0;
 }

@@ -13,6 +13,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "proxy/loop.h"
 #include "util/list.h"
 #include "util/macro.h"
@@ -48,6 +49,8 @@ typedef struct Server {
 
 typedef struct BusLimits BusLimits;
 int server_new(const BusLimits *limits, Server **ret);
+/* A bus instance's server on @parent's loop (proxy/bus-instance.c). */
+int server_new_instance(Server *parent, uid_t owner, Server **ret);
 int server_run(Server *s);
 Server *server_free(Server *s);
 DEFINE_CLEANUP(Server *, server_free);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * BUS_MAKE: the request's checks (see native-busmake.h). kdbus's rules: MAKE_NAME and
+ * BLOOM_PARAMETER are mandatory (EBADMSG without), the name starts with the caller's
+ * "<uid>-" (EINVAL otherwise), the bloom size is a multiple of 8 between 8 and 4096 bytes
+ * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD. Ours:
+ * the bus computes every broadcast's bloom filter itself with fixed parameters (64 bytes,
+ * 8 hash functions, bridge/bloom.c), so an instance must use those (EOPNOTSUPP for any
+ * other, which kdbus would have accepted); and kdbus's required attach flags
+ * (ATTACH_FLAGS_SEND) are not offered (EOPNOTSUPP unless 0).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include "bridge/conn.h"
+#include "bridge/limits.h"
+#include "bridge/native-busmake.h"
+#include "bridge/native-conn.h"
+#include "kdbus/kdbus.h"
+
+static bool bus_name_is_valid(uid_t uid, const char *name) {
+        char prefix[24];
+        size_t n, len = strlen(name), i;
+
+        n = (size_t)snprintf(prefix, sizeof(prefix), "%" PRIu32 "-", (uint32_t)uid);
+        if (len > NATIVE_BUS_NAME_MAX || len <= n || strncmp(name, prefix, n))
+                return false;
+        for (i = n; i < len; ++i) {
+                char c = name[i];
+
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
+                        return false;
+        }
+        return true;
+}
+
+/* One u64 of attach flags: _KDBUS_ATTACH_ANY means all; other unknown bits: EINVAL. */
+static int attach_flags(const struct kdbus_item *item, uint64_t *ret) {
+        if (item->size != KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t))
+                return -EINVAL;
+        if (item->data64[0] == _KDBUS_ATTACH_ANY)
+                *ret = _KDBUS_ATTACH_ALL;
+        else if (item->data64[0] & ~(uint64_t)_KDBUS_ATTACH_ALL)
+                return -EINVAL;
+        else
+                *ret = item->data64[0];
+        return 0;
+}
+
+/**
+ * native_bus_make_parse() - read and check a BUS_MAKE request
+ * @creds:      the caller's credentials (its uid must prefix the name)
+ * @buf:        kdbus_cmd with MAKE_NAME, BLOOM_PARAMETER, ATTACH_FLAGS_SEND/_RECV items
+ * @size:       bytes at @buf
+ * @ret:        what to make
+ *
+ * Return: 0, 1 (NEGOTIATE answered), -EINVAL, -EBADMSG, -EOPNOTSUPP.
+ */
+int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret) {
+        struct kdbus_cmd *cmd = buf;
+        const struct kdbus_item *item;
+        const struct kdbus_bloom_parameter *bloom = NULL;
+        const char *name = NULL;
+        uint64_t send = 0, recv = 0;
+        bool have_send = false, have_recv = false;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD;
+                cmd->return_flags = 0;
+                return 1;
+        }
+        if (cmd->flags & ~(uint64_t)(KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD))
+                return -EINVAL;
+        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        if (r)
+                return r;
+        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                switch (item->type) {
+                case KDBUS_ITEM_MAKE_NAME:
+                        if (name || len < 2 || item->str[len - 1] != '\0' ||
+                            strlen(item->str) != len - 1)
+                                return -EINVAL;
+                        name = item->str;
+                        break;
+                case KDBUS_ITEM_BLOOM_PARAMETER:
+                        if (bloom || len != sizeof(struct kdbus_bloom_parameter))
+                                return -EINVAL;
+                        bloom = &item->bloom_parameter;
+                        break;
+                case KDBUS_ITEM_ATTACH_FLAGS_SEND:
+                        if (have_send)
+                                return -EINVAL;
+                        have_send = true;
+                        r = attach_flags(item, &send);
+                        if (r)
+                                return r;
+                        break;
+                case KDBUS_ITEM_ATTACH_FLAGS_RECV:
+                        if (have_recv)
+                                return -EINVAL;
+                        have_recv = true;
+                        r = attach_flags(item, &recv);
+                        if (r)
+                                return r;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (!name || !bloom)
+                return -EBADMSG;
+        if (!bus_name_is_valid(creds->uid, name))
+                return -EINVAL;
+        if (bloom->size < 8 || bloom->size > NATIVE_BUS_BLOOM_MAX_SIZE || bloom->size % 8 ||
+            bloom->n_hash < 1)
+                return -EINVAL;
+        if (bloom->size != BUS_BLOOM_SIZE || bloom->n_hash != BUS_BLOOM_N_HASH || send)
+                return -EOPNOTSUPP;
+
+        memset(ret, 0, sizeof(*ret));
+        memcpy(ret->name, name, strlen(name) + 1);
+        ret->access = cmd->flags;
+        ret->attach_recv = recv;
+        cmd->return_flags = 0;
+        return 0;
+}

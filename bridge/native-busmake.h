@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * BUS_MAKE's command struct (kdbus_cmd with items), checked as kdbus checks it. The bus
+ * instance itself (a Bus with its own sockets, living while the handle does) is made by
+ * proxy/bus-instance.c; this only reads and validates the request, so the core's rules are
+ * unit-testable. See docs/native.md, "Bus instances".
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct BridgeCreds BridgeCreds;
+
+/* kdbus's node names: at most this long, "<uid>-" then [A-Za-z0-9_.-]. */
+#define NATIVE_BUS_NAME_MAX 63u
+/* kdbus's upper bound for a bus's bloom filter size (KDBUS_BUS_BLOOM_MAX_SIZE). */
+#define NATIVE_BUS_BLOOM_MAX_SIZE 4096u
+
+typedef struct NativeBusMake {
+        char name[NATIVE_BUS_NAME_MAX + 1];     /* MAKE_NAME: "<uid>-<name>" */
+        uint64_t access;                        /* KDBUS_MAKE_ACCESS_GROUP / _WORLD */
+        uint64_t attach_recv;                   /* ATTACH_FLAGS_RECV (kept, see docs) */
+} NativeBusMake;
+
+/*
+ * Read and check BUS_MAKE's @buf (@size bytes) from a peer with @creds.
+ * Return: 0 (*ret filled), 1 (NEGOTIATE: the known flags are in the struct, nothing to
+ * make), or -EINVAL (bad struct, flags, items, name or bloom size), -EBADMSG (MAKE_NAME
+ * or BLOOM_PARAMETER missing), -EOPNOTSUPP (bloom parameters other than the bus's fixed
+ * ones, or required attach flags: see docs/native.md).
+ */
+int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Bus instances (see proxy/bus-instance.h). The directory is made with mkdir(2) (EEXIST
+ * for a name that exists: the bus is taken, or a stale directory is left that is not ours
+ * to remove), then given to the creator before the sockets are bound in it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "bridge/bus.h"
+#include "bridge/native-busmake.h"
+#include "kdbus/kdbus.h"
+#include "proxy/bus-instance.h"
+#include "proxy/listener.h"
+#include "proxy/native-listener.h"
+#include "proxy/server.h"
+#include "util/error.h"
+
+struct BusInstance {
+        Server *server;                 /* its own bus, driver and legacy listener */
+        NativeListener *native;
+        char *dir;                      /* removed at free */
+};
+
+/**
+ * bus_instance_new() - make a bus instance with its sockets
+ * @parent:     the server whose loop it runs on (its limits are copied)
+ * @dir:        the directory of the socket the handle came through
+ * @mk:         the checked BUS_MAKE request
+ * @uid:        the creator
+ * @gid:        its group
+ * @ret:        the instance
+ *
+ * Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
+ */
+int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
+                     gid_t gid, BusInstance **ret) {
+        ProxyListener *legacy;
+        BusInstance *bi;
+        mode_t mode = 0600, dmode = 0700;
+        char path[4096];
+        int r;
+
+        if (mk->access & (KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD)) {
+                mode |= 0060;
+                dmode |= 0050;
+        }
+        if (mk->access & KDBUS_MAKE_ACCESS_WORLD) {
+                mode |= 0006;
+                dmode |= 0005;
+        }
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s/%s", dir, mk->name,
+                             BUS_INSTANCE_LEGACY) >= sizeof(path))
+                return -ENAMETOOLONG;
+        bi = calloc(1, sizeof(*bi));
+        if (!bi)
+                return error_origin(-ENOMEM);
+        bi->dir = malloc(strlen(dir) + 1 + strlen(mk->name) + 1);
+        if (!bi->dir) {
+                free(bi);
+                return error_origin(-ENOMEM);
+        }
+        (void) sprintf(bi->dir, "%s/%s", dir, mk->name);
+        if (mkdir(bi->dir, dmode) < 0) {
+                r = -errno;
+                free(bi->dir);
+                free(bi);
+                return r;
+        }
+        /* mkdir's mode went through the umask: set it, and give it to the creator (a bus
+         * not running as root cannot: EPERM, then it stays the bus's, as endpoints do) */
+        if (chmod(bi->dir, dmode) < 0 || (chown(bi->dir, uid, gid) < 0 && errno != EPERM)) {
+                r = error_origin(-errno);
+                goto fail;
+        }
+        r = server_new_instance(parent, uid, &bi->server);
+        if (r < 0)
+                goto fail;
+        r = listener_new_endpoint(bi->server, path, NULL, mode, uid, gid, &legacy);
+        if (r < 0)
+                goto fail;
+        (void) snprintf(path, sizeof(path), "%s/%s", bi->dir, BUS_INSTANCE_NATIVE);
+        r = native_listener_new_endpoint(bi->server, path, NULL, mode, uid, gid, &bi->native);
+        if (r < 0)
+                goto fail;
+        *ret = bi;
+        return 0;
+fail:
+        bus_instance_free(bi);
+        return r;
+}
+
+/**
+ * bus_instance_free() - the creator's handle is gone: end the bus
+ * @bi:         the instance, or NULL
+ *
+ * Native clients first (their listener), then the server: its legacy clients, its legacy
+ * listener (the socket file goes), its driver and bus; then the directory.
+ *
+ * Return: NULL.
+ */
+BusInstance *bus_instance_free(BusInstance *bi) {
+        if (!bi)
+                return NULL;
+        bi->native = native_listener_free(bi->native);
+        bi->server = server_free(bi->server);
+        if (bi->dir)
+                (void) rmdir(bi->dir);
+        free(bi->dir);
+        free(bi);
+        return NULL;
+}

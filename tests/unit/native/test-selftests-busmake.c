@@ -1,0 +1,238 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus's bus-make selftest, through a real kdbusd and libkdbus: BUS_MAKE on a native
+ * handle before HELLO makes a bus instance (DIR/<uid>-<name>/bus and bus.dbus1) that lives
+ * while the handle does. Its checks (name prefix, mandatory items, bloom parameters, EEXIST,
+ * EBADFD on the handle afterwards); an unprivileged user (created with useradd when the
+ * test runs as root) makes one, talks on it natively and with dbus-send, may open a monitor
+ * there (it owns that bus) but not on the main bus; another uid cannot connect; closing the
+ * handle removes the sockets and the directory.
+ */
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "kdbusd-fixture.h"
+
+#define TEST_USER "kdbus-busmake"
+
+/* Wait (up to 5 s) until @path exists (@exists) or is gone. */
+static bool wait_path(const char *path, bool exists) {
+        unsigned i;
+
+        for (i = 0; i < 500; ++i) {
+                if (g_file_test(path, G_FILE_TEST_EXISTS) == exists)
+                        return true;
+                g_usleep(10000);
+        }
+        return false;
+}
+
+static char *instance_path(KBus *b, const char *name, const char *sock) {
+        g_autofree char *dir = g_path_get_dirname(b->native);
+
+        return sock ? g_build_filename(dir, name, sock, NULL) : g_build_filename(dir, name, NULL);
+}
+
+static void test_errors(KBus *b, gconstpointer ctx) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        g_autofree char *name = g_strdup_printf("%u-test", (unsigned)geteuid());
+        g_autofree char *dir = instance_path(b, name, NULL);
+        g_autofree char *native = instance_path(b, name, "bus");
+        g_autofree char *legacy = instance_path(b, name, "bus.dbus1");
+        KdbusConn *h = kopen(b), *h2 = kopen(b), *c, *main_peer = kpeer(b, 0);
+        struct stat st;
+
+        /* kdbus's rules: the caller's "<uid>-" prefix, MAKE_NAME and BLOOM_PARAMETER */
+        g_assert_cmpint(kdbus_bus_make(h, "4242-test", 0), ==, -EINVAL);
+        g_assert_cmpint(kdbus_bus_make(h, name, 1u << 5), ==, -EINVAL);
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        cmd->items[0].type = KDBUS_ITEM_MAKE_NAME;
+        strcpy(cmd->items[0].str, name);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0), ==,
+                        -EBADMSG);
+        /* NEGOTIATE: the flags it knows, nothing made */
+        cmd->flags = KDBUS_FLAG_NEGOTIATE;
+        cmd->size = sizeof(*cmd);
+        g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, sizeof(*cmd), NULL, 0), ==, 0);
+        g_assert_cmpuint(cmd->flags, ==, KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD);
+        g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+
+        g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, 0);
+        g_assert_true(g_file_test(native, G_FILE_TEST_EXISTS));
+        g_assert_cmpint(stat(legacy, &st), ==, 0);
+        g_assert_true(S_ISSOCK(st.st_mode));
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0600);
+        g_assert_cmpint(stat(dir, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0700);
+        /* the name is taken; the handle can do nothing else now */
+        g_assert_cmpint(kdbus_bus_make(h2, name, 0), ==, -EEXIST);
+        g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, -EBADFD);
+        g_assert_cmpint(kdbus_conn_hello(h, 0, KPOOL), ==, -EBADFD);
+        /* a connected handle knows no BUS_MAKE (kdbus: a control-file command) */
+        g_assert_cmpint(kdbus_bus_make(main_peer, name, 0), ==, -ENOTTY);
+
+        /* a bus of its own: ids from 1 again, another bus id */
+        c = NULL;
+        g_assert_cmpint(kdbus_conn_open(native, &c), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(c, 0, KPOOL), ==, 0);
+        g_assert_cmpuint(c->id, ==, 1);
+        g_assert_cmpint(memcmp(c->id128, main_peer->id128, 16), !=, 0);
+        kdbus_conn_close(c);
+
+        /* closing the handle ends it */
+        kdbus_conn_close(h);
+        g_assert_true(wait_path(dir, false));
+        kdbus_conn_close(h2);
+        kdbus_conn_close(main_peer);
+}
+
+#define CHECK(x) do { \
+        if (!(x)) { \
+                fprintf(stderr, "child (uid %u): %s:%d: %s failed\n", (unsigned)getuid(), \
+                        __FILE__, __LINE__, #x); \
+                _exit(1); \
+        } \
+} while (0)
+
+static void become(uid_t uid, gid_t gid) {
+        CHECK(setgroups(0, NULL) == 0);
+        CHECK(setgid(gid) == 0);
+        CHECK(setuid(uid) == 0);
+}
+
+/* The creator: make the bus, use it, tell the parent, wait, close. */
+static void creator(KBus *b, const struct passwd *pw, int ready_fd, int go_fd) {
+        g_autofree char *name = g_strdup_printf("%u-bm", (unsigned)pw->pw_uid);
+        g_autofree char *native = instance_path(b, name, "bus");
+        g_autofree char *legacy = instance_path(b, name, "bus.dbus1");
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", legacy);
+        g_autofree char *out = NULL;
+        const char *argv[] = { "dbus-send", bus_arg, "--print-reply",
+                               "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus.ListNames", NULL };
+        KdbusConn *h = NULL, *c = NULL, *m = NULL, *mm = NULL;
+        int status;
+        char byte;
+
+        become(pw->pw_uid, pw->pw_gid);
+        CHECK(kdbus_conn_open(b->native, &h) == 0);
+        CHECK(kdbus_bus_make(h, "0-bm", 0) == -EINVAL);         /* not its uid */
+        CHECK(kdbus_bus_make(h, name, 0) == 0);
+        CHECK(kdbus_conn_open(native, &c) == 0);
+        CHECK(kdbus_conn_hello(c, KDBUS_HELLO_ACCEPT_FD, KPOOL) == 0);
+        CHECK(c->id == 1);
+        CHECK(kdbus_conn_name_acquire(c, "org.test.Instance", 0, NULL) == 0);
+        /* it owns this bus: monitors are its to open; not on the main bus */
+        CHECK(kdbus_conn_open(native, &m) == 0);
+        CHECK(kdbus_conn_hello(m, KDBUS_HELLO_MONITOR, KPOOL) == 0);
+        CHECK(kdbus_conn_open(b->native, &mm) == 0);
+        CHECK(kdbus_conn_hello(mm, KDBUS_HELLO_MONITOR, KPOOL) == -EPERM);
+        /* an unchanged D-Bus client on the legacy socket sees the instance's names */
+        CHECK(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+                           NULL, &status, NULL));
+        CHECK(g_spawn_check_wait_status(status, NULL));
+        CHECK(strstr(out, "\"org.test.Instance\"") != NULL);
+        CHECK(write(ready_fd, "r", 1) == 1);
+        CHECK(read(go_fd, &byte, 1) == 1);
+        kdbus_conn_close(mm);
+        kdbus_conn_close(m);
+        kdbus_conn_close(c);
+        kdbus_conn_close(h);
+        _exit(0);
+}
+
+/* Another user: the instance's socket is not for it. */
+static void stranger(const char *native, const struct passwd *pw) {
+        KdbusConn *c = NULL;
+
+        become(pw->pw_uid, pw->pw_gid);
+        CHECK(kdbus_conn_open(native, &c) == -EACCES);
+        _exit(0);
+}
+
+static pid_t fork_or_die(void) {
+        pid_t pid;
+
+        fflush(NULL);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        return pid;
+}
+
+static void wait_ok(pid_t pid) {
+        int status;
+
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
+static void test_unprivileged(KBus *b, gconstpointer ctx) {
+        g_autofree char *dir = g_path_get_dirname(b->native);
+        g_autofree char *name = NULL, *idir = NULL, *native = NULL;
+        struct passwd *pw, *nobody;
+        int ready[2], go[2];
+        struct stat st;
+        pid_t a, s;
+        char byte;
+
+        if (geteuid() != 0) {
+                g_test_skip("needs root to create and become an unprivileged user");
+                return;
+        }
+        pw = getpwnam(TEST_USER);
+        if (!pw) {
+                g_assert_cmpint(system("useradd --system --no-create-home --shell /usr/sbin/nologin "
+                                       TEST_USER), ==, 0);
+                pw = getpwnam(TEST_USER);
+        }
+        g_assert_nonnull(pw);
+        pw = g_memdup2(pw, sizeof(*pw));        /* the next getpwnam() reuses the buffer */
+        nobody = getpwnam("nobody");
+        g_assert_nonnull(nobody);
+        g_assert_cmpuint(nobody->pw_uid, !=, pw->pw_uid);
+        name = g_strdup_printf("%u-bm", (unsigned)pw->pw_uid);
+        idir = instance_path(b, name, NULL);
+        native = instance_path(b, name, "bus");
+        g_assert_cmpint(chmod(dir, 0755), ==, 0);       /* the test's directory: reachable */
+
+        g_assert_cmpint(pipe(ready), ==, 0);
+        g_assert_cmpint(pipe(go), ==, 0);
+        a = fork_or_die();
+        if (a == 0)
+                creator(b, pw, ready[1], go[0]);
+        g_assert_cmpint(read(ready[0], &byte, 1), ==, 1);
+
+        /* the creator's: directory and sockets */
+        g_assert_cmpint(stat(idir, &st), ==, 0);
+        g_assert_cmpuint(st.st_uid, ==, pw->pw_uid);
+        g_assert_cmpint(stat(native, &st), ==, 0);
+        g_assert_cmpuint(st.st_uid, ==, pw->pw_uid);
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0600);
+        s = fork_or_die();
+        if (s == 0)
+                stranger(native, nobody);
+        wait_ok(s);
+
+        g_assert_cmpint(write(go[1], "g", 1), ==, 1);
+        wait_ok(a);
+        g_assert_true(wait_path(idir, false));
+        (void) close(ready[0]);
+        (void) close(ready[1]);
+        (void) close(go[0]);
+        (void) close(go[1]);
+        g_free(pw);
+}
+
+int main(int argc, char **argv) {
+        g_test_init(&argc, &argv, NULL);
+        g_test_add("/native/selftests/bus-make/errors", KBus, NULL, kbus_setup, test_errors,
+                   kbus_teardown);
+        g_test_add("/native/selftests/bus-make/unprivileged", KBus, NULL, kbus_setup,
+                   test_unprivileged, kbus_teardown);
+        return g_test_run();
+}
