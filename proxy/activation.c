@@ -237,6 +237,8 @@ static int read_small_file(const char *path, char **ret, size_t *ret_size) {
         return 0;
 }
 
+static const char *servicehelper(const ProxyActivation *a);
+
 static bool is_runtime_dir(const ProxyActivation *a, const char *dir) {
         return a->runtime_dir && strcmp(a->runtime_dir, dir) == 0;
 }
@@ -284,6 +286,13 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
                         activation_service_free(svc);
                         continue;
                 }
+                /* as dbus-daemon: a launch helper looks for NAME.service only */
+                if (!strict && a->system_bus && servicehelper(a) &&
+                    (len - 8 != strlen(svc->name) ||
+                     strncmp(de->d_name, svc->name, len - 8) != 0))
+                        proxy_log(LOG_WARNING, "Service file \"%s\" should have been named "
+                                  "\"%s.service\" and will not work with system bus activation",
+                                  path, svc->name);
                 for (i = 0; i < *n_services; ++i)
                         if (strcmp((*services)[i].svc->name, svc->name) == 0)
                                 break;

@@ -147,6 +147,9 @@ def main():
     def check(label, ok, detail=''):
         checks.append((label, ok, detail))
 
+    check('kdbusd warns about the misnamed file as dbus-daemon does',
+          all('should have been named "%sMisnamed.service"' % P in logs[t] for t in logs),
+          '' if all('should have been named' in logs[t] for t in logs) else repr(logs))
     check('both list every name', want.get('listed') == got.get('listed') and
           got['listed'][1].count(P) == len(SERVICES), '%r %r' % (want.get('listed'),
                                                                   got.get('listed')))
