@@ -14,7 +14,8 @@ static const struct {
         const char *name;
         const char *text;
 } helper_errors[] = {
-        [LAUNCH_HELPER_EXIT_NO_MEMORY] = { E("NoMemory"), "Launcher could not run (out of memory)" },
+        [LAUNCH_HELPER_EXIT_NO_MEMORY] = { E("NoMemory"),
+                "Launcher could not run (out of memory)" },
         [LAUNCH_HELPER_EXIT_CONFIG_INVALID] = { E("Spawn.ConfigInvalid"),
                 "Invalid configuration (missing or empty <user>?)" },
         [LAUNCH_HELPER_EXIT_SETUP_FAILED] = { E("Spawn.FailedToSetup"),

@@ -7,6 +7,7 @@
 #include "bridge/conn.h"
 #include "bridge/names.h"
 #include "compat/errors.h"
+#include "compat/launch-helper.h"
 #include "compat/match-rule.h"
 #include "wire/message.h"
 #include "wire/names.h"
@@ -106,8 +107,55 @@ static void test_format(void) {
         g_assert_cmpstr(buf, ==, "Could not get owner of name '': no such name");
 }
 
+/* A launch helper's exit codes: dbus-daemon 1.14.10's names and texts (the integration test
+ * integration-activation-servicehelper compares four of them with dbus-daemon itself). */
+static void test_launch_helper(void) {
+        static const struct {
+                int code;
+                const char *name;
+                const char *text;
+        } cases[] = {
+                { LAUNCH_HELPER_EXIT_NO_MEMORY, "NoMemory",
+                  "Launcher could not run (out of memory)" },
+                { LAUNCH_HELPER_EXIT_CONFIG_INVALID, "Spawn.ConfigInvalid",
+                  "Invalid configuration (missing or empty <user>?)" },
+                { LAUNCH_HELPER_EXIT_SETUP_FAILED, "Spawn.FailedToSetup",
+                  "Failed to setup environment correctly" },
+                { LAUNCH_HELPER_EXIT_NAME_INVALID, "Spawn.ServiceNotValid",
+                  "Bus name is not valid or missing" },
+                { LAUNCH_HELPER_EXIT_SERVICE_NOT_FOUND, "Spawn.ServiceNotFound",
+                  "Bus name not found in system service directory" },
+                { LAUNCH_HELPER_EXIT_PERMISSIONS_INVALID, "Spawn.PermissionsInvalid",
+                  "The permission of the setuid helper is not correct" },
+                { LAUNCH_HELPER_EXIT_FILE_INVALID, "Spawn.PermissionsInvalid",
+                  "The service file is incorrect or does not have all required attributes" },
+                { LAUNCH_HELPER_EXIT_EXEC_FAILED, "Spawn.ExecFailed",
+                  "Cannot launch daemon, file not found or permissions invalid" },
+                { LAUNCH_HELPER_EXIT_INVALID_ARGS, "InvalidArgs",
+                  "Invalid arguments to command line" },
+                { LAUNCH_HELPER_EXIT_CHILD_SIGNALED, "Spawn.ChildSignaled",
+                  "Launched child was signaled, it probably crashed" },
+                { LAUNCH_HELPER_EXIT_GENERIC_FAILURE, "Spawn.ChildExited",
+                  "Launch helper exited with unknown return code 1" },
+                { 42, "Spawn.ChildExited", "Launch helper exited with unknown return code 42" },
+                { -1, "Spawn.ChildExited", "Launch helper exited with unknown return code -1" },
+        };
+        char text[256];
+        size_t i;
+
+        for (i = 0; i < G_N_ELEMENTS(cases); ++i) {
+                const char *name = launch_helper_exit_error(cases[i].code, text, sizeof(text));
+
+                g_assert_true(g_str_has_prefix(name, "org.freedesktop.DBus.Error."));
+                g_assert_cmpstr(name + strlen("org.freedesktop.DBus.Error."), ==, cases[i].name);
+                g_assert_cmpstr(text, ==, cases[i].text);
+        }
+        g_assert_cmpstr(launch_helper_system_dirs[1], ==, "/usr/share/dbus-1/system-services");
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
+        g_test_add_func("/compat/errors/launch-helper", test_launch_helper);
         g_test_add_func("/compat/errors/complete", test_complete);
         g_test_add_func("/compat/errors/out-of-range", test_out_of_range);
         g_test_add_func("/compat/errors/format", test_format);
