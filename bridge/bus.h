@@ -100,6 +100,13 @@ struct Bus {
         List endpoints;                 /* BusEndpoint, open */
         struct NativePolicyDb *holder_policy; /* policy holders' entries; NULL: none yet */
         List activators;                /* BridgeActivator (bridge/activator.h) */
+
+        /* a bus instance's maker (BUS_MAKE, proxy/bus-instance.c), for BUS_CREATOR_INFO;
+         * make_name "": kdbusd's own bus, whose creator is kdbusd's process */
+        char make_name[64];
+        uid_t creator_uid;
+        gid_t creator_gid;
+        pid_t creator_pid;
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

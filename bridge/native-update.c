@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/native-conn.h"
 #include "bridge/pool.h"
@@ -132,7 +133,8 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_item *item;
         BridgePoolSlice *slice;
         struct kdbus_info *info;
-        char name[32];
+        Bus *bus = nc->conn->bus;
+        char name[sizeof(bus->make_name) + 32];
         size_t name_len, total;
         uint8_t *p;
         int r;
@@ -144,7 +146,11 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         attach = wanted & (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
         declined = wanted & ~(uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
                                         KDBUS_ATTACH_TIMESTAMP);
-        name_len = (size_t)snprintf(name, sizeof(name), "%u-kdbus", (unsigned)geteuid()) + 1;
+        if (bus->make_name[0])
+                name_len = (size_t)snprintf(name, sizeof(name), "%s", bus->make_name) + 1;
+        else
+                name_len = (size_t)snprintf(name, sizeof(name), "%u-kdbus",
+                                            (unsigned)geteuid()) + 1;
         total = sizeof(*info) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + name_len);
         if (declined)
                 total += KDBUS_ITEM_SIZE(sizeof(uint64_t));
@@ -176,18 +182,27 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
                 item->type = KDBUS_ITEM_CREDS;
-                item->creds.uid = getuid();
-                item->creds.euid = item->creds.suid = item->creds.fsuid = geteuid();
-                item->creds.gid = getgid();
-                item->creds.egid = item->creds.sgid = item->creds.fsgid = getegid();
+                if (bus->make_name[0]) {
+                        /* the maker's, captured at connect: its ids as one */
+                        item->creds.uid = item->creds.euid = item->creds.suid =
+                                item->creds.fsuid = bus->creator_uid;
+                        item->creds.gid = item->creds.egid = item->creds.sgid =
+                                item->creds.fsgid = bus->creator_gid;
+                } else {
+                        item->creds.uid = getuid();
+                        item->creds.euid = item->creds.suid = item->creds.fsuid = geteuid();
+                        item->creds.gid = getgid();
+                        item->creds.egid = item->creds.sgid = item->creds.fsgid = getegid();
+                }
                 p += KDBUS_ALIGN8(item->size);
         }
         if (attach & KDBUS_ATTACH_PIDS) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
                 item->type = KDBUS_ITEM_PIDS;
-                item->pids.pid = (uint64_t)getpid();
-                item->pids.ppid = (uint64_t)getppid();
+                item->pids.pid = bus->make_name[0] ? (uint64_t)bus->creator_pid :
+                                                     (uint64_t)getpid();
+                item->pids.ppid = bus->make_name[0] ? 0 : (uint64_t)getppid();
                 p += KDBUS_ALIGN8(item->size);
         }
         cmd->return_flags = 0;

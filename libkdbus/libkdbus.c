@@ -213,19 +213,47 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
  * Return: 0 or a negative errno.
  */
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size) {
-        struct kdbus_cmd_hello hello = {
-                .size = sizeof(hello), .flags = flags, .pool_size = pool_size,
+        return kdbus_conn_hello_name(c, flags, pool_size, NULL);
+}
+
+/**
+ * kdbus_conn_hello_name() - HELLO with a NAME item (activators, policy holders)
+ * @c:          an opened connection
+ * @flags:      KDBUS_HELLO_*
+ * @pool_size:  a multiple of the page size
+ * @name:       the NAME item's name, or NULL for none (kdbus_conn_hello())
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, const char *name) {
+        union {
+                struct kdbus_cmd_hello cmd;
+                uint8_t buf[sizeof(struct kdbus_cmd_hello) + KDBUS_ITEM_HEADER_SIZE + 264];
+        } u = { .cmd = {
+                .size = sizeof(struct kdbus_cmd_hello), .flags = flags, .pool_size = pool_size,
                 /* consent to what the driver gives anyone about a legacy peer anyway; exe,
                  * cmdline, cgroup, caps ... only if the program asks (kdbus_conn_command) */
                 .attach_flags_send = KDBUS_ATTACH_TIMESTAMP | KDBUS_ATTACH_CREDS |
                                      KDBUS_ATTACH_PIDS | KDBUS_ATTACH_AUXGROUPS |
                                      KDBUS_ATTACH_SECLABEL,
-        };
+        } };
+        struct kdbus_cmd_hello hello;
         const struct kdbus_item *item;
         void *map;
         int r;
 
-        r = kdbus_conn_command(c, KDBUS_CMD_HELLO, &hello, sizeof(hello), NULL, 0);
+        if (name) {
+                size_t len = strlen(name) + 1;
+
+                if (len > 256)
+                        return -EINVAL;
+                u.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + len;
+                u.cmd.items[0].type = KDBUS_ITEM_NAME;
+                memcpy(u.cmd.items[0].str, name, len);
+                u.cmd.size += KDBUS_ALIGN8(u.cmd.items[0].size);
+        }
+        r = kdbus_conn_command(c, KDBUS_CMD_HELLO, &u, u.cmd.size, NULL, 0);
+        hello = u.cmd;
         if (r)
                 return r;
         if (c->n_recv_fds != 2)

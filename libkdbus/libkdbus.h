@@ -52,6 +52,8 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags);
 
 /* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. */
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
+/* The same with a NAME item (@name: an activator's name; NULL: none). */
+int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, const char *name);
 
 /* What a SEND needs besides the payload. */
 typedef struct KdbusSend {

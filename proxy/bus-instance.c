@@ -32,12 +32,13 @@ struct BusInstance {
  * @mk:         the checked BUS_MAKE request
  * @uid:        the creator
  * @gid:        its group
+ * @pid:        its pid (at connect), for BUS_CREATOR_INFO
  * @ret:        the instance
  *
  * Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
-                     gid_t gid, BusInstance **ret) {
+                     gid_t gid, pid_t pid, BusInstance **ret) {
         ProxyListener *legacy;
         BusInstance *bi;
         mode_t mode = 0600, dmode = 0700;
@@ -79,6 +80,11 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         r = server_new_instance(parent, uid, &bi->server);
         if (r < 0)
                 goto fail;
+        (void) snprintf(bi->server->bus->make_name, sizeof(bi->server->bus->make_name), "%s",
+                        mk->name);
+        bi->server->bus->creator_uid = uid;
+        bi->server->bus->creator_gid = gid;
+        bi->server->bus->creator_pid = pid;
         r = listener_new_endpoint(bi->server, path, NULL, mode, uid, gid, &legacy);
         if (r < 0)
                 goto fail;

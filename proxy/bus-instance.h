@@ -27,11 +27,12 @@ typedef struct Server Server;
 #define BUS_INSTANCE_LEGACY "bus.dbus1"
 
 /*
- * Make the instance @mk asks for in @dir, owned by @uid / @gid, on @parent's loop.
+ * Make the instance @mk asks for in @dir, owned by @uid / @gid (@pid: the maker, for
+ * BUS_CREATOR_INFO), on @parent's loop.
  * Return: 0, -EEXIST (the directory exists: a bus of that name), -ENAMETOOLONG, or a
  * negative errno.
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
-                     gid_t gid, BusInstance **ret);
+                     gid_t gid, pid_t pid, BusInstance **ret);
 /* Disconnect everyone, remove the sockets and the directory. Return: NULL. */
 BusInstance *bus_instance_free(BusInstance *bi);

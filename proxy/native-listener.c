@@ -289,7 +289,7 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                 r = native_listener_dir(l, &dir);
                 if (r == 0)
                         r = bus_instance_new(l->server, dir, &mk, c->creds.uid, c->creds.gid,
-                                             &c->instance);
+                                             c->creds.pid, &c->instance);
                 if (r < 0 && r != -EEXIST)
                         proxy_log_peer(LOG_NOTICE, &c->log_limit, loop_now(l->server->loop), NULL,
                                        "native peer (fd %d, uid %u): cannot make bus \"%s\" in "

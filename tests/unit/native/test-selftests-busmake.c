@@ -5,7 +5,9 @@
  * while the handle does. Its checks (name prefix, mandatory items, bloom parameters, EEXIST,
  * EBADFD on the handle afterwards); an unprivileged user (created with useradd when the
  * test runs as root) makes one, talks on it natively and with dbus-send, may open a monitor
- * there (it owns that bus) but not on the main bus; another uid cannot connect; closing the
+ * there (it owns that bus) but not on the main bus, holds a name as activator there (a
+ * dbus-send call with auto-start waits in its pool, ListActivatableNames shows the name,
+ * the call moves to the real owner when it comes); another uid cannot connect; closing the
  * handle removes the sockets and the directory.
  */
 #include <grp.h>
@@ -81,6 +83,24 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_conn_hello(c, 0, KPOOL), ==, 0);
         g_assert_cmpuint(c->id, ==, 1);
         g_assert_cmpint(memcmp(c->id128, main_peer->id128, 16), !=, 0);
+        {
+                /* BUS_CREATOR_INFO: its MAKE_NAME and maker */
+                struct kdbus_cmd_info info = { .size = sizeof(info),
+                                               .attach_flags = KDBUS_ATTACH_CREDS };
+                const struct kdbus_info *rec;
+                const struct kdbus_item *item;
+
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info,
+                                                   sizeof(info), NULL, 0), ==, 0);
+                rec = (const void *)(c->pool + info.offset);
+                item = rec->items;
+                g_assert_cmpuint(item->type, ==, KDBUS_ITEM_MAKE_NAME);
+                g_assert_cmpstr(item->name.name, ==, name);
+                item = (const void *)((const uint8_t *)item + KDBUS_ALIGN8(item->size));
+                g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
+                g_assert_cmpuint(item->creds.uid, ==, geteuid());
+                g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+        }
         kdbus_conn_close(c);
 
         /* closing the handle ends it */
@@ -98,6 +118,45 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         } \
 } while (0)
 
+/* dbus-send @args... on @bus_arg; its stdout. */
+static char *dbus_send(const char *bus_arg, const char *const *args) {
+        const char *argv[16] = { "dbus-send", bus_arg };
+        char *out = NULL;
+        unsigned n = 2;
+        int status;
+
+        while (*args && n < ELEMENTSOF(argv) - 1)
+                argv[n++] = *args++;
+        argv[n] = NULL;
+        CHECK(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out,
+                           NULL, &status, NULL));
+        CHECK(g_spawn_check_wait_status(status, NULL));
+        return out;
+}
+
+/* RECV the next message of @c (waiting up to 5 s when none is there); its member (static
+ * buffer). */
+static const char *recv_member(KdbusConn *c) {
+        static char member[256];
+        const struct kdbus_msg *m = NULL;
+        const uint8_t *data;
+        WireHeader h;
+        size_t size;
+        int r;
+
+        r = kdbus_conn_recv(c, 0, 0, &m, NULL);
+        if (r == -EAGAIN) {
+                CHECK(kdbus_conn_wait(c, 5000) == 0);
+                r = kdbus_conn_recv(c, 0, 0, &m, NULL);
+        }
+        CHECK(r == 0);
+        CHECK(kdbus_msg_payload(m, &data, &size) == 0);
+        CHECK(wire_message_parse(data, size, KDBUS_MSG_MAX_FDS, 0, &h) == 0);
+        g_strlcpy(member, h.member ? h.member : "", sizeof(member));
+        CHECK(kdbus_conn_free(c, kdbus_conn_offset(c, m)) == 0);
+        return member;
+}
+
 static void become(uid_t uid, gid_t gid) {
         CHECK(setgroups(0, NULL) == 0);
         CHECK(setgid(gid) == 0);
@@ -114,7 +173,7 @@ static void creator(KBus *b, const struct passwd *pw, int ready_fd, int go_fd) {
         const char *argv[] = { "dbus-send", bus_arg, "--print-reply",
                                "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
                                "org.freedesktop.DBus.ListNames", NULL };
-        KdbusConn *h = NULL, *c = NULL, *m = NULL, *mm = NULL;
+        KdbusConn *h = NULL, *c = NULL, *m = NULL, *mm = NULL, *act = NULL;
         int status;
         char byte;
 
@@ -136,6 +195,38 @@ static void creator(KBus *b, const struct passwd *pw, int ready_fd, int go_fd) {
                            NULL, &status, NULL));
         CHECK(g_spawn_check_wait_status(status, NULL));
         CHECK(strstr(out, "\"org.test.Instance\"") != NULL);
+
+        /* an activator (its bus: allowed): legacy clients see the name as activatable, and
+         * their auto-start call waits in its pool until a real owner comes */
+        CHECK(kdbus_conn_open(native, &act) == 0);
+        CHECK(kdbus_conn_hello_name(act, KDBUS_HELLO_ACTIVATOR, KPOOL, "org.test.Activated") == 0);
+        g_free(out);
+        out = dbus_send(bus_arg, (const char *const[]){ "--print-reply",
+                        "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                        "org.freedesktop.DBus.ListActivatableNames", NULL });
+        CHECK(strstr(out, "\"org.test.Activated\"") != NULL);
+        g_free(out);
+        out = dbus_send(bus_arg, (const char *const[]){ "--dest=org.test.Activated", "/",
+                        "org.test.I.Hello", NULL });
+        CHECK(strcmp(recv_member(act), "Hello") == 0);
+        g_free(out);
+        out = dbus_send(bus_arg, (const char *const[]){ "--dest=org.test.Activated", "/",
+                        "org.test.I.Again", NULL });
+        /* the service takes its name: the waiting call moves to it */
+        if (kdbus_conn_recv(act, KDBUS_RECV_PEEK, 0, NULL, NULL) == -EAGAIN)
+                CHECK(kdbus_conn_wait(act, 5000) == 0);
+        CHECK(kdbus_conn_recv(act, KDBUS_RECV_PEEK, 0, NULL, NULL) == 0);      /* there */
+        CHECK(kdbus_conn_name_acquire(c, "org.test.Activated", 0, NULL) == 0);
+        CHECK(kdbus_conn_recv(act, 0, 0, NULL, NULL) == -EAGAIN);
+        {
+                unsigned i;
+                bool found = false;
+
+                for (i = 0; i < 8 && !found; ++i)
+                        found = !strcmp(recv_member(c), "Again");
+                CHECK(found);
+        }
+        kdbus_conn_close(act);
         CHECK(write(ready_fd, "r", 1) == 1);
         CHECK(read(go_fd, &byte, 1) == 1);
         kdbus_conn_close(mm);
@@ -205,7 +296,13 @@ static void test_unprivileged(KBus *b, gconstpointer ctx) {
         a = fork_or_die();
         if (a == 0)
                 creator(b, pw, ready[1], go[0]);
-        g_assert_cmpint(read(ready[0], &byte, 1), ==, 1);
+        /* only the child writes "ready": if it fails, read() sees EOF */
+        (void) close(ready[1]);
+        (void) close(go[0]);
+        if (read(ready[0], &byte, 1) != 1) {
+                wait_ok(a);                     /* shows the child's failure */
+                g_assert_not_reached();
+        }
 
         /* the creator's: directory and sockets */
         g_assert_cmpint(stat(idir, &st), ==, 0);
@@ -222,8 +319,6 @@ static void test_unprivileged(KBus *b, gconstpointer ctx) {
         wait_ok(a);
         g_assert_true(wait_path(idir, false));
         (void) close(ready[0]);
-        (void) close(ready[1]);
-        (void) close(go[0]);
         (void) close(go[1]);
         g_free(pw);
 }
