@@ -48,6 +48,10 @@ static void help(FILE *f) {
               "                      with that native socket, print its legacy address\n"
               "                      and native socket, hold it until a signal (kdbusd\n"
               "                      only; see docs/native.md)\n"
+              "  bus-make --native=PATH [--group|--world] [--stdin] NAME\n"
+              "                      make the bus instance <uid>-NAME (any user), print\n"
+              "                      its legacy address and native socket, hold it until\n"
+              "                      a signal (kdbusd only; see docs/native.md)\n"
               "\n"
               "Arguments (as busctl): a basic value is one argument; an array is its length,\n"
               "then its elements; a variant is its signature, then its value; a struct or\n"
@@ -80,6 +84,7 @@ int main(int argc, char **argv) {
                 { "call", ctl_cmd_call },
                 { "monitor", ctl_cmd_monitor },
                 { "endpoint", ctl_cmd_endpoint },
+                { "bus-make", ctl_cmd_busmake },
         };
         CtlOptions o = { .timeout_ms = CTL_DEFAULT_TIMEOUT_MS };
         const char *address = NULL;
@@ -129,9 +134,10 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < ELEMENTSOF(commands); ++i) {
                 if (strcmp(argv[optind], commands[i].name) != 0)
                         continue;
-                /* endpoint talks to the native socket it is given, not to a bus address */
-                if (commands[i].fn == ctl_cmd_endpoint)
-                        return ctl_cmd_endpoint(&o, argc - optind, argv + optind);
+                /* endpoint and bus-make talk to the native socket they are given, not to a
+                 * bus address */
+                if (commands[i].fn == ctl_cmd_endpoint || commands[i].fn == ctl_cmd_busmake)
+                        return commands[i].fn(&o, argc - optind, argv + optind);
                 r = ctl_address_resolve(address, session, system, &resolved);
                 if (r < 0)
                         return r == -EINVAL ? CTL_EXIT_USAGE : CTL_EXIT_CONNECT;
@@ -141,6 +147,6 @@ int main(int argc, char **argv) {
                 return r;
         }
         fprintf(stderr, "kdbusctl: unknown command \"%s\"; commands: list, status, call, "
-                "monitor, endpoint (see kdbusctl --help)\n", argv[optind]);
+                "monitor, endpoint, bus-make (see kdbusctl --help)\n", argv[optind]);
         return CTL_EXIT_USAGE;
 }

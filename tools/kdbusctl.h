@@ -149,6 +149,7 @@ int ctl_cmd_status(const CtlOptions *o, int argc, char **argv);
 int ctl_cmd_call(const CtlOptions *o, int argc, char **argv);
 int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv);
 int ctl_cmd_endpoint(const CtlOptions *o, int argc, char **argv);
+int ctl_cmd_busmake(const CtlOptions *o, int argc, char **argv);
 
 /* Shared by list and status: pid, uid and comm of a connection ("-" when unknown). */
 typedef struct CtlPeerInfo {

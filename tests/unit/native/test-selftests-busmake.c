@@ -323,11 +323,54 @@ static void test_unprivileged(KBus *b, gconstpointer ctx) {
         g_free(pw);
 }
 
+/* kdbusctl bus-make holds a bus for unchanged clients; it ends when its stdin does. */
+static void test_kdbusctl(KBus *b, gconstpointer ctx) {
+        const char *ctl = g_getenv("KDBUSCTL");
+        g_autofree char *native_arg = g_strdup_printf("--native=%s", b->native);
+        g_autofree char *name = g_strdup_printf("%u-ctl", (unsigned)geteuid());
+        g_autofree char *dir = instance_path(b, name, NULL);
+        g_autofree char *expect = instance_path(b, name, "bus.dbus1");
+        g_autofree char *bus_arg = NULL, *out = NULL;
+        const char *argv[] = { ctl, "bus-make", native_arg, "--stdin", "ctl", NULL };
+        const char *send[] = { "dbus-send", NULL, "--print-reply", "--dest=org.freedesktop.DBus",
+                               "/org/freedesktop/DBus", "org.freedesktop.DBus.GetId", NULL };
+        char line[4200];
+        int in_fd, out_fd, status;
+        FILE *f;
+        GPid pid;
+
+        g_assert_nonnull(ctl);
+        g_assert_true(g_spawn_async_with_pipes(NULL, (char **)argv, NULL,
+                                               G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+                                               &in_fd, &out_fd, NULL, NULL));
+        f = fdopen(out_fd, "r");
+        g_assert_nonnull(f);
+        g_assert_nonnull(fgets(line, sizeof(line), f));
+        g_strchomp(line);
+        g_assert_true(g_str_has_prefix(line, "unix:path="));
+        g_assert_cmpstr(line + strlen("unix:path="), ==, expect);
+        bus_arg = g_strdup_printf("--bus=%s", line);
+        send[1] = bus_arg;
+        g_assert_true(g_spawn_sync(NULL, (char **)send, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                   &out, NULL, &status, NULL));
+        g_assert_true(g_spawn_check_wait_status(status, NULL));
+        g_assert_nonnull(strstr(out, "string \""));  /* the instance's bus id */
+        (void) close(in_fd);                            /* EOF: kdbusctl ends, the bus too */
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+        g_spawn_close_pid(pid);
+        (void) fclose(f);
+        g_assert_true(wait_path(dir, false));
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/selftests/bus-make/errors", KBus, NULL, kbus_setup, test_errors,
                    kbus_teardown);
         g_test_add("/native/selftests/bus-make/unprivileged", KBus, NULL, kbus_setup,
                    test_unprivileged, kbus_teardown);
+        g_test_add("/native/selftests/bus-make/kdbusctl", KBus, NULL, kbus_setup, test_kdbusctl,
+                   kbus_teardown);
         return g_test_run();
 }
