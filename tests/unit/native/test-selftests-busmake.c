@@ -37,6 +37,30 @@ static char *instance_path(KBus *b, const char *name, const char *sock) {
         return sock ? g_build_filename(dir, name, sock, NULL) : g_build_filename(dir, name, NULL);
 }
 
+/* BUS_MAKE with @name, a bloom item of @size / @n_hash, and ATTACH_FLAGS_SEND @attach. */
+static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_hash,
+                    uint64_t attach) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        item->type = KDBUS_ITEM_MAKE_NAME;
+        strcpy(item->str, name);
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
+        item->type = KDBUS_ITEM_BLOOM_PARAMETER;
+        item->bloom_parameter.size = size;
+        item->bloom_parameter.n_hash = n_hash;
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+        item->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+        item->data64[0] = attach;
+        item = KDBUS_ITEM_NEXT(item);
+        cmd->size = (uint64_t)((uint8_t *)item - buf);
+        return kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0);
+}
+
 static void test_errors(KBus *b, gconstpointer ctx) {
         uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd *cmd = (void *)buf;
@@ -61,6 +85,13 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         cmd->size = sizeof(*cmd);
         g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, sizeof(*cmd), NULL, 0), ==, 0);
         g_assert_cmpuint(cmd->flags, ==, KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD);
+        /* kdbus's bloom limits (EINVAL); ours: only the bus's 64 bytes / 8 hashes, and no
+         * required attach flags (EOPNOTSUPP) */
+        g_assert_cmpint(make_raw(h, name, 12, 8, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 64, 0, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 8192, 8, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 32, 8, 0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(make_raw(h, name, 64, 8, KDBUS_ATTACH_CREDS), ==, -EOPNOTSUPP);
         g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
 
         g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, 0);
@@ -106,7 +137,18 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         /* closing the handle ends it */
         kdbus_conn_close(h);
         g_assert_true(wait_path(dir, false));
+        /* MAKE_ACCESS_WORLD: everybody may connect (the sockets' mode) */
+        g_assert_cmpint(make_raw(h2, name, 64, 8, 0), ==, 0);
         kdbus_conn_close(h2);
+        g_assert_true(wait_path(dir, false));
+        h2 = kopen(b);
+        g_assert_cmpint(kdbus_bus_make(h2, name, KDBUS_MAKE_ACCESS_WORLD), ==, 0);
+        g_assert_cmpint(stat(native, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0666);
+        g_assert_cmpint(stat(dir, &st), ==, 0);
+        g_assert_cmpuint(st.st_mode & 0777, ==, 0755);
+        kdbus_conn_close(h2);
+        g_assert_true(wait_path(dir, false));
         kdbus_conn_close(main_peer);
 }
 
