@@ -20,8 +20,14 @@
 #include "bridge/native-policy.h"
 #include "util/error.h"
 
-/* kdbus node names: "<uid>-" then letters, digits, '-', '_', '.'. */
-static bool endpoint_name_is_valid(uid_t uid, const char *name) {
+/**
+ * bus_node_name_is_valid() - a kdbus node name (endpoints, bus instances) of @uid
+ * @uid:        the maker's uid
+ * @name:       "<uid>-" then letters, digits, '-', '_', '.'; at most BUS_ENDPOINT_NAME_MAX
+ *
+ * Return: true if valid.
+ */
+bool bus_node_name_is_valid(uid_t uid, const char *name) {
         char prefix[24];
         size_t n, len = strlen(name), i;
 
@@ -70,7 +76,7 @@ int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
         _cleanup_(bus_endpoint_unrefp) BusEndpoint *ep = NULL;
         int r;
 
-        if (!endpoint_name_is_valid(uid, name))
+        if (!bus_node_name_is_valid(uid, name))
                 return -EINVAL;
         if (bus_find_endpoint(bus, name))
                 return -EEXIST;

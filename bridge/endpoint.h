@@ -47,6 +47,10 @@ struct kdbus_item;
 /* kdbus's limit for the name of a bus node (KDBUS_SYSNAME_MAX_LEN). */
 #define BUS_ENDPOINT_NAME_MAX 63u
 
+/* "<uid>-" then [A-Za-z0-9_.-], at most BUS_ENDPOINT_NAME_MAX: endpoints and bus instances
+ * (bridge/native-busmake.c). */
+bool bus_node_name_is_valid(uid_t uid, const char *name);
+
 typedef struct BusEndpoint {
         unsigned n_refs;
         Bus *bus;                       /* NULL once closed */

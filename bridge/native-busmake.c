@@ -10,32 +10,14 @@
  * (ATTACH_FLAGS_SEND) are not offered (EOPNOTSUPP unless 0).
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <string.h>
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/limits.h"
 #include "bridge/native-busmake.h"
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
-
-static bool bus_name_is_valid(uid_t uid, const char *name) {
-        char prefix[24];
-        size_t n, len = strlen(name), i;
-
-        n = (size_t)snprintf(prefix, sizeof(prefix), "%" PRIu32 "-", (uint32_t)uid);
-        if (len > NATIVE_BUS_NAME_MAX || len <= n || strncmp(name, prefix, n))
-                return false;
-        for (i = n; i < len; ++i) {
-                char c = name[i];
-
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
-                        return false;
-        }
-        return true;
-}
 
 /* One u64 of attach flags: _KDBUS_ATTACH_ANY means all; other unknown bits: EINVAL. */
 static int attach_flags(const struct kdbus_item *item, uint64_t *ret) {
@@ -118,7 +100,7 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         }
         if (!name || !bloom)
                 return -EBADMSG;
-        if (!bus_name_is_valid(creds->uid, name))
+        if (!bus_node_name_is_valid(creds->uid, name))
                 return -EINVAL;
         if (bloom->size < 8 || bloom->size > NATIVE_BUS_BLOOM_MAX_SIZE || bloom->size % 8 ||
             bloom->n_hash < 1)

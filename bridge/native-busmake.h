@@ -11,7 +11,7 @@
 
 typedef struct BridgeCreds BridgeCreds;
 
-/* kdbus's node names: at most this long, "<uid>-" then [A-Za-z0-9_.-]. */
+/* kdbus's node names: at most this long (BUS_ENDPOINT_NAME_MAX, bus_node_name_is_valid()). */
 #define NATIVE_BUS_NAME_MAX 63u
 /* kdbus's upper bound for a bus's bloom filter size (KDBUS_BUS_BLOOM_MAX_SIZE). */
 #define NATIVE_BUS_BLOOM_MAX_SIZE 4096u
