@@ -98,6 +98,7 @@ struct Bus {
 
         /* kdbus's name policy (bridge/endpoint.h) */
         List endpoints;                 /* BusEndpoint, open */
+        uint32_t next_endpoint_id;      /* BusEndpoint.id: never reused */
         struct NativePolicyDb *holder_policy; /* policy holders' entries; NULL: none yet */
         List activators;                /* BridgeActivator (bridge/activator.h) */
 

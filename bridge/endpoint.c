@@ -97,6 +97,7 @@ int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
                 return error_origin(-ENOMEM);
         ep->user->uid = uid;
         ep->user->anonymous = true;
+        ep->id = ++bus->next_endpoint_id;
         ep->bus = bus;
         list_append(&bus->endpoints, &ep->link);
         *ret = steal_ptr(&ep);

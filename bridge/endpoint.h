@@ -57,6 +57,7 @@ typedef struct BusEndpoint {
         List link;                      /* Bus.endpoints, while open */
         char *name;                     /* "<uid>-<name>" */
         uid_t uid;                      /* its creator's */
+        uint32_t id;                    /* unique on its bus (quota accounts) */
         NativePolicyDb *policy;         /* empty: nothing visible */
         struct BridgeUser *user;        /* the account its connections are charged to */
 } BusEndpoint;

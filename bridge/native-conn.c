@@ -381,6 +381,15 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
 }
 
 
+/* The pool quota's account of @sender (NULL: the bus): its uid, or its endpoint's. */
+static uint64_t native_quota_account(const BridgeConn *sender) {
+        if (!sender)
+                return UINT32_MAX;
+        if (sender->endpoint)
+                return (uint64_t)1 << 32 | sender->endpoint->id;
+        return (uint32_t)sender->creds.uid;
+}
+
 /*
  * Write @m into the pool. Return: 0 (delivered or dropped), 1 (no room now: leave it
  * queued), or -ENOMEM.
@@ -391,7 +400,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         unsigned user_msgs = 0;
         BridgePoolSlice *slice;
         NativeEntry *e;
-        uint32_t uid;
+        uint64_t account;
         List *pos;
         int r;
 
@@ -402,10 +411,10 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         msg_size += native_meta_size(attach, declined, sender);
         total = msg_size + ALIGN8(m->size);
 
-        uid = sender ? (uint32_t)sender->creds.uid : UINT32_MAX;
+        account = native_quota_account(sender);
         list_for_each(pos, &nc->recv_list) {
                 e = container_of(pos, NativeEntry, link);
-                if (e->sender_uid == uid) {
+                if (e->sender_account == account) {
                         user_bytes += e->slice->size;
                         ++user_msgs;
                 }
@@ -445,7 +454,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         e->slice = slice;
         e->msg_size = msg_size;
         e->priority = m->priority;
-        e->sender_uid = uid;
+        e->sender_account = account;
         e->msg = bridge_msg_ref(m);
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;

@@ -69,7 +69,9 @@ typedef struct NativeEntry {
         struct BridgePoolSlice *slice;
         uint64_t msg_size;              /* the kdbus_msg's size (items; payload behind) */
         int64_t priority;
-        uint32_t sender_uid;            /* quota account */
+        uint64_t sender_account;        /* quota account: the sender's uid, or for a sender
+                                         * on a custom endpoint 1 << 32 | its id (kdbus
+                                         * charges an endpoint's peers to the endpoint) */
         BridgeMsg *msg;                 /* one reference: its fds go out with RECV */
 } NativeEntry;
 

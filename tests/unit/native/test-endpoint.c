@@ -293,6 +293,45 @@ static void test_endpoint_accounting(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(bridge_conn_hello(n->f.c[2]), ==, 0);
 }
 
+/* The pool quota of a native receiver counts an endpoint's senders on the endpoint's
+ * account: a sandbox of uid U does not eat into what U's other peers may queue (kdbus). */
+static void test_endpoint_pool_quota(NFixture *n, gconstpointer ctx) {
+        BridgeConn *c = fixture_conn_uid(&n->f, 0, 1003, 0, true), *s;
+        TestMsg call = { .type = WIRE_MSG_METHOD_CALL, .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                         .destination = "org.rcvA", .interface = "t.I", .member = "Call" };
+        unsigned i, k;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.rcvA", 0, NULL), ==, 0);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.rcvB", 0, NULL), ==, 0);
+        make_endpoint(n, (const char *[]){ "n:org.rcvB", "w:2", NULL });
+        s = fixture_conn_uid(&n->f, 1, 1003, 0, false);
+        bridge_conn_set_endpoint(s, n->ep);
+        g_assert_cmpint(bridge_conn_hello(s), ==, 0);
+
+        /* how many of uid 1003's messages a fresh pool takes before the rest must wait */
+        for (k = 0; k < 400 && !bridge_conn_queue_peek(n->a.nc->conn); ++k) {
+                call.serial = 100 + k;
+                g_assert_cmpint(test_send(c, &call), ==, 0);
+        }
+        g_assert_nonnull(bridge_conn_queue_peek(n->a.nc->conn));
+        g_assert_cmpuint(--k, ==, n->a.nc->n_entries);
+        g_assert_cmpuint(k, <, NATIVE_MAX_MSGS_PER_USER);      /* the byte share ran out */
+
+        /* as many to B, all written; then the same uid through the endpoint: written too */
+        call.destination = "org.rcvB";
+        for (i = 0; i < k; ++i) {
+                call.serial = 1000 + i;
+                g_assert_cmpint(test_send(c, &call), ==, 0);
+        }
+        g_assert_null(bridge_conn_queue_peek(n->b.nc->conn));
+        call.serial = 1;
+        g_assert_cmpint(test_send(s, &call), ==, 0);
+        g_assert_null(bridge_conn_queue_peek(n->b.nc->conn));
+        g_assert_cmpuint(n->b.nc->n_entries, ==, k + 1);
+}
+
 /* ---- endpoints, native connections ---- */
 
 static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const char *name,
@@ -504,6 +543,8 @@ int main(int argc, char **argv) {
                    nteardown);
         g_test_add("/native/endpoint/accounting", NFixture, NULL, nsetup,
                    test_endpoint_accounting, nteardown);
+        g_test_add("/native/endpoint/pool-quota", NFixture, NULL, nsetup,
+                   test_endpoint_pool_quota, nteardown);
         g_test_add("/native/holder/hello-update", NFixture, NULL, nsetup, test_holder, nteardown);
         return g_test_run();
 }
