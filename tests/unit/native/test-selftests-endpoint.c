@@ -367,6 +367,68 @@ static void test_kdbusctl(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(hidden);
 }
 
+/* An endpoint on a bus instance (BUS_MAKE): its sockets sit in the instance's directory
+ * next to its "bus", as in kdbus's /sys/fs/kdbus/<uid>-<bus>/<uid>-<ep>; its view is of
+ * that bus only. */
+static void test_on_instance(KBus *b, gconstpointer ctx) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        g_autofree char *top = g_path_get_dirname(b->native);
+        g_autofree char *bus_name = g_strdup_printf("%u-inst", (unsigned)getuid());
+        g_autofree char *ep_name = g_strdup_printf("%u-ep", (unsigned)getuid());
+        g_autofree char *dir = g_build_filename(top, bus_name, NULL);
+        g_autofree char *inst = g_build_filename(dir, "bus", NULL);
+        g_autofree char *native = g_build_filename(dir, ep_name, NULL);
+        g_autofree char *legacy = g_strdup_printf("%s.dbus1", native);
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", legacy);
+        g_autofree char *out = NULL;
+        const char *send[] = { "dbus-send", bus_arg, "--print-reply",
+                               "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus.ListNames", NULL };
+        KdbusConn *h = kopen(b), *main_svc, *svc = NULL, *other = NULL, *owner = NULL;
+        size_t at;
+        int status;
+
+        main_svc = kpeer(b, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(main_svc, "org.kdbus.InInst", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_bus_make(h, bus_name, 0), ==, 0);
+        g_assert_cmpint(kdbus_conn_open(inst, &svc), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(svc, 0, KPOOL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.kdbus.InInst", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_open(inst, &other), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(other, 0, KPOOL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(other, "org.kdbus.Other", 0, NULL), ==, 0);
+
+        g_assert_cmpint(kdbus_conn_open(inst, &owner), ==, 0);
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_MAKE_NAME, ep_name, strlen(ep_name) + 1);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==, 0);
+        memset(buf, 0, sizeof(buf));
+        at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_NAME, "org.kdbus.InInst", 17);
+        at = put_access(buf, at, KDBUS_POLICY_TALK);
+        cmd->size = at;
+        g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0),
+                        ==, 0);
+        g_assert_true(g_file_test(native, G_FILE_TEST_EXISTS));
+
+        /* the instance's names as its endpoint allows: InInst and its owner, not Other */
+        g_assert_true(g_spawn_sync(NULL, (char **)send, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                   &out, NULL, &status, NULL));
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_assert_nonnull(strstr(out, "\"org.kdbus.InInst\""));
+        g_assert_null(strstr(out, "org.kdbus.Other"));
+        g_assert_null(strstr(out, kunique(other->id)));
+
+        kdbus_conn_close(owner);
+        g_assert_true(wait_gone(native));
+        g_assert_true(wait_gone(legacy));
+        kdbus_conn_close(svc);
+        kdbus_conn_close(other);
+        kdbus_conn_close(h);
+        g_assert_true(wait_gone(dir));
+        kdbus_conn_close(main_svc);
+}
+
 /* kdbusd stops (SIGTERM) while an endpoint is open and used: it exits 0 (no sanitizer
  * report), the endpoint's sockets are gone, its connections closed. */
 static void test_shutdown(void) {
@@ -426,5 +488,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/native/selftests/endpoint/bus-shutdown", test_shutdown);
         g_test_add("/native/selftests/endpoint/kdbusctl", KBus, NULL, kbus_setup, test_kdbusctl,
                    kbus_teardown);
+        g_test_add("/native/selftests/endpoint/on-bus-instance", KBus, NULL, kbus_setup,
+                   test_on_instance, kbus_teardown);
         return g_test_run();
 }
