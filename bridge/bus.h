@@ -108,6 +108,22 @@ struct Bus {
         uid_t creator_uid;
         gid_t creator_gid;
         pid_t creator_pid;
+
+        /* Native peers' metadata (bridge/native-meta.c; kdbusd --native-attach-*) */
+        unsigned attach_rule;           /* BUS_ATTACH_*: what a native receiver gets */
+        uint64_t attach_flags_req;      /* KDBUS_ATTACH_* every native sender must consent
+                                         * to (kdbus's bus attach_flags_req): HELLO
+                                         * ECONNREFUSED, UPDATE EINVAL without them */
+        bool proc_public;               /* the bus's /proc has no hidepid: anyone may read
+                                         * another user's comm, cmdline, status, cgroup */
+};
+
+/* Bus.attach_rule */
+enum {
+        BUS_ATTACH_OPT_IN,              /* receiver's mask ∩ sender's consent (default) */
+        BUS_ATTACH_KDBUS,               /* kdbus's final rule: receiver's mask ∩ (consent ∪
+                                         * basic credentials ∪ what the receiver could read
+                                         * in /proc about the sender anyway) */
 };
 
 int bus_new(const BusLimits *limits, Bus **ret);

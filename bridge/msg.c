@@ -297,6 +297,8 @@ BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
         bridge_msg_take_fds(m, NULL, 0);
         if (m->data_separate)
                 free(m->data);
+        if (m->sender_meta_free)
+                m->sender_meta_free(m->sender_meta);
         bridge_msg_release(m);
         return NULL;
 }

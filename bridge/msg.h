@@ -32,6 +32,10 @@ typedef struct BridgeMsg {
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
         int64_t priority;               /* kdbus priority a native sender gave; 0 otherwise */
+        void *sender_meta;              /* the sender's metadata captured with this message
+                                         * (a native KDBUS_HELLO_CAPTURE_PER_MESSAGE sender:
+                                         * NativeMsgMeta), or NULL: its connection's */
+        void (*sender_meta_free)(void *sender_meta);
         uint64_t reply_deadline_usec;   /* a native call's own deadline (kdbus_msg.timeout_ns,
                                          * CLOCK_MONOTONIC); 0: only the bus's reply timeout */
         bool has_bloom;

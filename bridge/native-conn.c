@@ -130,7 +130,8 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
                 return -EINVAL;
         if (cmd->flags & ~(uint64_t)(KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
-                                     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR))
+                                     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR |
+                                     KDBUS_HELLO_CAPTURE_PER_MESSAGE))
                 return -EINVAL;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
@@ -167,6 +168,10 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         r = native_special_hello_check(bus, creds, cmd->flags, name);
         if (r)
                 return r;
+        /* unknown bits EINVAL, the bus's required ones missing ECONNREFUSED (kdbus) */
+        r = native_attach_check(bus, &cmd->attach_flags_send, &cmd->attach_flags_recv);
+        if (r)
+                return r;
         if (cmd->flags & KDBUS_HELLO_ACCEPT_FD)
                 conn_flags |= BRIDGE_CONN_ACCEPT_FDS;
 
@@ -176,6 +181,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         list_init(&nc->recv_list);
         list_init(&nc->matches);
         nc->sync_cancel_fd = -1;
+        nc->next_send_pidfd = -1;
         nc->hello_flags = cmd->flags;
         nc->attach_flags_send = cmd->attach_flags_send;
         nc->attach_flags_recv = cmd->attach_flags_recv;
@@ -259,6 +265,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         nc->pool = bridge_pool_free(nc->pool);
         nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
         native_meta_free(nc->meta);
+        native_ns_free(nc->ns);
         free(nc->description);
         free(nc);
         return NULL;
@@ -376,7 +383,7 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
                         item->fds[i] = -1;
                 item = KDBUS_ITEM_NEXT(item);
         }
-        (void) native_meta_write((uint8_t *)item, attach, declined, nc->conn->bus, sender);
+        (void) native_meta_write((uint8_t *)item, attach, declined, nc->conn->bus, sender, m, nc);
         memcpy((uint8_t *)km + msg_size, m->data, m->size);
 }
 
@@ -407,8 +414,8 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         msg_size = sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
-        attach = native_attach_flags(nc->attach_flags_recv, sender, &declined);
-        msg_size += native_meta_size(attach, declined, sender);
+        attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender, &declined);
+        msg_size += native_meta_size(attach, declined, sender, m);
         total = msg_size + ALIGN8(m->size);
 
         account = native_quota_account(sender);

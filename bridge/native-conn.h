@@ -89,6 +89,37 @@ typedef struct NativeMeta {
         uint32_t sessionid;
 } NativeMeta;
 
+/* One line of a uid_map / gid_map: ids first..first+count-1 inside are lower.. outside. */
+typedef struct NativeNsMap {
+        uint32_t first;
+        uint32_t lower;
+        uint32_t count;
+} NativeNsMap;
+
+/* A peer's namespaces where they differ from the bus's (bridge/native-ns.c). */
+typedef struct NativeNs {
+        bool own_userns;                /* another user namespace: ids go through the maps */
+        NativeNsMap *uid_map;
+        NativeNsMap *gid_map;
+        unsigned n_uid_map;
+        unsigned n_gid_map;
+        uint32_t overflow_uid;
+        uint32_t overflow_gid;
+        unsigned n_pidns;               /* pid namespaces from its own ([0]) to the bus's */
+        uint64_t *pidns_ino;
+        uint32_t *pidns_pid;            /* its pid in each */
+} NativeNs;
+
+/* What the bus captured for one message of a KDBUS_HELLO_CAPTURE_PER_MESSAGE sender at
+ * SEND (BridgeMsg.sender_meta): SCM_CREDENTIALS, and /proc read through SCM_PIDFD. */
+typedef struct NativeMsgMeta {
+        bool have_creds;
+        uint32_t uid;
+        uint32_t gid;
+        uint32_t pid;
+        NativeMeta *proc;               /* NULL: not captured (no pidfd, process gone) */
+} NativeMsgMeta;
+
 struct NativeConn {
         BridgeConn *conn;               /* one reference */
         BridgePool *pool;
@@ -99,6 +130,11 @@ struct NativeConn {
         void *userdata;
         char *description;              /* HELLO's CONN_DESCRIPTION, or NULL */
         NativeMeta *meta;               /* NULL: not captured (no pidfd, process gone) */
+        NativeNs *ns;                   /* NULL: the bus's namespaces (or not captured) */
+        /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: the next SEND's creds and pidfd, handed over by
+         * the transport (native_conn_set_send_creds()) */
+        NativeMsgMeta next_send;
+        int next_send_pidfd;            /* borrowed for the command; -1 */
 
         List recv_list;                 /* NativeEntry */
         List matches;                   /* NativeMatch */
@@ -216,10 +252,37 @@ void native_match_free(NativeMatch *m);
 /* Metadata under the consent rule; see bridge/native-meta.c. */
 int native_meta_capture(NativeConn *nc);
 void native_meta_free(NativeMeta *m);
+/* /proc items of @pid, kept only if @pidfd still names a live process afterwards.
+ * Return: 0 (*ret NULL if nothing could be captured) or -ENOMEM. */
+int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret);
+/* The transport's per-datagram credentials for the next command of a
+ * KDBUS_HELLO_CAPTURE_PER_MESSAGE peer (@pidfd borrowed, -1: none); @have false: none came. */
+void native_conn_set_send_creds(NativeConn *nc, bool have, uint32_t uid, uint32_t gid,
+                                uint32_t pid, int pidfd);
+/* Attach the per-message capture of @nc's SEND to @m. Return: 0 or -ENOMEM. */
+int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m);
+/* BridgeMsg.sender_meta's destructor. */
+void native_msg_meta_free(void *meta);
+
+/* Namespaces (bridge/native-ns.c). */
+int native_ns_capture(pid_t pid, NativeNs **ret);
+void native_ns_free(NativeNs *ns);
+uint32_t native_ns_uid(const NativeConn *receiver, uint32_t uid);
+uint32_t native_ns_gid(const NativeConn *receiver, uint32_t gid);
+uint32_t native_ns_pid(const NativeConn *receiver, const BridgeConn *sender, uint32_t pid);
 uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined);
-size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender);
+uint64_t native_attach_flags_for(const NativeConn *receiver, uint64_t wanted,
+                                 const BridgeConn *sender, uint64_t *ret_declined);
+int native_attach_check(const Bus *bus, uint64_t *send, uint64_t *recv);
+/* Could @receiver's pid namespace see @sender's process? (bridge/native-ns.c) */
+bool native_ns_pid_visible(const NativeConn *receiver, const BridgeConn *sender);
+/* @m: the message the metadata goes with (its per-message capture), or NULL; @receiver:
+ * whose namespaces the ids are shown in, or NULL (the bus's). */
+size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
+                        const BridgeMsg *m);
 uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *bus,
-                           const BridgeConn *sender);
+                           const BridgeConn *sender, const BridgeMsg *m,
+                           const NativeConn *receiver);
 
 /* From bridge/native-special.c: monitors and activators (kdbus's special connections). */
 /* HELLO's flags and NAME item: -EINVAL (more than one kind, a NAME where none belongs or

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/msg.h"
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
@@ -42,6 +43,13 @@
                         KDBUS_ATTACH_AUDIT | KDBUS_ATTACH_CONN_DESCRIPTION)
 #define LEGACY_CONSENT (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_AUXGROUPS |     \
                         KDBUS_ATTACH_SECLABEL)
+/* kdbus's final rule: what it grants every receiver, and what follows /proc access */
+#define META_IMPLICIT (KDBUS_ATTACH_CONN_DESCRIPTION | KDBUS_ATTACH_TIMESTAMP |              \
+                       KDBUS_ATTACH_NAMES | KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_CREDS |     \
+                       KDBUS_ATTACH_PIDS)
+#define META_PROC (KDBUS_ATTACH_TID_COMM | KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_SECLABEL |      \
+                   KDBUS_ATTACH_CMDLINE | KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_AUDIT |            \
+                   KDBUS_ATTACH_CAPS | KDBUS_ATTACH_EXE)
 /* 4 capability sets (inheritable, permitted, effective, bounding) of 64 bits */
 #define META_CAP_WORDS 2u
 
@@ -90,38 +98,38 @@ static bool status_cap(const char *status, const char *key, uint64_t *ret) {
 }
 
 /**
- * native_meta_capture() - read the /proc metadata of @nc's peer, pidfd-checked
- * @nc:         the new connection (its BridgeConn's creds hold pid and pidfd)
+ * native_meta_read_proc() - the /proc items of a process, pidfd-checked
+ * @pid:        its pid in the bus's namespace
+ * @pidfd:      a pidfd of the same process (the check that @pid was not reused)
+ * @ret:        the items, or NULL: none captured (no pid or pidfd, the process gone)
  *
- * Failures leave items out; nothing here fails HELLO (but -ENOMEM).
- *
- * Return: 0 or -ENOMEM.
+ * Failures leave items out. Return: 0 or -ENOMEM.
  */
-int native_meta_capture(NativeConn *nc) {
-        const BridgeCreds *c = &nc->conn->creds;
+int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret) {
         NativeMeta *m;
         char *status;
         char exe[4096], path[64];
         ssize_t n;
 
-        if (c->pid <= 0 || c->pidfd < 0)
+        *ret = NULL;
+        if (pid <= 0 || pidfd < 0)
                 return 0;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->comm = proc_line(c->pid, "comm");
-        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)c->pid);
+        m->comm = proc_line(pid, "comm");
+        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
         n = readlink(path, exe, sizeof(exe) - 1);
         if (n > 0) {
                 exe[n] = '\0';
                 m->exe = strdup(exe);
         }
-        m->cmdline = proc_read(c->pid, "cmdline", 64 * 1024, &m->cmdline_len);
+        m->cmdline = proc_read(pid, "cmdline", 64 * 1024, &m->cmdline_len);
         if (m->cmdline && !m->cmdline_len) {    /* a kernel thread or a zombie: none */
                 free(m->cmdline);
                 m->cmdline = NULL;
         }
-        m->cgroup = proc_read(c->pid, "cgroup", 4096, NULL);
+        m->cgroup = proc_read(pid, "cgroup", 4096, NULL);
         if (m->cgroup) {
                 /* the unified hierarchy's line "0::/path"; else the first line's path */
                 char *u = strncmp(m->cgroup, "0::", 3) == 0 ? m->cgroup :
@@ -143,7 +151,7 @@ int native_meta_capture(NativeConn *nc) {
                         m->cgroup = NULL;
                 }
         }
-        status = proc_read(c->pid, "status", 16 * 1024, NULL);
+        status = proc_read(pid, "status", 16 * 1024, NULL);
         if (status) {
                 m->have_caps = status_cap(status, "CapInh:", &m->caps[0]) &&
                                status_cap(status, "CapPrm:", &m->caps[1]) &&
@@ -152,7 +160,7 @@ int native_meta_capture(NativeConn *nc) {
                 free(status);
         }
         {
-                char *login = proc_line(c->pid, "loginuid"), *session = proc_line(c->pid,
+                char *login = proc_line(pid, "loginuid"), *session = proc_line(pid,
                                                                                  "sessionid");
 
                 if (login && session) {
@@ -165,11 +173,38 @@ int native_meta_capture(NativeConn *nc) {
         }
         /* the pid was the peer's at connect; it is still the peer's if the pidfd's process
          * lives now, after we read (a pid is not reused while its process lives) */
-        if (syscall(SYS_pidfd_send_signal, c->pidfd, 0, NULL, 0) < 0) {
+        if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
                 native_meta_free(m);
                 return 0;
         }
-        nc->meta = m;
+        *ret = m;
+        return 0;
+}
+
+/**
+ * native_meta_capture() - read the /proc metadata and namespaces of @nc's peer at HELLO
+ * @nc:         the new connection (its BridgeConn's creds hold pid and pidfd)
+ *
+ * Failures leave items out; nothing here fails HELLO (but -ENOMEM).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int native_meta_capture(NativeConn *nc) {
+        const BridgeCreds *c = &nc->conn->creds;
+        int r;
+
+        if (c->pid <= 0 || c->pidfd < 0)
+                return 0;
+        r = native_ns_capture(c->pid, &nc->ns);
+        if (r)
+                return r;
+        r = native_meta_read_proc(c->pid, c->pidfd, &nc->meta);
+        if (r)
+                return r;
+        if (!nc->meta) {        /* the process went: its pid may name another one now */
+                native_ns_free(nc->ns);
+                nc->ns = NULL;
+        }
         return 0;
 }
 
@@ -184,15 +219,52 @@ void native_meta_free(NativeMeta *m) {
         free(m);
 }
 
+/* CAP_SYS_PTRACE: may read any process's /proc entries (ptrace_may_access) */
+#define META_CAP_SYS_PTRACE 19
+
+/*
+ * What @receiver could read in /proc about @sender anyway (kdbus's final rule, Bus
+ * attach_rule BUS_ATTACH_KDBUS): the /proc items (META_PROC) of itself; of a process it
+ * may ptrace (same uid, or CAP_SYS_PTRACE in its effective set as captured at HELLO, or
+ * uid 0 when that set is unknown) all of them; of anyone else all but EXE
+ * (/proc/<pid>/exe needs ptrace access) if the bus's /proc has no hidepid (kdbusd reads
+ * its mount options: Bus.proc_public), else none. A sender whose pid the receiver's pid
+ * namespace cannot see gets none (kdbus: "not visible in the receiver namespace").
+ */
+static uint64_t meta_proc_visible(const NativeConn *receiver, const BridgeConn *sender) {
+        const BridgeCreds *rc, *sc = &sender->creds;
+        const NativeMeta *rm;
+
+        if (!receiver)
+                return 0;
+        rc = &receiver->conn->creds;
+        rm = receiver->meta;
+        if (receiver->conn == sender || (rc->pid > 0 && rc->pid == sc->pid))
+                return META_PROC;
+        if (!native_ns_pid_visible(receiver, sender))
+                return 0;
+        if (rc->uid == sc->uid ||
+            (rm && rm->have_caps ? (rm->caps[2] >> META_CAP_SYS_PTRACE) & 1 : rc->uid == 0))
+                return META_PROC;
+        return sender->bus->proc_public ? META_PROC & ~(uint64_t)KDBUS_ATTACH_EXE : 0;
+}
+
 /**
- * native_attach_flags() - the metadata of @sender that @wanted may see
+ * native_attach_flags_for() - the metadata of @sender that @receiver may see
+ * @receiver:   the native connection that gets it (NULL: not known; then nothing is granted
+ *              through /proc visibility)
  * @wanted:     KDBUS_ATTACH_* the receiver asked for
  * @sender:     the connection the metadata is about (NULL: the bus)
  * @ret_declined: the bits of @wanted the sender refused (NULL: not wanted)
  *
+ * Bus.attach_rule BUS_ATTACH_OPT_IN: @wanted ∩ the sender's consent. BUS_ATTACH_KDBUS:
+ * @wanted ∩ (consent ∪ the basic items kdbus always grants (CREDS, PIDS, AUXGROUPS,
+ * NAMES, CONN_DESCRIPTION, TIMESTAMP) ∪ what @receiver could read in /proc anyway).
+ *
  * Return: the KDBUS_ATTACH_* to attach (native_meta_size/_write).
  */
-uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined) {
+uint64_t native_attach_flags_for(const NativeConn *receiver, uint64_t wanted,
+                                 const BridgeConn *sender, uint64_t *ret_declined) {
         const NativeConn *sn;
         uint64_t consent = KDBUS_ATTACH_TIMESTAMP;
 
@@ -200,20 +272,71 @@ uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t
         if (sender) {
                 sn = native_conn_from_bridge(sender);
                 consent |= sn ? sn->attach_flags_send : LEGACY_CONSENT;
+                if (sender->bus->attach_rule == BUS_ATTACH_KDBUS) {
+                        consent |= META_IMPLICIT;
+                        if (wanted & ~consent & META_PROC)
+                                consent |= meta_proc_visible(receiver, sender);
+                }
         }
         if (ret_declined)
                 *ret_declined = sender ? wanted & ~consent : 0;
         return wanted & consent;
 }
 
+/* The same for a receiver that is not known (no /proc visibility granted). */
+uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined) {
+        return native_attach_flags_for(NULL, wanted, sender, ret_declined);
+}
+
+/**
+ * native_attach_check() - the attach flags of HELLO / UPDATE
+ * @bus:        the bus (its attach_flags_req)
+ * @send:       attach_flags_send as given; _KDBUS_ATTACH_ANY becomes every known flag
+ * @recv:       attach_flags_recv as given, likewise (NULL: not given)
+ *
+ * Return: 0, -EINVAL (unknown bits), or -ECONNREFUSED (@send lacks one of the bus's
+ * required flags: HELLO's errno in kdbus; UPDATE turns it into EINVAL as kdbus does).
+ */
+int native_attach_check(const Bus *bus, uint64_t *send, uint64_t *recv) {
+        uint64_t *v[2] = { send, recv };
+        unsigned i;
+
+        for (i = 0; i < 2; ++i) {
+                if (!v[i])
+                        continue;
+                if (*v[i] == _KDBUS_ATTACH_ANY)
+                        *v[i] = _KDBUS_ATTACH_ALL;
+                if (*v[i] & ~(uint64_t)_KDBUS_ATTACH_ALL)
+                        return -EINVAL;
+        }
+        if (send && (bus->attach_flags_req & ~*send))
+                return -ECONNREFUSED;
+        return 0;
+}
+
 static size_t str_item_size(const char *s) {
         return s ? KDBUS_ITEM_SIZE(strlen(s) + 1) : 0;
 }
 
+/* The per-message capture of @m, if its sender asked for one. */
+static const NativeMsgMeta *msg_meta(const BridgeMsg *m) {
+        return m && m->sender_meta_free == native_msg_meta_free ? m->sender_meta : NULL;
+}
+
+/* The /proc items that go with @m from @sn: captured with the message, or at HELLO. */
+static const NativeMeta *meta_proc(const NativeConn *sn, const BridgeMsg *m) {
+        const NativeMsgMeta *mm = msg_meta(m);
+
+        if (mm)
+                return mm->proc;
+        return sn ? sn->meta : NULL;
+}
+
 /* The size of the metadata items for @attach (and the declined item for @declined). */
-size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender) {
+size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
+                        const BridgeMsg *msg) {
         const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
-        const NativeMeta *m = sn ? sn->meta : NULL;
+        const NativeMeta *m = meta_proc(sn, msg);
         size_t sz = 0;
 
         if (declined)
@@ -281,14 +404,21 @@ static uint8_t *put_str(uint8_t *p, uint64_t type, const char *s) {
  * @declined:   from native_attach_flags() (0: no declined item)
  * @bus:        for the timestamp (the loop's cached time, and a sequence number)
  * @sender:     whose metadata (NULL: the bus; then only TIMESTAMP)
+ * @msg:        the message it goes with: its per-message capture (CREDS, PIDS, /proc
+ *              items) replaces the connection's; NULL: the connection's
+ * @receiver:   the ids are shown as its user and pid namespaces see them (native-ns.c);
+ *              NULL: as the bus sees them
  *
  * Return: the end of what was written.
  */
 uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *bus,
-                           const BridgeConn *sender) {
+                           const BridgeConn *sender, const BridgeMsg *msg,
+                           const NativeConn *receiver) {
         const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
-        const NativeMeta *m = sn ? sn->meta : NULL;
+        const NativeMeta *m = meta_proc(sn, msg);
+        const NativeMsgMeta *mm = msg_meta(msg);
         struct kdbus_item *item;
+        uint32_t uid, gid, pid;
 
         if (attach & KDBUS_ATTACH_TIMESTAMP) {
                 item = (void *)p;
@@ -302,24 +432,30 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 return p;
         if (declined)   /* right after the timestamp: the first thing a receiver can check */
                 p = put_item(p, KDBUS_ITEM_ATTACH_FLAGS_SEND, &declined, sizeof(declined));
+        /* captured at connect (SO_PEERCRED: the effective ids of that moment), or with
+         * this message (SCM_CREDENTIALS: the ids the kernel vouched for at send) */
+        uid = mm && mm->have_creds ? mm->uid : (uint32_t)sender->creds.uid;
+        gid = mm && mm->have_creds ? mm->gid : (uint32_t)sender->creds.gid;
+        pid = mm && mm->have_creds ? mm->pid : (uint32_t)sender->creds.pid;
         if (attach & KDBUS_ATTACH_CREDS) {
-                const BridgeCreds *c = &sender->creds;
-
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
                 item->type = KDBUS_ITEM_CREDS;
-                /* captured at connect (SO_PEERCRED): the effective ids of that moment */
-                item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid =
-                        c->uid;
-                item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid =
-                        c->gid;
+                uid = native_ns_uid(receiver, uid);
+                gid = native_ns_gid(receiver, gid);
+                item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid = uid;
+                item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid = gid;
                 p += KDBUS_ALIGN8(item->size);
         }
         if (attach & KDBUS_ATTACH_PIDS) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_pids);
                 item->type = KDBUS_ITEM_PIDS;
-                item->pids.pid = (uint64_t)sender->creds.pid;
+                /* the connection's namespaces chain is for its own process; another
+                 * process sending on it is shown only in the bus's pid namespace */
+                item->pids.pid = native_ns_pid(receiver,
+                                               pid == (uint32_t)sender->creds.pid ? sender : NULL,
+                                               pid);
                 p += KDBUS_ALIGN8(item->size);
         }
         if ((attach & KDBUS_ATTACH_AUXGROUPS) && sender->creds.n_groups) {
@@ -329,7 +465,7 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 item->size = KDBUS_ITEM_HEADER_SIZE + sender->creds.n_groups * sizeof(uint64_t);
                 item->type = KDBUS_ITEM_AUXGROUPS;
                 for (i = 0; i < sender->creds.n_groups; ++i)
-                        item->data64[i] = sender->creds.groups[i];
+                        item->data64[i] = native_ns_gid(receiver, sender->creds.groups[i]);
                 p += KDBUS_ALIGN8(item->size);
         }
         if (attach & KDBUS_ATTACH_NAMES) {
@@ -373,11 +509,97 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
         if (attach & KDBUS_ATTACH_SECLABEL)
                 p = put_str(p, KDBUS_ITEM_SECLABEL, sender->creds.seclabel);
         if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
-                struct kdbus_audit a = { .sessionid = m->sessionid, .loginuid = m->loginuid };
+                struct kdbus_audit a = { .sessionid = m->sessionid,
+                                         .loginuid = native_ns_uid(receiver, m->loginuid) };
 
                 p = put_item(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
         }
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 p = put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, sn->description);
         return p;
+}
+
+/* BridgeMsg.sender_meta_free of a NativeMsgMeta. */
+void native_msg_meta_free(void *meta) {
+        NativeMsgMeta *mm = meta;
+
+        if (!mm)
+                return;
+        native_meta_free(mm->proc);
+        free(mm);
+}
+
+/**
+ * native_conn_set_send_creds() - the credentials that came with the next datagram
+ * @nc:         a KDBUS_HELLO_CAPTURE_PER_MESSAGE connection
+ * @have:       SCM_CREDENTIALS came (false: none; CREDS/PIDS then are the connection's)
+ * @uid:        its uid, gid and pid, as the kernel translated them for the bus
+ * @gid:        -
+ * @pid:        -
+ * @pidfd:      SCM_PIDFD of the sending process (borrowed until the command returns), -1
+ */
+void native_conn_set_send_creds(NativeConn *nc, bool have, uint32_t uid, uint32_t gid,
+                                uint32_t pid, int pidfd) {
+        nc->next_send.have_creds = have;
+        nc->next_send.uid = uid;
+        nc->next_send.gid = gid;
+        nc->next_send.pid = pid;
+        nc->next_send.proc = NULL;
+        nc->next_send_pidfd = pidfd;
+}
+
+/* The pid a pidfd refers to (its fdinfo's "Pid:" line): > 0, or 0 if unknown / gone. */
+static pid_t pidfd_pid(int pidfd) {
+        char path[64], *info, *p;
+        pid_t pid = 0;
+
+        (void) snprintf(path, sizeof(path), "fdinfo/%d", pidfd);
+        info = proc_read(getpid(), path, 4096, NULL);
+        if (!info)
+                return 0;
+        p = strstr(info, "\nPid:");
+        if (p)
+                pid = (pid_t)strtol(p + 5, NULL, 10);
+        free(info);
+        return pid > 0 ? pid : 0;
+}
+
+/**
+ * native_meta_capture_msg() - the per-message capture of a KDBUS_HELLO_CAPTURE_PER_MESSAGE
+ * sender's SEND, attached to @m
+ * @nc:         the sender (nc->next_send: what the transport got with the datagram)
+ * @m:          the message
+ *
+ * CREDS and PIDS come from the datagram's SCM_CREDENTIALS; the /proc items are read from
+ * /proc/<pid> of SCM_PIDFD's process (checked to be that pid, and alive after the read)
+ * when they could be attached at all (the sender consents to one, or the kdbus rule may
+ * grant them). Without a pidfd they are missing, as at HELLO.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m) {
+        NativeMsgMeta *mm;
+        uint64_t proc = nc->attach_flags_send;
+        int r;
+
+        mm = calloc(1, sizeof(*mm));
+        if (!mm)
+                return -ENOMEM;
+        mm->have_creds = nc->next_send.have_creds;
+        mm->uid = nc->next_send.uid;
+        mm->gid = nc->next_send.gid;
+        mm->pid = nc->next_send.pid;
+        if (nc->conn->bus->attach_rule == BUS_ATTACH_KDBUS)
+                proc |= META_PROC;
+        if (mm->have_creds && mm->pid > 0 && (proc & META_PROC) && nc->next_send_pidfd >= 0 &&
+            pidfd_pid(nc->next_send_pidfd) == (pid_t)mm->pid) {
+                r = native_meta_read_proc((pid_t)mm->pid, nc->next_send_pidfd, &mm->proc);
+                if (r) {
+                        free(mm);
+                        return r;
+                }
+        }
+        m->sender_meta = mm;
+        m->sender_meta_free = native_msg_meta_free;
+        return 0;
 }

@@ -351,10 +351,10 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
 
         with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
         /* NAMES: write_info() lists them (queued ones too), as before */
-        attach = native_attach_flags(cmd->attach_flags & ~(uint64_t)KDBUS_ATTACH_NAMES, target,
-                                     &declined) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
+        attach = native_attach_flags_for(nc, cmd->attach_flags & ~(uint64_t)KDBUS_ATTACH_NAMES,
+                                         target, &declined) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
         total = info_size(nc->conn, target, KDBUS_LIST_UNIQUE, with_names) +
-                native_meta_size(attach, declined, target);
+                native_meta_size(attach, declined, target, NULL);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
@@ -363,7 +363,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         info = bridge_pool_ptr(nc->pool, slice);
         memset(info, 0, slice->size);
         end = write_info((uint8_t *)info, nc->conn, target, KDBUS_LIST_UNIQUE, with_names);
-        end = native_meta_write(end, attach, declined, nc->conn->bus, target);
+        end = native_meta_write(end, attach, declined, nc->conn->bus, target, NULL, nc);
         info->size = (uint64_t)(end - (uint8_t *)info);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;

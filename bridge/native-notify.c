@@ -96,7 +96,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
 
         if (nc->byebye || !nc->conn || !bridge_conn_is_active(nc->conn))
                 return;
-        size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach, 0, NULL);
+        size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach, 0, NULL, NULL);
         r = bridge_pool_alloc(nc->pool, size, true, &slice);
         if (r) {
                 ++nc->dropped_msgs;     /* no room (or no memory): kdbus counts it lost */
@@ -117,7 +117,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
         km->cookie_reply = cookie_reply;
         memcpy(km->items, item, item->size);
         (void) native_meta_write((uint8_t *)km->items + KDBUS_ALIGN8(item->size), attach, 0,
-                                 nc->conn->bus, NULL);
+                                 nc->conn->bus, NULL, NULL, nc);
 
         e->slice = slice;
         e->msg_size = size;

@@ -341,6 +341,11 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         }
         m->priority = km->priority;
         m->reply_deadline_usec = deadline_usec;
+        if (nc->hello_flags & KDBUS_HELLO_CAPTURE_PER_MESSAGE) {
+                r = native_meta_capture_msg(nc, m);     /* the sender as it is now */
+                if (r)
+                        goto out;
+        }
         if (p.n_msg_fds) {
                 int *mfds = malloc(p.n_msg_fds * sizeof(int));
 

@@ -97,6 +97,10 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
         /* kdbus: a policy holder has no attach flags (it neither sends nor receives) */
         if ((have_send || have_recv) && (nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
                 return -EOPNOTSUPP;
+        /* kdbus: a sender may not drop what the bus requires (EINVAL here, not HELLO's
+         * ECONNREFUSED) */
+        if (have_send && native_attach_check(nc->conn->bus, &send, NULL))
+                return -EINVAL;
         if (description) {
                 copy = strdup(description);
                 if (!copy)

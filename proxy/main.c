@@ -29,6 +29,7 @@
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/native-listener.h"
+#include "proxy/native-options.h"
 #include "proxy/notify.h"
 #include "proxy/privileges.h"
 #include "proxy/server.h"
@@ -46,6 +47,8 @@ typedef struct Args {
         const char *config_file;
         const char *address;
         const char *native_address;     /* --native: kdbus ABI socket */
+        unsigned attach_rule;           /* --native-attach-rule: BUS_ATTACH_* */
+        uint64_t attach_flags_req;      /* --native-attach-required */
         int print_address_fd;           /* -1: do not print */
         int print_pid_fd;
         int fork;                       /* -1: as the configuration says */
@@ -88,6 +91,14 @@ static void help(void) {
                "  --introspect          print the bus driver's introspection XML and exit\n"
                "  --native=unix:path=PATH\n"
                "                        also serve native (kdbus ABI) peers on PATH\n"
+               "  --native-attach-rule=opt-in|kdbus\n"
+               "                        metadata native receivers get of a sender: what they\n"
+               "                        ask for and it consents to (opt-in, the default), or\n"
+               "                        kdbus's final rule (also the basic credentials and\n"
+               "                        what they could read in /proc anyway)\n"
+               "  --native-attach-required=LIST\n"
+               "                        metadata every native sender must consent to (HELLO\n"
+               "                        fails ECONNREFUSED): comma-separated creds, pids, ...\n"
                "  --version, --help\n");
 }
 
@@ -121,6 +132,8 @@ enum {
         ARG_NOSYSLOG,
         ARG_INTROSPECT,
         ARG_NATIVE,
+        ARG_NATIVE_ATTACH_RULE,
+        ARG_NATIVE_ATTACH_REQUIRED,
 };
 
 /* --introspect, as dbus-daemon: what the driver answers to Introspect on its own path. */
@@ -159,6 +172,9 @@ static int parse_args(int argc, char **argv, Args *a) {
                 { "nosyslog", no_argument, NULL, ARG_NOSYSLOG },
                 { "introspect", no_argument, NULL, ARG_INTROSPECT },
                 { "native", required_argument, NULL, ARG_NATIVE },
+                { "native-attach-rule", required_argument, NULL, ARG_NATIVE_ATTACH_RULE },
+                { "native-attach-required", required_argument, NULL,
+                  ARG_NATIVE_ATTACH_REQUIRED },
                 {}
         };
         int c;
@@ -230,6 +246,14 @@ static int parse_args(int argc, char **argv, Args *a) {
                         return print_introspection();
                 case ARG_NATIVE:
                         a->native_address = optarg;
+                        break;
+                case ARG_NATIVE_ATTACH_RULE:
+                        if (native_option_attach_rule(optarg, &a->attach_rule) < 0)
+                                return -1;
+                        break;
+                case ARG_NATIVE_ATTACH_REQUIRED:
+                        if (native_option_attach_flags(optarg, &a->attach_flags_req) < 0)
+                                return -1;
                         break;
                 default:
                         fprintf(stderr, "kdbusd: try --help\n");
@@ -529,6 +553,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kdbusd: cannot set up the bus: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
+        native_options_apply(s->bus, a.attach_rule, a.attach_flags_req);
         r = proxy_config_apply(s, config);
         if (r < 0) {
                 fprintf(stderr, "kdbusd: cannot install the configuration: %s\n",

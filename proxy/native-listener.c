@@ -40,6 +40,12 @@
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
 
 struct NativeListener {
         Server *server;
@@ -63,6 +69,8 @@ typedef struct NativeClient {
         uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
         LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
         bool dead;
+        bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */
+        bool pidfd_fallback;            /* no SO_PASSPIDFD (kernel < 6.5): pidfd_open() */
         ProxyLogLimit log_limit;
         ProxyEndpoint *owned_endpoint;  /* ENDPOINT_MAKE made this handle its owner */
         BusInstance *instance;          /* BUS_MAKE made this handle a bus's owner */
@@ -166,6 +174,33 @@ static const NativeConnOps native_client_ops = {
         .sync_done = native_client_sync_done,
 };
 
+/*
+ * Per-message capture (KDBUS_HELLO_CAPTURE_PER_MESSAGE): every later datagram of the peer
+ * carries SCM_CREDENTIALS (SO_PASSCRED) and SCM_PIDFD (SO_PASSPIDFD, Linux >= 6.5). The
+ * peer sends its next command only after HELLO's reply, so none comes without them.
+ * Without SO_PASSPIDFD the pidfd is opened from the datagram's pid (racy: the pid may be
+ * reused before), which is said once in the log.
+ */
+static int native_client_pass_creds(NativeClient *c) {
+        int one = 1;
+
+        if (setsockopt(c->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
+                return error_origin(-errno);
+        if (setsockopt(c->fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) < 0) {
+                static bool told;
+
+                if (!told)
+                        proxy_log(LOG_WARNING, "native peer (fd %d): per-message capture without "
+                                  "SO_PASSPIDFD (%s; Linux >= 6.5 has it): the pidfd of each "
+                                  "message is opened from its SCM_CREDENTIALS pid, which may "
+                                  "have been reused", c->fd, strerror(errno));
+                told = true;
+                c->pidfd_fallback = true;
+        }
+        c->per_message = true;
+        return 0;
+}
+
 static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
         _cleanup_(policy_snapshot_freep) PolicySnapshot *snapshot = NULL;
         Server *s = c->listener->server;
@@ -186,6 +221,11 @@ static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
         if (r)
                 return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd_hello)),
                                            NULL, 0);
+        if (c->nc->hello_flags & KDBUS_HELLO_CAPTURE_PER_MESSAGE) {
+                r = native_client_pass_creds(c);
+                if (r < 0)
+                        return r;
+        }
         fds[0] = native_conn_pool_fd(c->nc);
         fds[1] = c->wake_fd;
         return native_client_reply(c, 0, cmd, sizeof(struct kdbus_cmd_hello), fds, 2);
@@ -355,9 +395,13 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         NativeListener *l = c->listener;
         union {
                 struct cmsghdr cmsg;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS)];
+                uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS) +
+                            CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
         } control;
         struct iovec iov = { l->buf, KDBUS_WIRE_MAX_DATAGRAM };
+        struct ucred uc = { 0 };
+        bool have_uc = false;
+        int pidfd = -1;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
                              .msg_controllen = sizeof(control) };
         int fds[NATIVE_MAX_REQUEST_FDS];
@@ -383,7 +427,24 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
 
                         for (i = 0; i < k && n_fds < NATIVE_MAX_REQUEST_FDS; ++i)
                                 memcpy(&fds[n_fds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                        /* more than we take cannot come: MSG_CTRUNC; the rest would leak */
+                } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS &&
+                           cm->cmsg_len >= CMSG_LEN(sizeof(uc))) {
+                        memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
+                        have_uc = true;
+                } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_PIDFD &&
+                           cm->cmsg_len >= CMSG_LEN(sizeof(int)) && pidfd < 0) {
+                        memcpy(&pidfd, CMSG_DATA(cm), sizeof(int));
                 }
+        if (c->per_message && c->nc) {
+                if (pidfd < 0 && c->pidfd_fallback && have_uc && uc.pid > 0) {
+                        long p = syscall(SYS_pidfd_open, uc.pid, 0);
+
+                        pidfd = p >= 0 ? (int)p : -1;
+                }
+                native_conn_set_send_creds(c->nc, have_uc, uc.uid, uc.gid, (uint32_t)uc.pid,
+                                           pidfd);
+        }
 
         server_update_time(l->server);
         if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
@@ -392,6 +453,11 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
                 r = native_client_dispatch(c, l->buf, (size_t)n, fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
+        if (pidfd >= 0) {
+                (void) close(pidfd);
+                if (c->per_message && c->nc)
+                        native_conn_set_send_creds(c->nc, false, 0, 0, 0, -1);
+        }
         server_rearm_timer(l->server);
         if (r < 0 || c->dead)
                 native_client_kill(c, r < 0 ? r : -EPIPE);
@@ -416,6 +482,19 @@ static int native_client_get_creds(int fd, BridgeCreds *creds) {
 
                 /* racy (the pid may be reused), the best a pre-6.5 kernel offers */
                 creds->pidfd = r >= 0 ? (int)r : -1;
+        }
+        /* SECLABEL: the peer's LSM label at connect, as the legacy front end takes it
+         * (none without an LSM that labels sockets: ENOPROTOOPT) */
+        {
+                char label[4096];
+
+                len = sizeof(label) - 1;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
+                        label[len] = '\0';
+                        creds->seclabel = strdup(label);
+                        if (!creds->seclabel)
+                                return error_origin(-ENOMEM);
+                }
         }
         /* the primary group as group list, as the legacy front end does without
          * supplementary groups */

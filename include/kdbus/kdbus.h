@@ -326,6 +326,10 @@ enum kdbus_hello_flags {
         KDBUS_HELLO_ACTIVATOR           = 1ULL << 1,
         KDBUS_HELLO_POLICY_HOLDER       = 1ULL << 2,
         KDBUS_HELLO_MONITOR             = 1ULL << 3,
+        /* kdbus-compat's extension (not in kdbus): the bus captures this peer's CREDS,
+         * PIDS and /proc items per message, at SEND, from the datagram's SCM_CREDENTIALS
+         * and SCM_PIDFD, instead of once at connect (docs/native.md, Metadata) */
+        KDBUS_HELLO_CAPTURE_PER_MESSAGE = 1ULL << 32,
 };
 
 struct kdbus_cmd_hello {

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Options of kdbusd about native peers' metadata. See native-options.h and docs/native.md
+ * (Metadata).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bridge/bus.h"
+#include "kdbus/kdbus.h"
+#include "proxy/native-options.h"
+
+static const char *const attach_names[] = {
+        "timestamp", "creds", "pids", "auxgroups", "names", "tid-comm", "pid-comm", "exe",
+        "cmdline", "cgroup", "caps", "seclabel", "audit", "conn-description",
+};
+
+int native_option_attach_rule(const char *value, unsigned *ret) {
+        if (strcmp(value, "opt-in") == 0)
+                *ret = BUS_ATTACH_OPT_IN;
+        else if (strcmp(value, "kdbus") == 0)
+                *ret = BUS_ATTACH_KDBUS;
+        else {
+                fprintf(stderr, "kdbusd: --native-attach-rule=%s: say opt-in (the receiver's "
+                        "mask and the sender's consent, the default) or kdbus (kdbus's final "
+                        "rule)\n", value);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int native_option_attach_flags(const char *value, uint64_t *ret) {
+        const char *p = value;
+        uint64_t flags = 0;
+
+        if (strcmp(value, "none") == 0) {
+                *ret = 0;
+                return 0;
+        }
+        while (*p) {
+                size_t len = strcspn(p, ",");
+                unsigned i;
+
+                for (i = 0; i < sizeof(attach_names) / sizeof(attach_names[0]); ++i)
+                        if (strlen(attach_names[i]) == len && strncmp(p, attach_names[i], len) == 0)
+                                break;
+                if (i == sizeof(attach_names) / sizeof(attach_names[0])) {
+                        fprintf(stderr, "kdbusd: --native-attach-required=%s: unknown metadata "
+                                "\"%.*s\"; known: none, or a comma-separated list of", value,
+                                (int)len, p);
+                        for (i = 0; i < sizeof(attach_names) / sizeof(attach_names[0]); ++i)
+                                fprintf(stderr, " %s", attach_names[i]);
+                        fputc('\n', stderr);
+                        return -EINVAL;
+                }
+                flags |= 1ULL << i;
+                p += len;
+                if (*p == ',')
+                        ++p;
+        }
+        *ret = flags;
+        return 0;
+}
+
+/*
+ * "21 26 0:20 / /proc rw,relatime - proc proc rw,hidepid=2": the super options of the
+ * mount at /proc; hidepid=0 (or "off", or none given) means every user may read the
+ * comm, cmdline, status and cgroup of every process. Unreadable: not public (the kdbus
+ * rule then grants /proc items only where the receiver could ptrace the sender).
+ */
+void native_options_probe_proc(Bus *bus) {
+        char *line = NULL;
+        size_t n = 0;
+        FILE *f = fopen("/proc/self/mountinfo", "re");
+
+        bus->proc_public = false;
+        if (!f)
+                return;
+        while (getline(&line, &n, f) > 0) {
+                char mnt[256], *dash, *opts;
+
+                if (sscanf(line, "%*s %*s %*s %*s %255s", mnt) != 1 || strcmp(mnt, "/proc"))
+                        continue;
+                dash = strstr(line, " - ");
+                opts = dash ? strrchr(dash, ' ') : NULL;
+                if (!opts)
+                        continue;
+                opts = strstr(opts, "hidepid=");
+                bus->proc_public = !opts || strncmp(opts + 8, "0", 1) == 0 ||
+                                   strncmp(opts + 8, "off", 3) == 0;
+        }
+        free(line);
+        (void) fclose(f);
+}
+
+void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req) {
+        bus->attach_rule = attach_rule;
+        bus->attach_flags_req = attach_flags_req;
+        native_options_probe_proc(bus);
+}
