@@ -461,8 +461,8 @@ static void test_sync_timeout_cancel(Bus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_send_from_dbus1(&s, call, size), ==, 0);
         s.timeout_ns = 0;       /* only the bus's reply timeout (none for --session) */
         s.cancel_fd = &efd;
+        start = monotonic_ns();         /* before the thread starts its 100 ms */
         thread = g_thread_new("cancel", write_later, GINT_TO_POINTER(efd));
-        start = monotonic_ns();
         g_assert_cmpint(kdbus_conn_send(a, &s, call, size, &info), ==, -ECANCELED);
         elapsed = monotonic_ns() - start;
         g_thread_join(thread);
