@@ -6,8 +6,9 @@
  * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD. Ours:
  * the bus computes every broadcast's bloom filter itself with fixed parameters (64 bytes,
  * 8 hash functions, bridge/bloom.c), so an instance must use those (EOPNOTSUPP for any
- * other, which kdbus would have accepted); and kdbus's required attach flags
- * (ATTACH_FLAGS_SEND) are not offered (EOPNOTSUPP unless 0).
+ * other, which kdbus would have accepted). ATTACH_FLAGS_SEND is kdbus's bus-level
+ * attach_flags_req of the instance: every sender on it must consent to those (HELLO
+ * ECONNREFUSED otherwise, bridge/native-meta.c).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -105,13 +106,14 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         if (bloom->size < 8 || bloom->size > NATIVE_BUS_BLOOM_MAX_SIZE || bloom->size % 8 ||
             bloom->n_hash < 1)
                 return -EINVAL;
-        if (bloom->size != BUS_BLOOM_SIZE || bloom->n_hash != BUS_BLOOM_N_HASH || send)
+        if (bloom->size != BUS_BLOOM_SIZE || bloom->n_hash != BUS_BLOOM_N_HASH)
                 return -EOPNOTSUPP;
 
         memset(ret, 0, sizeof(*ret));
         memcpy(ret->name, name, strlen(name) + 1);
         ret->access = cmd->flags;
         ret->attach_recv = recv;
+        ret->attach_req = send;
         cmd->return_flags = 0;
         return 0;
 }

@@ -20,6 +20,7 @@ typedef struct NativeBusMake {
         char name[NATIVE_BUS_NAME_MAX + 1];     /* MAKE_NAME: "<uid>-<name>" */
         uint64_t access;                        /* KDBUS_MAKE_ACCESS_GROUP / _WORLD */
         uint64_t attach_recv;                   /* ATTACH_FLAGS_RECV (kept, see docs) */
+        uint64_t attach_req;                    /* ATTACH_FLAGS_SEND: Bus.attach_flags_req */
 } NativeBusMake;
 
 /*
@@ -27,6 +28,6 @@ typedef struct NativeBusMake {
  * Return: 0 (*ret filled), 1 (NEGOTIATE: the known flags are in the struct, nothing to
  * make), or -EINVAL (bad struct, flags, items, name or bloom size), -EBADMSG (MAKE_NAME
  * or BLOOM_PARAMETER missing), -EOPNOTSUPP (bloom parameters other than the bus's fixed
- * ones, or required attach flags: see docs/native.md).
+ * ones: see docs/native.md).
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);

@@ -83,6 +83,10 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         (void) snprintf(bi->server->bus->make_name, sizeof(bi->server->bus->make_name), "%s",
                         mk->name);
         bi->server->bus->creator_uid = uid;
+        /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
+        bi->server->bus->attach_flags_req = mk->attach_req;
+        bi->server->bus->attach_rule = parent->bus->attach_rule;
+        bi->server->bus->proc_public = parent->bus->proc_public;
         bi->server->bus->creator_gid = gid;
         bi->server->bus->creator_pid = pid;
         r = listener_new_endpoint(bi->server, path, NULL, mode, uid, gid, &legacy);

@@ -85,14 +85,36 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         cmd->size = sizeof(*cmd);
         g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, sizeof(*cmd), NULL, 0), ==, 0);
         g_assert_cmpuint(cmd->flags, ==, KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD);
-        /* kdbus's bloom limits (EINVAL); ours: only the bus's 64 bytes / 8 hashes, and no
-         * required attach flags (EOPNOTSUPP) */
+        /* kdbus's bloom limits (EINVAL); ours: only the bus's 64 bytes / 8 hashes
+         * (EOPNOTSUPP) */
         g_assert_cmpint(make_raw(h, name, 12, 8, 0), ==, -EINVAL);
         g_assert_cmpint(make_raw(h, name, 64, 0, 0), ==, -EINVAL);
         g_assert_cmpint(make_raw(h, name, 8192, 8, 0), ==, -EINVAL);
         g_assert_cmpint(make_raw(h, name, 32, 8, 0), ==, -EOPNOTSUPP);
-        g_assert_cmpint(make_raw(h, name, 64, 8, KDBUS_ATTACH_CREDS), ==, -EOPNOTSUPP);
         g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
+        {
+                /* ATTACH_FLAGS_SEND: the instance's required metadata (kdbus's
+                 * attach_flags_req): libkdbus does not consent to EXE: ECONNREFUSED */
+                g_autofree char *rname = g_strdup_printf("%u-req", (unsigned)geteuid());
+                g_autofree char *rnative = instance_path(b, rname, "bus");
+                g_autofree char *rdir = instance_path(b, rname, NULL);
+                struct kdbus_cmd_hello hello = { .size = sizeof(hello), .pool_size = KPOOL,
+                                                 .attach_flags_send = _KDBUS_ATTACH_ANY };
+                KdbusConn *rh = kopen(b), *rc = NULL;
+
+                g_assert_cmpint(make_raw(rh, rname, 64, 8, KDBUS_ATTACH_CREDS |
+                                         KDBUS_ATTACH_EXE), ==, 0);
+                g_assert_cmpint(kdbus_conn_open(rnative, &rc), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(rc, 0, KPOOL), ==, -ECONNREFUSED);
+                kdbus_conn_close(rc);
+                rc = NULL;
+                g_assert_cmpint(kdbus_conn_open(rnative, &rc), ==, 0);
+                g_assert_cmpint(kdbus_conn_command(rc, KDBUS_CMD_HELLO, &hello, sizeof(hello),
+                                                   NULL, 0), ==, 0);
+                kdbus_conn_close(rc);
+                kdbus_conn_close(rh);
+                g_assert_true(wait_path(rdir, false));
+        }
 
         g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, 0);
         g_assert_true(g_file_test(native, G_FILE_TEST_EXISTS));
