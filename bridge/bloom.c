@@ -196,7 +196,7 @@ void bridge_msg_compute_bloom(BridgeMsg *msg) {
 
         if (msg->has_bloom)
                 return;
-        (void) wire_message_get_args(msg->data, &msg->hdr, &args);
+        (void) bridge_msg_get_args(msg, &args);
         bridge_msg_compute_bloom_args(msg, &args);
 }
 

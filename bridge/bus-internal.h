@@ -18,6 +18,7 @@
 typedef struct BridgeQueueEntry {
         List link;                      /* BridgeConn.queue or Bus.free_entries */
         BridgeMsg *msg;                 /* one reference */
+        size_t bytes;                   /* what it counts in queued_bytes */
 } BridgeQueueEntry;
 
 /* Per-uid accounting (Bus.users): what all connections of one uid hold. */

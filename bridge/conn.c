@@ -38,6 +38,7 @@
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
+#include "bridge/native-conn.h"
 #include "bridge/names.h"
 #include "bridge/policy.h"
 #include "bridge/reply.h"
@@ -272,17 +273,40 @@ static bool conn_queue_is_full(const BridgeConn *conn) {
                conn->queued_fds > l->max_outgoing_unix_fds;
 }
 
-/* Append without any check. Return: 0 or -ENOMEM. */
+/*
+ * A legacy peer needs dbus1 bytes: read a native sender's memfd parts now (once per
+ * message; native peers get the memfds themselves). Return: 0, 1 (the body is invalid or
+ * unreadable: this receiver does not get the message), or -ENOMEM.
+ */
+static int conn_msg_prepare(const BridgeConn *conn, BridgeMsg *msg) {
+        int r;
+
+        if (!msg->n_parts || native_conn_from_bridge(conn))
+                return 0;
+        r = bridge_msg_materialize(msg);
+        if (r == -ENOMEM)
+                return error_trace(r);
+        return r ? 1 : 0;
+}
+
+/* Append without any check but conn_msg_prepare(). Return: 0 (queued, or dropped for an
+ * invalid memfd body) or -ENOMEM. */
 static int conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         BridgeQueueEntry *e;
         bool was_empty = list_is_empty(&conn->queue);
+        int r;
 
+        r = conn_msg_prepare(conn, msg);
+        if (r)
+                return r < 0 ? r : 0;
         e = bus_entry_get(conn->bus);
         if (!e)
                 return error_origin(-ENOMEM);
         e->msg = bridge_msg_ref(msg);
+        /* memfd parts stay the sender's memory for a native receiver */
+        e->bytes = msg->data ? msg->size : bridge_msg_inline_size(msg);
         list_append(&conn->queue, &e->link);
-        conn->queued_bytes += msg->size;
+        conn->queued_bytes += e->bytes;
         conn->queued_fds += msg->n_fds;
         ++conn->queued_msgs;
         ++conn->n_received;
@@ -315,7 +339,7 @@ void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
         BridgeMsg *msg = e->msg;
 
         list_unlink(&e->link);
-        conn->queued_bytes -= msg->size;
+        conn->queued_bytes -= e->bytes;
         conn->queued_fds -= msg->n_fds;
         --conn->queued_msgs;
         bus_entry_put(conn->bus, e);
@@ -468,7 +492,11 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
 
         if (list_is_empty(&bus->match_conns))
                 return 0;
-        (void) wire_message_get_args(msg->data, &msg->hdr, &args);
+        /* reads a native sender's memfd parts (once): the bloom filter and arg keys need
+         * the body; an invalid one gives no args (legacy receivers then do not get it) */
+        r = bridge_msg_get_args(msg, &args);
+        if (r == -ENOMEM)
+                return error_trace(r);
         if (!msg->has_bloom)
                 bridge_msg_compute_bloom_args(msg, &args);
 
@@ -625,6 +653,11 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         }
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return BRIDGE_E_FDS_REFUSED;
+        /* a legacy receiver of a native sender's memfd body: read and validate it now, so
+         * that the sender learns of an invalid one (EBADMSG) */
+        r = conn_msg_prepare(dst, msg);
+        if (r)
+                return r < 0 ? r : BRIDGE_E_BAD_BODY;
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) &&
             sender->n_replies_out >= sender->bus->limits.max_replies_per_connection)
                 return BRIDGE_E_REPLIES_QUOTA;
@@ -664,7 +697,8 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
  * quota, queue quota; nothing changes when one fails.
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
- * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE.
+ * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE,
+ * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid).
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
         int r;

@@ -63,6 +63,9 @@ enum {
         BRIDGE_E_ACCESS_DENIED,         /* the policy denies it (bridge/policy.h); the text is
                                          * bridge_conn_get_denial(sender) */
         BRIDGE_E_NAME_TAKEN,            /* the name has an activator already (activator.h) */
+        BRIDGE_E_BAD_BODY,              /* the body in a native sender's memfd parts is not
+                                         * valid for its signature (a legacy receiver needs
+                                         * a valid dbus1 message) */
         _BRIDGE_E_N,
 };
 
@@ -146,7 +149,8 @@ void bridge_conn_disconnect(BridgeConn *conn);
  * destination with UnknownMethod): here they reach only eavesdroppers.
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
- * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE.
+ * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE,
+ * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid).
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg);
 

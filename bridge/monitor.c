@@ -160,7 +160,11 @@ int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
                 if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS))
                         continue;
                 if (mon->n_matches && !have_args) {
-                        (void) wire_message_get_args(msg->data, &msg->hdr, &args);
+                        /* reads a native sender's memfd parts (once); an invalid body
+                         * gives no args, and legacy monitors do not get it */
+                        r = bridge_msg_get_args(msg, &args);
+                        if (r == -ENOMEM)
+                                return error_trace(r);
                         have_args = true;
                 }
                 if (!monitor_wants(mon, sender, msg, &args))

@@ -13,9 +13,17 @@
  * and under valgrind (VALGRIND_MAKE_MEM_NOACCESS) a use after the last unref is still
  * reported as it would be after free(). We poison rather than disable the cache under
  * sanitizers so that the sanitizer runs exercise the recycling code that production runs.
+ *
+ * memfd parts (a native sender's sealed PAYLOAD_MEMFDs, bridge_msg_new_stamped_parts()):
+ * kdbus passes them on, never copies them, and so do we: native receivers get the memfd
+ * itself. Only a receiver that needs dbus1 bytes (a legacy socket, a monitor, a match rule
+ * with arg keys, a broadcast's bloom filter) makes bridge_msg_materialize() read them, once
+ * per message, and that is also when their body is validated: a native sender's body in a
+ * memfd is the one thing the bus did not check at SEND (docs/native.md).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bridge/msg.h"
 #include "util/error.h"
 #include "wire/stamp.h"
@@ -227,6 +235,187 @@ int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const cha
         return bridge_msg_new_stamped_cached(NULL, src, src_hdr, sender, sender_id, ret);
 }
 
+static void msg_parts_free(BridgeMsgPart *parts, unsigned n_parts) {
+        unsigned i;
+
+        for (i = 0; i < n_parts; ++i)
+                if (parts[i].memfd >= 0)
+                        (void) close(parts[i].memfd);
+        free(parts);
+}
+
+uint64_t bridge_msg_memfd_bytes_read;
+
+/**
+ * bridge_msg_new_stamped_parts() - a message whose body continues in memfd parts
+ * @cache:      where to take the buffer from (NULL: malloc)
+ * @head:       the inline bytes: the whole header and the body bytes before the first part
+ * @head_size:  their number
+ * @head_hdr:   @head parsed with WIRE_PARSE_HEADER_ONLY (total_size: the whole message's)
+ * @sender:     the sender's unique name, or NULL to copy @head unchanged
+ * @sender_id:  the sender's connection id
+ * @parts:      the parts after @head, malloc()ed, their memfds owned: taken, also on failure
+ * @n_parts:    their number (> 0)
+ * @tail:       the inline parts' bytes (malloc()ed or NULL): taken, also on failure
+ * @ret:        the new message, one reference, @data NULL (bridge_msg_materialize())
+ *
+ * Only @head is copied (and stamped); the parts' sizes must add up to the rest of what
+ * the header declares (the caller checked). Return: 0, -ENOMEM, WIRE_E_TOO_LARGE.
+ */
+int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t head_size,
+                                 const WireHeader *head_hdr, const char *sender,
+                                 uint64_t sender_id, BridgeMsgPart *parts, unsigned n_parts,
+                                 uint8_t *tail, BridgeMsg **ret) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        WireHeader hh = *head_hdr;
+        uint8_t *buf;
+        size_t size;
+        int r;
+
+        /* stamp the head as if it were the whole message: the fixed header keeps the
+         * declared body length, only the field array changes */
+        hh.body_size = (uint32_t)(head_size - head_hdr->body_offset);
+        hh.total_size = (uint32_t)head_size;
+        m = bridge_msg_alloc(cache, sender ? wire_stamp_size_bound(&hh, strlen(sender)) : head_size);
+        if (!m) {
+                msg_parts_free(parts, n_parts);
+                free(tail);
+                return error_origin(-ENOMEM);
+        }
+        m->parts = parts;
+        m->n_parts = n_parts;
+        m->tail = tail;
+        m->sender_id = sender_id;
+        buf = (uint8_t *)m + MSG_INLINE_OFFSET;
+        if (sender) {
+                r = wire_message_stamp(head, &hh, sender, buf, &size);
+                if (r)
+                        return error_fold(r);
+        } else {
+                size = head_size;
+                memcpy(buf, head, size);
+        }
+        r = wire_stamp_derive_header(head, &hh, sender, buf, size, &m->hdr);
+        if (r)
+                return r;
+        m->head = buf;
+        m->head_size = size;
+        m->hdr.body_size = head_hdr->body_size;
+        if ((uint64_t)m->hdr.body_offset + head_hdr->body_size > WIRE_MAX_MESSAGE_SIZE)
+                return WIRE_E_TOO_LARGE;
+        m->hdr.total_size = m->hdr.body_offset + head_hdr->body_size;
+        *ret = steal_ptr(&m);
+        return 0;
+}
+
+/**
+ * bridge_msg_inline_size() - the bytes the bus holds for a message
+ * @m:          the message
+ *
+ * Return: its size, memfd parts not counted (they are the sender's memory).
+ */
+size_t bridge_msg_inline_size(const BridgeMsg *m) {
+        size_t n = m->head_size;
+        unsigned i;
+
+        if (!m->n_parts)
+                return m->size;
+        for (i = 0; i < m->n_parts; ++i)
+                if (m->parts[i].memfd < 0)
+                        n += m->parts[i].size;
+        return n;
+}
+
+/* Read @size bytes at @offset of @fd into @buf. Return: 0 or -EIO. */
+static int msg_read_memfd(int fd, uint64_t offset, uint8_t *buf, uint64_t size) {
+        while (size > 0) {
+                ssize_t n = pread(fd, buf, size, (off_t)offset);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return error_origin(-EIO);      /* sealed against shrinking: cannot happen */
+                bridge_msg_memfd_bytes_read += (uint64_t)n;
+                buf += n;
+                offset += (uint64_t)n;
+                size -= (uint64_t)n;
+        }
+        return 0;
+}
+
+/**
+ * bridge_msg_materialize() - the complete dbus1 bytes of a message with memfd parts
+ * @m:          the message
+ *
+ * Reads the parts once into @m->data and validates the whole message as the bus validates
+ * a legacy peer's (wire_message_parse()). An invalid body is remembered: the message
+ * stays without bytes for good (its receivers that need them do not get it).
+ *
+ * Return: 0, -ENOMEM, -EIO, or a WIRE_E_* code (the body is invalid).
+ */
+int bridge_msg_materialize(BridgeMsg *m) {
+        WireHeader h;
+        uint8_t *buf;
+        uint64_t at;
+        unsigned i;
+        int r;
+
+        if (!m->n_parts || m->data)
+                return 0;
+        if (m->body_error)
+                return m->body_error;
+        buf = malloc(m->hdr.total_size);
+        if (!buf)
+                return error_origin(-ENOMEM);
+        memcpy(buf, m->head, m->head_size);
+        at = m->head_size;
+        for (i = 0; i < m->n_parts; ++i) {
+                const BridgeMsgPart *p = &m->parts[i];
+
+                if (p->size > m->hdr.total_size - at) {
+                        free(buf);
+                        return error_origin(-EIO);      /* the sender's sizes were checked */
+                }
+                if (p->memfd >= 0) {
+                        r = msg_read_memfd(p->memfd, p->offset, buf + at, p->size);
+                        if (r) {
+                                free(buf);
+                                return error_trace(r);
+                        }
+                } else
+                        memcpy(buf + at, m->tail + p->offset, p->size);
+                at += p->size;
+        }
+        r = at == m->hdr.total_size ? wire_message_parse(buf, at, m->n_fds, 0, &h) : WIRE_E_TRUNCATED;
+        if (r) {
+                free(buf);
+                m->body_error = r;
+                return r;
+        }
+        m->data = buf;
+        m->size = at;
+        m->data_separate = true;
+        return 0;
+}
+
+/**
+ * bridge_msg_get_args() - the leading body arguments as match rules see them
+ * @m:          the message (materialized if it has memfd parts)
+ * @ret:        the arguments; none when the body cannot be had
+ *
+ * Return: 0, or what bridge_msg_materialize() failed with.
+ */
+int bridge_msg_get_args(BridgeMsg *m, WireArgs *ret) {
+        int r = bridge_msg_materialize(m);
+
+        if (r) {
+                memset(ret, 0, sizeof(*ret));
+                return r;
+        }
+        (void) wire_message_get_args(m->data, &m->hdr, ret);
+        return 0;
+}
+
 /**
  * bridge_msg_new_take() - wrap a message the bus built
  * @data:       a complete message from wire_message_build(), malloc()ed; taken on success
@@ -295,6 +484,8 @@ BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
         if (!m || --m->n_refs > 0)
                 return NULL;
         bridge_msg_take_fds(m, NULL, 0);
+        msg_parts_free(m->parts, m->n_parts);
+        free(m->tail);
         if (m->data_separate)
                 free(m->data);
         if (m->sender_meta_free)

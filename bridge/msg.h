@@ -21,14 +21,34 @@
 
 typedef struct BridgeMsgCache BridgeMsgCache;
 
+/*
+ * A part of a native sender's payload after the inline head (kdbus's PAYLOAD_MEMFD is
+ * passed on, never copied): a range of a sealed memfd, or inline bytes (PAYLOAD_VEC parts
+ * after a memfd) kept in BridgeMsg.tail.
+ */
+typedef struct BridgeMsgPart {
+        int memfd;                      /* owned (closed with the message), or -1: inline */
+        uint64_t offset;                /* memfd: start in the file; inline: offset in tail */
+        uint64_t size;
+} BridgeMsgPart;
+
 typedef struct BridgeMsg {
         unsigned n_refs;
         BridgeMsgCache *cache;          /* where the buffer goes back (a reference); NULL: free() */
         unsigned size_class;            /* with @cache: its class */
         uint64_t sender_id;             /* 0: the bus itself (driver) */
-        WireHeader hdr;                 /* describes @data */
-        uint8_t *data;                  /* the stamped message */
+        WireHeader hdr;                 /* describes @data (@head with parts) */
+        uint8_t *data;                  /* the stamped message; with @parts: NULL until
+                                         * bridge_msg_materialize() read them */
         size_t size;
+        /* with memfd parts (bridge/native-send.c): the message is @head (the stamped
+         * header and the body bytes before the first memfd) followed by @parts */
+        const uint8_t *head;
+        size_t head_size;
+        BridgeMsgPart *parts;           /* owned */
+        unsigned n_parts;
+        uint8_t *tail;                  /* owned: the inline parts' bytes */
+        int body_error;                 /* WIRE_E_*: materializing found the body invalid */
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
         int64_t priority;               /* kdbus priority a native sender gave; 0 otherwise */
@@ -74,6 +94,43 @@ unsigned bridge_msg_cache_n_kept(const BridgeMsgCache *cache);
 /* Wrap a message the bus built (wire_message_build()); takes @data (malloc()ed) on success
  * only. Return: 0, -ENOMEM, or -EINVAL if @data does not parse (a bug of the builder). */
 int bridge_msg_new_take(uint8_t *data, size_t size, uint64_t sender_id, BridgeMsg **ret);
+
+/*
+ * A message whose body continues in memfd parts: stamp @head (@head_size bytes: the whole
+ * header and the body bytes before the first part, parsed into @head_hdr with
+ * WIRE_PARSE_HEADER_ONLY) and keep the parts. @parts (malloc()ed, memfds owned) and @tail
+ * are taken, also on failure. hdr.total_size is the whole stamped message's.
+ * Return: 0, -ENOMEM, WIRE_E_TOO_LARGE.
+ */
+int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t head_size,
+                                 const WireHeader *head_hdr, const char *sender,
+                                 uint64_t sender_id, BridgeMsgPart *parts, unsigned n_parts,
+                                 uint8_t *tail, BridgeMsg **ret);
+
+/* The inline bytes of @m (@data, or @head with parts) and their size. */
+static inline const uint8_t *bridge_msg_head(const BridgeMsg *m, size_t *ret_size) {
+        *ret_size = m->n_parts ? m->head_size : m->size;
+        return m->n_parts ? m->head : m->data;
+}
+
+/* The bytes the bus itself holds for @m: all of it, except memfd parts. */
+size_t bridge_msg_inline_size(const BridgeMsg *m);
+
+/*
+ * Make @m->data the complete dbus1 message (legacy receivers, monitors, match rules with
+ * arg keys and bloom filters need the bytes): read its memfd parts once into one buffer and
+ * validate the body, as for any message from a legacy peer. Nothing to do without parts.
+ * The result is kept: later calls cost nothing. Return: 0, -ENOMEM, -EIO (a memfd read
+ * failed), or the WIRE_E_* code of an invalid body (then @data stays NULL, for good).
+ */
+int bridge_msg_materialize(BridgeMsg *m);
+
+/* The leading body arguments as match rules see them; none if the body cannot be had
+ * (bridge_msg_materialize() failed). Return: 0 or what bridge_msg_materialize() returned. */
+int bridge_msg_get_args(BridgeMsg *m, WireArgs *ret);
+
+/* Bytes read from memfd parts by this process (tests: native-to-native reads none). */
+extern uint64_t bridge_msg_memfd_bytes_read;
 
 /* Attach @fds (taken: closed when the message dies, also on failure). */
 void bridge_msg_take_fds(BridgeMsg *m, int *fds, unsigned n_fds);

@@ -67,6 +67,7 @@ int native_errno_from_bridge(int r) {
         case BRIDGE_E_NOT_ACTIVE:       return -ECONNRESET;
         case BRIDGE_E_CONN_QUOTA:       return -EMFILE;
         case BRIDGE_E_ACCESS_DENIED:    return -EPERM;  /* kdbus: no TALK (or XML policy) */
+        case BRIDGE_E_BAD_BODY:         return -EBADMSG;
         default:
                 return r < 0 ? r : -EIO;
         }
@@ -313,32 +314,105 @@ int native_items_check(const void *items, size_t size) {
         return 0;
 }
 
-/* Duplicate @m's fds for the peer. Return: 0 or -errno. */
+/* Duplicate @m's fds for the peer: the FDS item's, then one per memfd part (in the order
+ * of the PAYLOAD_MEMFD items). Return: 0 or -errno. */
 static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
+        unsigned i, n = 0, total;
         int *fds;
-        unsigned i;
 
         *ret_fds = NULL;
         *ret_n = 0;
-        if (!m || !m->n_fds)     /* NULL: a notification from the bus */
+        if (!m)                 /* a notification from the bus */
                 return 0;
-        fds = calloc(m->n_fds, sizeof(int));
+        total = m->n_fds;
+        for (i = 0; i < m->n_parts; ++i)
+                total += m->parts[i].memfd >= 0;
+        if (!total)
+                return 0;
+        fds = calloc(total, sizeof(int));
         if (!fds)
                 return -ENOMEM;
-        for (i = 0; i < m->n_fds; ++i) {
-                fds[i] = fcntl(m->fds[i], F_DUPFD_CLOEXEC, 3);
-                if (fds[i] < 0) {
+        for (i = 0; i < m->n_fds + m->n_parts; ++i) {
+                int fd = i < m->n_fds ? m->fds[i] : m->parts[i - m->n_fds].memfd;
+
+                if (fd < 0)
+                        continue;
+                fds[n] = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+                if (fds[n] < 0) {
                         int r = -errno;
 
-                        while (i--)
-                                (void) close(fds[i]);
+                        while (n--)
+                                (void) close(fds[n]);
                         free(fds);
                         return r;
                 }
+                ++n;
         }
         *ret_fds = fds;
-        *ret_n = m->n_fds;
+        *ret_n = n;
         return 0;
+}
+
+/* The payload items of @m: one PAYLOAD_OFF (the inline head), then per part a
+ * PAYLOAD_MEMFD or PAYLOAD_OFF; *ret_bytes: the inline bytes behind the items (8-aligned
+ * per item). Return: the items' size. */
+static uint64_t msg_payload_items_size(const BridgeMsg *m, uint64_t *ret_bytes) {
+        uint64_t items = KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)), bytes;
+        unsigned i;
+
+        bytes = m->n_parts ? ALIGN8(m->head_size) : ALIGN8(m->size);
+        for (i = 0; i < m->n_parts; ++i) {
+                if (m->parts[i].memfd >= 0) {
+                        items += KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
+                } else {
+                        items += KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+                        bytes += ALIGN8(m->parts[i].size);
+                }
+        }
+        *ret_bytes = bytes;
+        return items;
+}
+
+/* Write the payload items at @item and their inline bytes from @bytes_at (an offset from
+ * @km). The memfds' fd fields hold -1: the fds come with the RECV reply. Return: the next
+ * item. */
+static struct kdbus_item *msg_write_payload(struct kdbus_msg *km, struct kdbus_item *item,
+                                            const BridgeMsg *m, uint64_t bytes_at) {
+        size_t head_size;
+        const uint8_t *head = bridge_msg_head(m, &head_size);
+        unsigned i;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        item->type = KDBUS_ITEM_PAYLOAD_OFF;
+        item->vec.offset = bytes_at;
+        item->vec.size = head_size;
+        memcpy((uint8_t *)km + bytes_at, head, head_size);
+        /* no stale pool bytes in the padding */
+        memset((uint8_t *)km + bytes_at + head_size, 0, ALIGN8(head_size) - head_size);
+        bytes_at += ALIGN8(head_size);
+        item = KDBUS_ITEM_NEXT(item);
+        for (i = 0; i < m->n_parts; ++i) {
+                const BridgeMsgPart *part = &m->parts[i];
+
+                if (part->memfd >= 0) {
+                        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
+                        item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
+                        item->memfd.start = part->offset;
+                        item->memfd.size = part->size;
+                        item->memfd.fd = -1;
+                } else {
+                        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+                        item->type = KDBUS_ITEM_PAYLOAD_OFF;
+                        item->vec.offset = bytes_at;
+                        item->vec.size = part->size;
+                        memcpy((uint8_t *)km + bytes_at, m->tail + part->offset, part->size);
+                        memset((uint8_t *)km + bytes_at + part->size, 0,
+                               ALIGN8(part->size) - part->size);
+                        bytes_at += ALIGN8(part->size);
+                }
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        return item;
 }
 
 /* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, metadata of
@@ -369,12 +443,7 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR)
                 km->cookie_reply = h->reply_serial;
 
-        item = km->items;
-        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-        item->type = KDBUS_ITEM_PAYLOAD_OFF;
-        item->vec.offset = msg_size;
-        item->vec.size = m->size;
-        item = KDBUS_ITEM_NEXT(item);
+        item = msg_write_payload(km, km->items, m, msg_size);
         if (m->n_fds) {
                 item->size = KDBUS_ITEM_HEADER_SIZE + m->n_fds * sizeof(int);
                 item->type = KDBUS_ITEM_FDS;
@@ -384,7 +453,6 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
                 item = KDBUS_ITEM_NEXT(item);
         }
         (void) native_meta_write((uint8_t *)item, attach, declined, nc->conn->bus, sender, m, nc);
-        memcpy((uint8_t *)km + msg_size, m->data, m->size);
 }
 
 
@@ -403,7 +471,7 @@ static uint64_t native_quota_account(const BridgeConn *sender) {
  */
 static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
-        uint64_t msg_size, total, user_bytes = 0, attach, declined;
+        uint64_t msg_size, total, user_bytes = 0, attach, declined, bytes;
         unsigned user_msgs = 0;
         BridgePoolSlice *slice;
         NativeEntry *e;
@@ -411,12 +479,12 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         List *pos;
         int r;
 
-        msg_size = sizeof(struct kdbus_msg) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        msg_size = sizeof(struct kdbus_msg) + msg_payload_items_size(m, &bytes);
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
         attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender, &declined);
         msg_size += native_meta_size(attach, declined, sender, m);
-        total = msg_size + ALIGN8(m->size);
+        total = msg_size + bytes;
 
         account = native_quota_account(sender);
         list_for_each(pos, &nc->recv_list) {

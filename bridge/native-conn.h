@@ -9,7 +9,9 @@
  * the peer, not failures of the bus (-ENOMEM included: the peer sees ENOMEM, the bus runs on).
  *
  * Messages: the core carries dbus1 messages (BridgeMsg). A native SEND carries a dbus1
- * message as its PAYLOAD_VEC bytes; its kdbus fields must agree with the dbus1 header
+ * message as its PAYLOAD_VEC bytes, or its header as PAYLOAD_VEC bytes and body parts in
+ * sealed memfds, which the message keeps as references (bridge/msg.h) and native
+ * receivers get as PAYLOAD_MEMFD items; its kdbus fields must agree with the dbus1 header
  * (cookie = serial, cookie_reply = reply serial, EXPECT_REPLY = method call expecting a
  * reply, destination = dst_id or DST_NAME). The bus stamps SENDER and routes it like any
  * other message, so legacy peers receive it unchanged. Toward a native peer, each message

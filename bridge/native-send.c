@@ -3,10 +3,15 @@
  * SEND of a native peer. The datagram holds the kdbus_cmd_send, the kdbus_msg at
  * cmd->msg_address (an offset into the datagram, not a pointer) and the bytes the
  * PAYLOAD_VEC items point at (offsets again; offset 0 with a size means that many zero
- * bytes, as a NULL address meant padding in kdbus). PAYLOAD_MEMFD parts are read from
- * sealed memfds. The parts, in item order, must form exactly one dbus1 message, which is
- * validated like any message from a legacy peer; its header must agree with the kdbus
- * fields (see native-conn.h). Then the bus stamps SENDER and routes it through the core.
+ * bytes, as a NULL address meant padding in kdbus). The parts, in item order, must form
+ * exactly one dbus1 message. Without PAYLOAD_MEMFD it is validated like any message from a
+ * legacy peer. With sealed PAYLOAD_MEMFDs (kdbus: passed on, never copied) the bus reads
+ * none of their bytes here: the dbus1 header must lie whole in the vec parts before the
+ * first memfd (EBADMSG otherwise: the bus routes and checks policy on the header), is
+ * validated, and the message keeps duplicates of the memfds (bridge/msg.h); its body is
+ * validated when a receiver first needs the bytes (bridge_msg_materialize()). The header
+ * must agree with the kdbus fields (see native-conn.h). Then the bus stamps SENDER and
+ * routes it through the core.
  *
  * fds: the FDS item and PAYLOAD_MEMFD carry indices into the fds of the datagram; the
  * message keeps duplicates of the FDS ones (at most KDBUS_MSG_MAX_FDS).
@@ -29,16 +34,20 @@
 #include "wire/message.h"
 #include "wire/protocol.h"
 
-/* The seals a PAYLOAD_MEMFD must carry: nobody can change it after the send. */
-#define NATIVE_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
+/* The seals a PAYLOAD_MEMFD must carry (kdbus's mask): nobody can change it after the send,
+ * nor seal it further; seals cannot be removed, so nothing is checked again later. */
+#define NATIVE_MEMFD_SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)
 #define NATIVE_MAX_PARTS 64u
 
 typedef struct SendParts {
-        const uint8_t *ptr[NATIVE_MAX_PARTS];   /* NULL: zero bytes */
+        const uint8_t *ptr[NATIVE_MAX_PARTS];   /* NULL: zero bytes (or a memfd part) */
         uint64_t len[NATIVE_MAX_PARTS];
-        void *map[NATIVE_MAX_PARTS];            /* memfd mappings to unmap */
-        size_t map_len[NATIVE_MAX_PARTS];
+        int memfd[NATIVE_MAX_PARTS];            /* borrowed from the datagram; -1: a vec */
+        uint64_t start[NATIVE_MAX_PARTS];       /* memfd: where the part starts */
         unsigned n;
+        unsigned n_memfds;                      /* PAYLOAD_MEMFD items (KDBUS_MSG_MAX_MEMFD_ITEMS) */
+        bool with_memfd;                        /* a memfd part of at least one byte */
+        unsigned first_memfd;                   /* with_memfd: the index of the first one */
         uint64_t total;
         int msg_fds[KDBUS_MSG_MAX_FDS];         /* duplicates, owned until taken */
         unsigned n_msg_fds;
@@ -48,37 +57,44 @@ typedef struct SendParts {
 static void send_parts_clear(SendParts *p) {
         unsigned i;
 
-        for (i = 0; i < p->n; ++i)
-                if (p->map[i])
-                        (void) munmap(p->map[i], p->map_len[i]);
         for (i = 0; i < p->n_msg_fds; ++i)
                 (void) close(p->msg_fds[i]);
         p->n = 0;
         p->n_msg_fds = 0;
 }
 
-static int parts_add(SendParts *p, const uint8_t *ptr, uint64_t len, void *map, size_t map_len) {
+static int parts_add(SendParts *p, const uint8_t *ptr, uint64_t len, int memfd, uint64_t start) {
         if (p->n >= NATIVE_MAX_PARTS)
                 return -E2BIG;
         if (len > KDBUS_WIRE_MAX_DATAGRAM * 16ull || p->total + len > WIRE_MAX_MESSAGE_SIZE)
                 return -EMSGSIZE;
+        if (memfd >= 0 && len > 0 && !p->with_memfd) {
+                p->with_memfd = true;
+                p->first_memfd = p->n;
+        }
         p->ptr[p->n] = ptr;
         p->len[p->n] = len;
-        p->map[p->n] = map;
-        p->map_len[p->n] = map_len;
+        p->memfd[p->n] = memfd;
+        p->start[p->n] = start;
+        if (memfd >= 0)
+                ++p->n_memfds;
         ++p->n;
         p->total += len;
         return 0;
 }
 
+/* A PAYLOAD_MEMFD item: checked as kdbus does, nothing read. Return: 0 or -errno. */
 static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds,
                       unsigned n_fds) {
         int fd, seals;
         struct stat st;
-        void *map;
 
-        if (mf->fd < 0 || (unsigned)mf->fd >= n_fds || mf->__pad)
+        if (mf->fd < 0 || (unsigned)mf->fd >= n_fds)
+                return -EBADF;
+        if (mf->__pad)
                 return -EINVAL;
+        if (p->n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
+                return -E2BIG;
         fd = fds[mf->fd];
         seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0)
@@ -87,13 +103,9 @@ static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds
                 return -ETXTBSY;                /* kdbus: a memfd that is not sealed */
         if (fstat(fd, &st) < 0)
                 return -errno;
-        if (mf->size == 0 || mf->start > (uint64_t)st.st_size ||
-            mf->size > (uint64_t)st.st_size - mf->start)
-                return -EINVAL;
-        map = mmap(NULL, mf->start + mf->size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED)
-                return -errno;
-        return parts_add(p, (uint8_t *)map + mf->start, mf->size, map, mf->start + mf->size);
+        if (mf->start > (uint64_t)st.st_size || mf->size > (uint64_t)st.st_size - mf->start)
+                return -EBADF;                  /* kdbus: a range past the end */
+        return parts_add(p, NULL, mf->size, fd, mf->start);
 }
 
 /* Walk the message's items into @p. Return: 0 or -errno for the peer. */
@@ -115,11 +127,11 @@ static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
                         if (payload != sizeof(struct kdbus_vec))
                                 return -EINVAL;
                         if (item->vec.offset == 0) {
-                                r = parts_add(p, NULL, item->vec.size, NULL, 0);
+                                r = parts_add(p, NULL, item->vec.size, -1, 0);
                         } else {
                                 if (item->vec.offset > size || item->vec.size > size - item->vec.offset)
                                         return -EFAULT;
-                                r = parts_add(p, buf + item->vec.offset, item->vec.size, NULL, 0);
+                                r = parts_add(p, buf + item->vec.offset, item->vec.size, -1, 0);
                         }
                         if (r)
                                 return r;
@@ -238,6 +250,96 @@ static int send_cancel_fd(const struct kdbus_cmd_send *cmd, const int *fds, unsi
         return 0;
 }
 
+/*
+ * The first @end parts as one buffer: *ret points at the single vec part in the datagram,
+ * or into a new buffer *ret_joined (freed by the caller). Return: 0 or -ENOMEM.
+ */
+static int parts_join(const SendParts *p, unsigned end, const uint8_t **ret, size_t *ret_size,
+                      uint8_t **ret_joined) {
+        uint64_t at = 0;
+        unsigned i;
+
+        for (i = 0; i < end; ++i)
+                at += p->len[i];
+        *ret_size = at;
+        if (end == 1 && p->ptr[0]) {
+                *ret = p->ptr[0];
+                return 0;
+        }
+        *ret_joined = malloc(at ? at : 1);
+        if (!*ret_joined)
+                return -ENOMEM;
+        at = 0;
+        for (i = 0; i < end; ++i) {
+                if (p->ptr[i])
+                        memcpy(*ret_joined + at, p->ptr[i], p->len[i]);
+                else
+                        memset(*ret_joined + at, 0, p->len[i]);
+                at += p->len[i];
+        }
+        *ret = *ret_joined;
+        return 0;
+}
+
+/*
+ * The message of a SEND with memfds: @head (the parts before the first memfd, parsed into
+ * @hdr) stamped, then the parts from the first memfd on: each memfd duplicated (the
+ * message holds it, not a copy of its bytes), runs of vec parts coalesced into inline
+ * parts whose bytes go to one tail buffer. Return: 0, -ENOMEM, -errno, WIRE_E_TOO_LARGE.
+ */
+static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t *head,
+                              size_t head_size, const WireHeader *hdr, BridgeMsg **ret) {
+        BridgeMsgPart *parts;
+        uint8_t *tail = NULL;
+        uint64_t tail_size = 0, at = 0;
+        unsigned i, n = 0;
+
+        for (i = p->first_memfd; i < p->n; ++i)
+                if (p->memfd[i] < 0)
+                        tail_size += p->len[i];
+        parts = calloc(p->n - p->first_memfd, sizeof(*parts));
+        if (tail_size)
+                tail = malloc(tail_size);
+        if (!parts || (tail_size && !tail)) {
+                free(parts);
+                free(tail);
+                return -ENOMEM;
+        }
+        for (i = p->first_memfd; i < p->n; ++i) {
+                if (p->len[i] == 0)
+                        continue;
+                if (p->memfd[i] >= 0) {
+                        int fd = fcntl(p->memfd[i], F_DUPFD_CLOEXEC, 3);
+
+                        if (fd < 0) {
+                                int r = -errno;
+
+                                while (n--)
+                                        if (parts[n].memfd >= 0)
+                                                (void) close(parts[n].memfd);
+                                free(parts);
+                                free(tail);
+                                return r;
+                        }
+                        parts[n++] = (BridgeMsgPart){ .memfd = fd, .offset = p->start[i],
+                                                      .size = p->len[i] };
+                        continue;
+                }
+                if (p->ptr[i])
+                        memcpy(tail + at, p->ptr[i], p->len[i]);
+                else
+                        memset(tail + at, 0, p->len[i]);
+                if (n > 0 && parts[n - 1].memfd < 0)
+                        parts[n - 1].size += p->len[i];
+                else
+                        parts[n++] = (BridgeMsgPart){ .memfd = -1, .offset = at, .size = p->len[i] };
+                at += p->len[i];
+        }
+        return bridge_msg_new_stamped_parts(nc->conn->bus->msg_cache, head, head_size, hdr,
+                                            nc->conn->unique_name, nc->conn->id, parts, n,
+                                            tail, ret);
+}
+
 /**
  * native_conn_send() - SEND
  * @nc:         the sender
@@ -248,12 +350,15 @@ static int send_cancel_fd(const struct kdbus_cmd_send *cmd, const int *fds, unsi
  *
  * Return: 0, 1 (SYNC_REPLY: the reply comes through sync_done), or a negative errno for
  * the peer: EINVAL (malformed, or header and kdbus fields disagree), EFAULT (an offset
- * outside the datagram), EBADMSG (the payload is not a valid dbus1 message), EOPNOTSUPP
- * (a payload type other than DBUS), ETXTBSY (a memfd not sealed), EMFILE (more than 16
- * fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds), EDESTADDRREQ, EREMCHG,
- * ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an activator holds), ENOBUFS,
- * ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose timeout_ns passed), EBADF (a
- * CANCEL_FD index outside the datagram's fds).
+ * outside the datagram), EBADMSG (the payload is not a valid dbus1 message, the header
+ * is not whole before the first memfd, or a legacy receiver would get an invalid memfd
+ * body), EOPNOTSUPP (a payload type other than DBUS), ETXTBSY (a memfd not sealed
+ * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
+ * EMFILE (more than 16 fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds),
+ * EDESTADDRREQ, EREMCHG, ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an
+ * activator holds), ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose
+ * timeout_ns passed), EBADF (a CANCEL_FD or memfd index outside the datagram's fds, a
+ * memfd range past its end).
  */
 int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
         struct kdbus_cmd_send *cmd = buf;
@@ -263,9 +368,8 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         uint8_t *joined = NULL;
         const uint8_t *payload;
         WireHeader hdr;
-        size_t frame;
+        size_t frame, head_size;
         uint64_t deadline_usec = 0;
-        unsigned i;
         int cancel_fd = -1, cancel_dup = -1;
         int r;
 
@@ -301,31 +405,14 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         r = send_collect(&p, buf, size, km, fds, n_fds);
         if (r)
                 goto out;
-        if (p.total < 16) {
-                r = -EBADMSG;
+        /* the inline bytes: everything, or the vec parts before the first memfd */
+        r = parts_join(&p, p.with_memfd ? p.first_memfd : p.n, &payload, &head_size, &joined);
+        if (r)
                 goto out;
-        }
-        if (p.n == 1 && p.ptr[0]) {
-                payload = p.ptr[0];
-        } else {
-                uint64_t at = 0;
-
-                joined = malloc(p.total);
-                if (!joined) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                for (i = 0; i < p.n; ++i) {
-                        if (p.ptr[i])
-                                memcpy(joined + at, p.ptr[i], p.len[i]);
-                        else
-                                memset(joined + at, 0, p.len[i]);
-                        at += p.len[i];
-                }
-                payload = joined;
-        }
-        if (wire_message_frame(payload, p.total, &frame) || frame != p.total ||
-            wire_message_parse(payload, p.total, p.n_msg_fds, 0, &hdr)) {
+        if (head_size < 16 || wire_message_frame(payload, head_size, &frame) ||
+            frame != p.total ||
+            wire_message_parse(payload, head_size, p.n_msg_fds,
+                               p.with_memfd ? WIRE_PARSE_HEADER_ONLY : 0, &hdr)) {
                 r = -EBADMSG;
                 goto out;
         }
@@ -333,8 +420,11 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         if (r)
                 goto out;
 
-        r = bridge_msg_new_stamped_cached(nc->conn->bus->msg_cache, payload, &hdr,
-                                          nc->conn->unique_name, nc->conn->id, &m);
+        if (p.with_memfd)
+                r = send_new_parts_msg(nc, &p, payload, head_size, &hdr, &m);
+        else
+                r = bridge_msg_new_stamped_cached(nc->conn->bus->msg_cache, payload, &hdr,
+                                                  nc->conn->unique_name, nc->conn->id, &m);
         if (r) {
                 r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
                 goto out;

@@ -132,6 +132,9 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         [BRIDGE_E_ACCESS_DENIED] = { E("AccessDenied"), "%s" },
         /* native activators only (HELLO's EEXIST); no legacy request leads here */
         [BRIDGE_E_NAME_TAKEN] = { E("Failed"), "Name \"%s\" has an activator already" },
+        /* only native senders meet it (kdbus's EBADMSG); named for completeness */
+        [BRIDGE_E_BAD_BODY] = { E("InvalidArgs"),
+                "The message body in the sender's memfd does not match its signature" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */

@@ -128,7 +128,7 @@ static int conn_read_reply(KdbusConn *c, void *out, size_t out_size) {
                                 int fd;
 
                                 memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-                                if (c->n_recv_fds < KDBUS_MSG_MAX_FDS + 2)
+                                if (c->n_recv_fds < ELEMENTSOF(c->recv_fds))
                                         c->recv_fds[c->n_recv_fds++] = fd;
                                 else
                                         (void) close(fd);
@@ -383,13 +383,15 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
 
         if (s->n_fds > KDBUS_MSG_MAX_FDS)
                 return -EMFILE;
-        msg_size += KDBUS_ITEM_SIZE(memfd ? sizeof(struct kdbus_memfd) : sizeof(struct kdbus_vec));
+        msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        if (memfd)
+                msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
         if (s->dst_name)
                 msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
         if (s->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
         cmd_size = sizeof(*cmd) + (s->cancel_fd ? KDBUS_ITEM_SIZE(sizeof(int)) : 0);
-        total = sizeof(*req) + cmd_size + msg_size + (memfd ? 0 : ALIGN8(size));
+        total = sizeof(*req) + cmd_size + msg_size + ALIGN8(size);
         buf = calloc(1, total);
         if (!buf)
                 return -ENOMEM;
@@ -411,18 +413,21 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
         item = km->items;
         for (i = 0; i < s->n_fds; ++i)
                 fds[n_fds++] = s->fds[i];
+        /* the header (and what else @data holds) inline, then the memfd's range */
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        item->type = KDBUS_ITEM_PAYLOAD_VEC;
+        item->vec.offset = cmd_size + msg_size;
+        item->vec.size = size;
+        if (size)
+                memcpy((uint8_t *)cmd + item->vec.offset, data, size);
         if (memfd) {
+                item = KDBUS_ITEM_NEXT(item);
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
                 item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
                 item->memfd.fd = (int)n_fds;
+                item->memfd.start = s->memfd_start;
                 item->memfd.size = s->memfd_size;
                 fds[n_fds++] = s->memfd;
-        } else {
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-                item->type = KDBUS_ITEM_PAYLOAD_VEC;
-                item->vec.offset = cmd_size + msg_size;
-                item->vec.size = size;
-                memcpy((uint8_t *)cmd + item->vec.offset, data, size);
         }
         item = KDBUS_ITEM_NEXT(item);
         if (s->dst_name) {
@@ -581,6 +586,99 @@ int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_
                 return -EBADMSG;
         *ret_data = (const uint8_t *)m + item->vec.offset;
         *ret_size = item->vec.size;
+        return 0;
+}
+
+/**
+ * kdbus_msg_parts() - the payload parts of a received message
+ * @c:          the connection whose last RECV (or sync reply) gave @m: its fds are the memfds
+ * @m:          the message in the pool
+ * @parts:      where to put them
+ * @max:        room there
+ *
+ * The fds of the RECV reply are the FDS item's first, then one per PAYLOAD_MEMFD item.
+ * Return: the number of parts, -EBADMSG, or -E2BIG.
+ */
+int kdbus_msg_parts(const KdbusConn *c, const struct kdbus_msg *m, KdbusPart *parts,
+                    unsigned max) {
+        const struct kdbus_item *item;
+        unsigned n = 0, memfd_idx = 0;
+
+        item = kdbus_msg_find(m, KDBUS_ITEM_FDS);
+        if (item)
+                memfd_idx = (unsigned)((item->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int));
+        for (item = kdbus_item_first(m, sizeof(*m), m->size); item;
+             item = kdbus_item_next(m, m->size, item)) {
+                if (item->type != KDBUS_ITEM_PAYLOAD_OFF && item->type != KDBUS_ITEM_PAYLOAD_MEMFD)
+                        continue;
+                if (n >= max)
+                        return -E2BIG;
+                if (item->type == KDBUS_ITEM_PAYLOAD_OFF) {
+                        uint64_t at = kdbus_conn_offset(c, m);
+
+                        if (item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec) ||
+                            item->vec.offset > c->pool_size - at ||
+                            item->vec.size > c->pool_size - at - item->vec.offset)
+                                return -EBADMSG;
+                        parts[n++] = (KdbusPart){ .data = (const uint8_t *)m + item->vec.offset,
+                                                  .memfd = -1, .size = item->vec.size };
+                } else {
+                        if (item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd) ||
+                            memfd_idx >= c->n_recv_fds)
+                                return -EBADMSG;
+                        parts[n++] = (KdbusPart){ .memfd = c->recv_fds[memfd_idx++],
+                                                  .start = item->memfd.start,
+                                                  .size = item->memfd.size };
+                }
+        }
+        return (int)n;
+}
+
+/**
+ * kdbus_msg_copy_payload() - the whole dbus1 message of a received message
+ * @c:          the connection (see kdbus_msg_parts())
+ * @m:          the message
+ * @ret:        a new malloc()ed buffer
+ * @ret_size:   its size
+ *
+ * Return: 0, -EBADMSG, -E2BIG, -ENOMEM, -EIO.
+ */
+int kdbus_msg_copy_payload(const KdbusConn *c, const struct kdbus_msg *m, uint8_t **ret,
+                           size_t *ret_size) {
+        KdbusPart parts[1 + 2 * KDBUS_MSG_MAX_MEMFD_ITEMS];
+        uint64_t total = 0, at = 0;
+        uint8_t *buf;
+        int n, i;
+
+        n = kdbus_msg_parts(c, m, parts, ELEMENTSOF(parts));
+        if (n < 0)
+                return n;
+        for (i = 0; i < n; ++i)
+                total += parts[i].size;
+        buf = malloc(total ? total : 1);
+        if (!buf)
+                return -ENOMEM;
+        for (i = 0; i < n; ++i) {
+                uint64_t done = 0;
+
+                if (parts[i].data)
+                        memcpy(buf + at, parts[i].data, parts[i].size);
+                while (!parts[i].data && done < parts[i].size) {
+                        ssize_t k = pread(parts[i].memfd, buf + at + done, parts[i].size - done,
+                                          (off_t)(parts[i].start + done));
+
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k <= 0) {
+                                free(buf);
+                                return -EIO;
+                        }
+                        done += (uint64_t)k;
+                }
+                at += parts[i].size;
+        }
+        *ret = buf;
+        *ret_size = total;
         return 0;
 }
 

@@ -25,7 +25,9 @@ typedef struct KdbusConn {
         uint8_t id128[16];              /* the bus id */
         uint64_t bloom_size;
         uint64_t bloom_n_hash;
-        int recv_fds[KDBUS_MSG_MAX_FDS];/* fds of the last RECV or sync reply, owned */
+        /* fds of the last RECV or sync reply, owned: the FDS item's, then one per
+         * PAYLOAD_MEMFD item (kdbus_msg_parts()) */
+        int recv_fds[KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS];
         unsigned n_recv_fds;
 } KdbusConn;
 
@@ -67,7 +69,13 @@ typedef struct KdbusSend {
         uint64_t timeout_ns;            /* for calls expecting a reply */
         const int *fds;                 /* FDS item */
         unsigned n_fds;
-        int memfd;                      /* >= 0: the payload is this sealed memfd (whole) */
+        /* >= 0: a sealed memfd (F_SEAL_SHRINK|GROW|WRITE|SEAL) whose range [memfd_start,
+         * memfd_start + memfd_size) follows the bytes @data as the rest of the message:
+         * @data must hold at least the whole dbus1 header (the bus routes by it), the
+         * memfd then holds body bytes, which the bus passes on without reading them to
+         * native receivers */
+        int memfd;
+        uint64_t memfd_start;
         uint64_t memfd_size;
         const int *cancel_fd;           /* SYNC_REPLY: a CANCEL_FD item for *cancel_fd (the
                                          * call fails ECANCELED once it is readable); NULL */
@@ -80,7 +88,7 @@ typedef struct KdbusSend {
 int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size);
 
 /*
- * SEND the dbus1 message @data as PAYLOAD_VEC (or @s->memfd as PAYLOAD_MEMFD). With
+ * SEND the dbus1 message @data as PAYLOAD_VEC (followed by @s->memfd as PAYLOAD_MEMFD). With
  * SYNC_REPLY, waits for the reply and stores where it is in *ret_reply (may be NULL
  * otherwise); its fds go to c->recv_fds.
  */
@@ -129,3 +137,24 @@ const struct kdbus_item *kdbus_item_next(const void *start, uint64_t size,
 const struct kdbus_item *kdbus_msg_find(const struct kdbus_msg *m, uint64_t type);
 /* The dbus1 bytes of a received message (its PAYLOAD_OFF item). Return: 0 or -EBADMSG. */
 int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_t *ret_size);
+
+/* One part of a received message's payload, in order: bytes in the pool, or a memfd. */
+typedef struct KdbusPart {
+        const uint8_t *data;            /* PAYLOAD_OFF: in the pool; NULL for a memfd */
+        int memfd;                      /* PAYLOAD_MEMFD: from c->recv_fds (owned by @c until
+                                         * its next command; dup it to keep it), else -1 */
+        uint64_t start;                 /* memfd: where the part starts in the file */
+        uint64_t size;
+} KdbusPart;
+
+/*
+ * The payload parts of @m, the message of the last RECV (or sync reply) on @c, at most
+ * @max. Return: their number, or -EBADMSG (a part outside the pool, a memfd without fd),
+ * -E2BIG (more than @max).
+ */
+int kdbus_msg_parts(const KdbusConn *c, const struct kdbus_msg *m, KdbusPart *parts,
+                    unsigned max);
+/* The whole dbus1 message of @m (parts concatenated, memfds read) in a new malloc()ed
+ * buffer. Return: 0, -EBADMSG, -ENOMEM, -EIO. */
+int kdbus_msg_copy_payload(const KdbusConn *c, const struct kdbus_msg *m, uint8_t **ret,
+                           size_t *ret_size);

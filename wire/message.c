@@ -466,7 +466,7 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
         r = fixed_header_check(p, &c.be, &total);
         if (r)
                 return r;
-        if (size < total)
+        if (size < total && !(flags & WIRE_PARSE_HEADER_ONLY))
                 return WIRE_E_TRUNCATED;
         if (size > total)
                 return WIRE_E_TRAILING;
@@ -485,6 +485,8 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
                 return WIRE_E_BAD_SERIAL;
 
         fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)h.fields_size;
+        if (size < h.body_offset)
+                return WIRE_E_TRUNCATED;        /* only HEADER_ONLY gets here with less */
         c.end = fields_end;
         pos = WIRE_FIXED_HEADER_SIZE;
         while (pos < fields_end) {
@@ -619,7 +621,7 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
         if (h.n_fds > n_fds)
                 return WIRE_E_BAD_FD_INDEX;
 
-        if (flags & WIRE_PARSE_SKIP_BODY) {
+        if (flags & (WIRE_PARSE_SKIP_BODY | WIRE_PARSE_HEADER_ONLY)) {
                 if (h.signature[0] == 0 && h.body_size > 0)
                         return WIRE_E_TRAILING;
                 if (h.signature[0] != 0 && h.body_size == 0)

@@ -77,6 +77,11 @@ int wire_message_frame(const void *data, size_t size, size_t *ret_size);
 
 enum {
         WIRE_PARSE_SKIP_BODY = 1u << 0, /* header only: for messages whose body we built or checked */
+        /* the header of a message whose body lies elsewhere (a native sender's memfd parts):
+         * @size covers at least the header up to the body's start, at most the whole
+         * message; the body is not checked (implies SKIP_BODY); total_size is the declared
+         * one */
+        WIRE_PARSE_HEADER_ONLY = 1u << 1,
 };
 
 /**

@@ -176,8 +176,10 @@ int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char 
         if (dst_size > WIRE_MAX_MESSAGE_SIZE)
                 return WIRE_E_TOO_LARGE;
         if (sender && hdr->has_unknown_fields)
-                /* the fields were rebuilt (stamp_known_fields()): read them again */
-                return wire_message_parse(dst, dst_size, hdr->n_fds, WIRE_PARSE_SKIP_BODY, ret);
+                /* the fields were rebuilt (stamp_known_fields()): read them again (@dst may be
+                 * the head of a message whose body is in memfd parts: HEADER_ONLY) */
+                return wire_message_parse(dst, dst_size, hdr->n_fds,
+                                          WIRE_PARSE_SKIP_BODY | WIRE_PARSE_HEADER_ONLY, ret);
         h.path = stamp_shift(hdr->path, s, hdr, d, drop);
         h.interface = stamp_shift(hdr->interface, s, hdr, d, drop);
         h.member = stamp_shift(hdr->member, s, hdr, d, drop);

@@ -457,3 +457,7 @@ struct kdbus_wire_reply {
 /* At most this many fds per message (the final kdbus's limit). */
 #define KDBUS_CONN_MAX_FDS_PER_USER     16u
 #define KDBUS_MSG_MAX_FDS               16u
+/* At most this many PAYLOAD_MEMFD items per message (E2BIG beyond; the final kdbus's limit).
+ * Their fds come with the RECV reply after the FDS item's, so a reply carries at most
+ * KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS fds. */
+#define KDBUS_MSG_MAX_MEMFD_ITEMS       16u

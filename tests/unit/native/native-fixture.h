@@ -156,7 +156,9 @@ typedef struct TestSend {
         uint64_t cookie;                /* 0: the serial */
         const int *fd_idx;              /* FDS item of indices */
         unsigned n_fd_idx;
-        int memfd_idx;                  /* >= 0: payload as PAYLOAD_MEMFD of that fd index */
+        int memfd_idx;                  /* >= 0: the header as PAYLOAD_VEC, the body as
+                                         * PAYLOAD_MEMFD of that fd index, which holds the
+                                         * whole message (start: the body's offset) */
 } TestSend;
 
 /* Build @t's dbus1 message (SENDER left out: the bus stamps it). */
@@ -213,13 +215,21 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
         uint8_t *buf;
         unsigned i;
 
-        msg_size += s->memfd_idx >= 0 ? KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd)) :
-                                        KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        size_t inline_size = payload_size;
+        WireHeader ph;
+
+        msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        if (s->memfd_idx >= 0) {
+                msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
+                g_assert_cmpint(wire_message_parse(payload, payload_size, KDBUS_MSG_MAX_FDS, 0,
+                                                   &ph), ==, 0);
+                inline_size = ph.body_offset;
+        }
         if (s->dst_name)
                 msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
         if (s->n_fd_idx)
                 msg_size += KDBUS_ITEM_SIZE(s->n_fd_idx * sizeof(int));
-        total = sizeof(*cmd) + msg_size + ALIGN8(payload_size);
+        total = sizeof(*cmd) + msg_size + ALIGN8(inline_size);
         buf = g_malloc0(total);
         cmd = (void *)buf;
         cmd->size = sizeof(*cmd);
@@ -235,19 +245,20 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
         if (t->type == WIRE_MSG_METHOD_RETURN || t->type == WIRE_MSG_ERROR)
                 km->cookie_reply = t->reply_serial;
         item = km->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        item->type = KDBUS_ITEM_PAYLOAD_VEC;
+        item->vec.offset = sizeof(*cmd) + msg_size;
+        item->vec.size = inline_size;
+        memcpy(buf + item->vec.offset, payload, inline_size);
+        item = KDBUS_ITEM_NEXT(item);
         if (s->memfd_idx >= 0) {
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
                 item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
                 item->memfd.fd = s->memfd_idx;
-                item->memfd.size = payload_size;
-        } else {
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-                item->type = KDBUS_ITEM_PAYLOAD_VEC;
-                item->vec.offset = sizeof(*cmd) + msg_size;
-                item->vec.size = payload_size;
-                memcpy(buf + item->vec.offset, payload, payload_size);
+                item->memfd.start = inline_size;
+                item->memfd.size = payload_size - inline_size;
+                item = KDBUS_ITEM_NEXT(item);
         }
-        item = KDBUS_ITEM_NEXT(item);
         if (s->dst_name) {
                 item->size = KDBUS_ITEM_HEADER_SIZE + strlen(s->dst_name) + 1;
                 item->type = KDBUS_ITEM_DST_NAME;

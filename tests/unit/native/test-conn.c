@@ -490,12 +490,20 @@ static void test_memfd(NFixture *n, gconstpointer ctx) {
         /* unsealed: refused */
         g_assert_cmpint(peer_send_fds(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                         .memfd_idx = 0 }, &fd, 1), ==, -ETXTBSY);
+        /* kdbus's mask: F_SEAL_SEAL too */
         g_assert_cmpint(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE), ==, 0);
+        g_assert_cmpint(peer_send_fds(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
+                        .memfd_idx = 0 }, &fd, 1), ==, -ETXTBSY);
+        g_assert_cmpint(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL), ==, 0);
         g_assert_cmpint(peer_send_fds(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                         .memfd_idx = 0 }, &fd, 1), ==, 0);
         (void) close(fd);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
-        (void) msg_payload(km, &size, &h);
+        /* the header in the pool, the body as the memfd (tests/unit/native/test-memfd.c) */
+        g_assert_cmpuint(km->items[0].type, ==, KDBUS_ITEM_PAYLOAD_OFF);
+        g_assert_cmpuint(KDBUS_ITEM_NEXT(km->items)->type, ==, KDBUS_ITEM_PAYLOAD_MEMFD);
+        g_assert_cmpuint(n->b.n_fds, ==, 1);
+        g_assert_cmpint(wire_message_parse(payload, size, 0, 0, &h), ==, 0);
         g_assert_cmpstr(h.member, ==, "Call");
         /* a pipe is no memfd */
         {

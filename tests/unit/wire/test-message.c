@@ -693,6 +693,41 @@ static void test_skip_body(void) {
         }
 }
 
+/* WIRE_PARSE_HEADER_ONLY: the head of a message whose body lies elsewhere (memfd parts) */
+static void test_header_only(void) {
+        for (int be = 0; be < 2; ++be) {
+                WireHeader h;
+                uint8_t *m;
+                size_t size;
+                Raw r;
+
+                raw_call(&r, be, "ay");
+                raw_fields_end(&r);
+                raw_u32(&r, 8);
+                raw_u32(&r, 0);
+                raw_u32(&r, 0);
+                m = raw_finish(&r, &size);
+                g_assert_cmpint(wire_message_parse(m, size, 0, 0, &h), ==, 0);
+                /* the header alone, and the header with part of the body: the declared size */
+                for (size_t k = h.body_offset; k <= size; k += 4) {
+                        WireHeader hh;
+
+                        g_assert_cmpint(wire_message_parse(m, k, 0, WIRE_PARSE_HEADER_ONLY, &hh),
+                                        ==, 0);
+                        g_assert_cmpuint(hh.total_size, ==, size);
+                        g_assert_cmpuint(hh.body_size, ==, 12);
+                        g_assert_cmpstr(hh.signature, ==, "ay");
+                }
+                /* less than the header: truncated; more than the message: trailing */
+                g_assert_cmpint(wire_message_parse(m, h.body_offset - 1, 0,
+                                                   WIRE_PARSE_HEADER_ONLY, &h), ==, WIRE_E_TRUNCATED);
+                g_assert_cmpint(wire_message_parse(m, 16, 0, WIRE_PARSE_HEADER_ONLY, &h), ==,
+                                WIRE_E_TRUNCATED);
+                g_assert_cmpint(wire_message_parse(m, size - 1, 0, 0, &h), ==, WIRE_E_TRUNCATED);
+                g_free(m);
+        }
+}
+
 static void test_get_args(void) {
         for (int be = 0; be < 2; ++be) {
                 WireHeader h;
@@ -783,6 +818,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/message/too-deep", test_too_deep);
         g_test_add_func("/wire/message/header-padding", test_header_padding);
         g_test_add_func("/wire/message/skip-body", test_skip_body);
+        g_test_add_func("/wire/message/header-only", test_header_only);
         g_test_add_func("/wire/message/get-args", test_get_args);
         g_test_add_func("/wire/message/get-args-max", test_get_args_max);
         g_test_add_func("/wire/message/strerror", test_strerror);
