@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus-native-bench: native (libkdbus) peers on kdbusd's --native socket.
+ *
+ *   call:  a client calls a native service (SYNC_REPLY, one call in flight) with a body
+ *          "ay" of 8 bytes inline; the service answers an empty method return. calls/s.
+ *   memfd: the same call whose body "ay" of --size bytes is a sealed memfd (the header
+ *          inline, the body passed on by reference); the service maps the memfd and reads
+ *          its first and last byte, as a receiver that uses the data in place would.
+ *          calls/s and MB/s of payload.
+ *
+ * Each round runs --seconds; --repeat rounds; the RESULT line gives the median. With
+ * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
+ * timed rounds is reported too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "libkdbus/libkdbus.h"
+#include "wire/endian.h"
+#include "wire/message.h"
+#include "wire/writer.h"
+
+#define POOL (1u << 20)
+#define MAX_REPEAT 50
+
+typedef struct Options {
+        const char *native;
+        const char *workload;
+        size_t size;
+        double seconds;
+        unsigned repeat;
+        int bus_pid;
+} Options;
+
+static double now_s(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* the bus's utime + stime in clock ticks, or -1 */
+static long bus_cpu_ticks(int pid) {
+        char path[64], buf[1024], *p;
+        unsigned long ut, st;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        p = strrchr(buf, ')');
+        /* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+                return -1;
+        return (long) (ut + st);
+}
+
+static int connect_peer(const char *path, KdbusConn **ret) {
+        KdbusConn *c = NULL;
+        int r;
+
+        r = kdbus_conn_open(path, &c);
+        if (r == 0)
+                r = kdbus_conn_hello(c, 0, POOL);
+        if (r) {
+                fprintf(stderr, "kdbus-native-bench: HELLO on %s: %s\n", path, strerror(-r));
+                kdbus_conn_close(c);
+                return r;
+        }
+        *ret = c;
+        return 0;
+}
+
+/* The service: answer every call; touch a memfd body's first and last byte. */
+static int service_run(const Options *o, int ready_fd) {
+        KdbusConn *c;
+        uint64_t id;
+        int r;
+
+        r = connect_peer(o->native, &c);
+        if (r)
+                return r;
+        id = c->id;
+        if (write(ready_fd, &id, sizeof(id)) != sizeof(id))
+                return -EIO;
+        for (;;) {
+                const struct kdbus_msg *m;
+                KdbusPart parts[4];
+                WireMsgSpec spec = { .type = WIRE_MSG_METHOD_RETURN };
+                KdbusSend s = { .memfd = -1 };
+                char dest[32];
+                uint8_t *reply = NULL;
+                size_t size;
+                int n, i;
+
+                r = kdbus_conn_recv(c, 0, 0, &m, NULL);
+                if (r == -EAGAIN) {
+                        r = kdbus_conn_wait(c, -1);
+                        if (r)
+                                return r;
+                        continue;
+                }
+                if (r)
+                        return r;
+                n = kdbus_msg_parts(c, m, parts, 4);
+                for (i = 0; i < n; ++i) {
+                        volatile uint8_t sink;
+                        uint8_t *map;
+
+                        if (parts[i].memfd < 0 || !parts[i].size)
+                                continue;
+                        map = mmap(NULL, parts[i].start + parts[i].size, PROT_READ, MAP_SHARED,
+                                   parts[i].memfd, 0);
+                        if (map == MAP_FAILED)
+                                return -errno;
+                        sink = map[parts[i].start];
+                        sink = map[parts[i].start + parts[i].size - 1];
+                        (void) sink;
+                        (void) munmap(map, parts[i].start + parts[i].size);
+                }
+                if (m->flags & KDBUS_MSG_EXPECT_REPLY) {
+                        snprintf(dest, sizeof(dest), ":1.%llu", (unsigned long long) m->src_id);
+                        spec.serial = (uint32_t) m->cookie;
+                        spec.reply_serial = (uint32_t) m->cookie;
+                        spec.destination = dest;
+                        r = wire_message_build(&spec, NULL, &reply, &size);
+                        if (r)
+                                return -EINVAL;
+                        s.dst_id = m->src_id;
+                        s.cookie = m->cookie;
+                        s.cookie_reply = m->cookie;
+                        r = kdbus_conn_send(c, &s, reply, size, NULL);
+                        free(reply);
+                        if (r)
+                                return r;
+                }
+                r = kdbus_conn_free(c, kdbus_conn_offset(c, m));
+                if (r)
+                        return r;
+        }
+}
+
+/* A call to :1.@dst with body "ay" of @n bytes: its header (and, for n <= 4096, body) */
+static uint8_t *call_build(uint64_t dst, size_t n, bool inline_body, size_t *ret_size,
+                           size_t *ret_body_offset) {
+        char dest[32];
+        WireMsgSpec spec = { .type = WIRE_MSG_METHOD_CALL, .serial = 1, .path = "/org/kdbus/Bench",
+                             .interface = "org.kdbus.Bench", .member = "Ping",
+                             .destination = dest };
+        uint8_t *data = NULL, y = 0;
+        WireWriter w;
+        WireHeader h;
+        size_t i;
+
+        snprintf(dest, sizeof(dest), ":1.%llu", (unsigned long long) dst);
+        wire_writer_init(&w);
+        (void) wire_writer_open(&w, 'a', "y");
+        for (i = 0; i < (inline_body ? n : 1); ++i)
+                (void) wire_writer_append_basic(&w, 'y', &y);
+        (void) wire_writer_close(&w);
+        if (wire_message_build(&spec, &w, &data, ret_size) ||
+            wire_message_parse(data, *ret_size, 0, 0, &h)) {
+                wire_writer_deinit(&w);
+                free(data);
+                return NULL;
+        }
+        wire_writer_deinit(&w);
+        if (!inline_body)
+                wire_store32(data + 4, h.big_endian, (uint32_t) (4 + n));  /* body elsewhere */
+        *ret_body_offset = h.body_offset;
+        return data;
+}
+
+static int blob_memfd(size_t n) {
+        uint8_t *map;
+        uint32_t len = (uint32_t) n;
+        int fd = memfd_create("bench", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+        if (fd < 0 || ftruncate(fd, (off_t) (4 + n)) < 0)
+                return -errno;
+        map = mmap(NULL, 4 + n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (map == MAP_FAILED)
+                return -errno;
+        memcpy(map, &len, 4);           /* little-endian, as wire_message_build() writes */
+        memset(map + 4, 0x5a, n);
+        (void) munmap(map, 4 + n);
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+                return -errno;
+        return fd;
+}
+
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+static int client_run(const Options *o, uint64_t service_id) {
+        bool memfd = !strcmp(o->workload, "memfd");
+        double rates[MAX_REPEAT];
+        unsigned long total_calls = 0;
+        long cpu0, cpu1;
+        size_t size, body_offset;
+        uint32_t serial = 1;
+        KdbusConn *c;
+        uint8_t *call;
+        unsigned i;
+        int fd = -1, r;
+
+        r = connect_peer(o->native, &c);
+        if (r)
+                return r;
+        call = call_build(service_id, memfd ? o->size : 8, !memfd, &size, &body_offset);
+        if (!call)
+                return -EINVAL;
+        if (memfd) {
+                fd = blob_memfd(o->size);
+                if (fd < 0)
+                        return fd;
+                size = body_offset;     /* the header inline, the body in the memfd */
+        }
+        cpu0 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
+        for (i = 0; i < o->repeat + 1; ++i) {     /* round 0: warm-up */
+                double t0 = now_s(), t;
+                unsigned long n = 0;
+
+                if (i == 1)
+                        cpu0 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
+                do {
+                        KdbusSend s = { .dst_id = service_id, .send_flags = KDBUS_SEND_SYNC_REPLY,
+                                        .memfd = fd, .memfd_start = 0,
+                                        .memfd_size = memfd ? 4 + o->size : 0 };
+                        struct kdbus_msg_info reply;
+
+                        if (++serial == 0)
+                                serial = 1;
+                        wire_store32(call + 8, false, serial);
+                        r = kdbus_send_from_dbus1(&s, call, size);
+                        if (r == 0)
+                                r = kdbus_conn_send(c, &s, call, size, &reply);
+                        if (r == 0)
+                                r = kdbus_conn_free(c, reply.offset);
+                        if (r) {
+                                fprintf(stderr, "kdbus-native-bench: call: %s\n", strerror(-r));
+                                return r;
+                        }
+                        ++n;
+                        t = now_s();
+                } while (t - t0 < o->seconds);
+                if (i > 0) {
+                        rates[i - 1] = (double) n / (t - t0);
+                        total_calls += n;
+                        printf("round %u/%u: %lu calls, %.0f/s", i, o->repeat, n, rates[i - 1]);
+                        if (memfd)
+                                printf(", %.1f MB/s", rates[i - 1] * (double) o->size / 1e6);
+                        printf("\n");
+                }
+        }
+        cpu1 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
+        qsort(rates, o->repeat, sizeof(double), cmp_double);
+        {
+                double med = o->repeat % 2 ? rates[o->repeat / 2]
+                                           : (rates[o->repeat / 2 - 1] + rates[o->repeat / 2]) / 2;
+                double cpu_us = cpu0 >= 0 && cpu1 >= 0 ?
+                        (double) (cpu1 - cpu0) * 1e6 / (double) sysconf(_SC_CLK_TCK) /
+                        (double) total_calls : -1;
+
+                printf("RESULT native-%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
+                       "bus_cpu_us_per_call=%.2f\n", o->workload, memfd ? o->size : 8, med,
+                       rates[0], rates[o->repeat - 1],
+                       memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
+        }
+        if (fd >= 0)
+                (void) close(fd);
+        free(call);
+        kdbus_conn_close(c);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        static const struct option opts[] = {
+                { "native", required_argument, NULL, 'n' },
+                { "workload", required_argument, NULL, 'w' },
+                { "size", required_argument, NULL, 's' },
+                { "seconds", required_argument, NULL, 't' },
+                { "repeat", required_argument, NULL, 'r' },
+                { "bus-pid", required_argument, NULL, 'p' },
+                {}
+        };
+        Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5 };
+        uint64_t service_id;
+        int c, ready[2], r;
+        pid_t pid;
+
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) >= 0) {
+                switch (c) {
+                case 'n': o.native = optarg; break;
+                case 'w': o.workload = optarg; break;
+                case 's': o.size = strtoul(optarg, NULL, 10); break;
+                case 't': o.seconds = strtod(optarg, NULL); break;
+                case 'r': o.repeat = (unsigned) strtoul(optarg, NULL, 10); break;
+                case 'p': o.bus_pid = atoi(optarg); break;
+                default: return 2;
+                }
+        }
+        if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd")) ||
+            !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
+            !(o.seconds > 0)) {
+                fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
+                      "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID]\n", stderr);
+                return 2;
+        }
+        if (pipe2(ready, O_CLOEXEC) < 0)
+                return 1;
+        pid = fork();
+        if (pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                r = service_run(&o, ready[1]);
+                fprintf(stderr, "kdbus-native-bench: service: %s\n", strerror(-r));
+                _exit(1);
+        }
+        (void) close(ready[1]);
+        if (read(ready[0], &service_id, sizeof(service_id)) != sizeof(service_id)) {
+                fprintf(stderr, "kdbus-native-bench: the service did not come up\n");
+                return 1;
+        }
+        r = client_run(&o, service_id);
+        (void) kill(pid, SIGTERM);
+        (void) waitpid(pid, NULL, 0);
+        return r ? 1 : 0;
+}
