@@ -14,13 +14,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/signalfd.h>
 #include "kdbus/kdbus.h"
 #include "libkdbus/libkdbus.h"
 #include "tools/kdbusctl.h"
@@ -55,11 +53,8 @@ int ctl_cmd_busmake(const CtlOptions *o, int argc, char **argv) {
         const char *native = NULL, *slash;
         char name[128], path[4096];
         bool use_stdin = false;
-        struct pollfd pfd[3];
         KdbusConn *c = NULL;
         uint64_t flags = 0;
-        unsigned n_pfd;
-        sigset_t mask;
         int opt, r, sfd;
 
         optind = 1;
@@ -92,16 +87,9 @@ int ctl_cmd_busmake(const CtlOptions *o, int argc, char **argv) {
         (void) snprintf(name, sizeof(name), "%u-%s", (unsigned)geteuid(), argv[optind]);
 
         /* the signals that end us, taken before the bus exists */
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigprocmask(SIG_BLOCK, &mask, NULL);
-        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-        if (sfd < 0) {
-                fprintf(stderr, "kdbusctl bus-make: signalfd: %s\n", strerror(errno));
+        sfd = ctl_hold_signals("bus-make");
+        if (sfd < 0)
                 return CTL_EXIT_FAILED;
-        }
         r = kdbus_conn_open(native, &c);
         if (r < 0) {
                 fprintf(stderr, "kdbusctl bus-make: cannot connect to %s: %s\n", native,
@@ -127,20 +115,7 @@ int ctl_cmd_busmake(const CtlOptions *o, int argc, char **argv) {
                 fprintf(stderr, "kdbusctl bus-make: \"%s\" is up; it goes when this process "
                         "ends\n", name);
 
-        pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-        pfd[1] = (struct pollfd){ .fd = c->fd, .events = POLLIN };  /* kdbusd goes: HUP */
-        pfd[2] = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
-        n_pfd = use_stdin ? 3 : 2;
-        for (;;) {
-                char junk[256];
-
-                if (poll(pfd, n_pfd, -1) < 0 && errno != EINTR)
-                        break;
-                if (pfd[0].revents || pfd[1].revents)
-                        break;
-                if (pfd[2].revents && read(STDIN_FILENO, junk, sizeof(junk)) <= 0)
-                        break;
-        }
+        ctl_hold_until_done(sfd, c->fd, use_stdin);
         r = 0;
 out:
         kdbus_conn_close(c);

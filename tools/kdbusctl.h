@@ -151,6 +151,10 @@ int ctl_cmd_monitor(const CtlOptions *o, int argc, char **argv);
 int ctl_cmd_endpoint(const CtlOptions *o, int argc, char **argv);
 int ctl_cmd_busmake(const CtlOptions *o, int argc, char **argv);
 
+/* kdbusctl-hold.c: keep a bus-make / endpoint handle until a signal, the bus's hangup or EOF */
+int ctl_hold_signals(const char *tool);
+void ctl_hold_until_done(int signal_fd, int handle_fd, bool use_stdin);
+
 /* Shared by list and status: pid, uid and comm of a connection ("-" when unknown). */
 typedef struct CtlPeerInfo {
         char owner[256];
