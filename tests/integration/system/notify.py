@@ -48,14 +48,30 @@ class Run:
         self.events = []
         self.usec_ok = []       # MONOTONIC_USEC within the reload's window
 
+    def read_pidfile(self, wait):
+        """The forked bus's pid, once its pid file holds a whole line (a bus may create the
+        file before it writes it: seen with dbus-daemon, an empty read), waiting up to @wait s."""
+        deadline = time.monotonic() + wait
+        while self.pid is None:
+            try:
+                with open(self.d + '/pid') as f:
+                    text = f.read()
+                if text.endswith('\n'):
+                    self.pid = int(text)
+                    break
+            except FileNotFoundError:
+                pass
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+
     def notification(self, t0=None, timeout=10.0):
         m = self.ns.recv(timeout)
         if m is None:
             self.events.append('(no notification)' if timeout >= 1 else '(nothing more)')
             return None
         pid, text = m
-        if self.pid is None and os.path.exists(self.d + '/pid'):
-            self.pid = int(open(self.d + '/pid').read())
+        self.read_pidfile(wait=0)
         lines = []
         for line in text.split('\n'):
             if line.startswith('MONOTONIC_USEC='):
@@ -82,8 +98,7 @@ class Run:
             self.events.append('serves after READY=1')
         except Exception as e:  # noqa: BLE001
             self.events.append('does not serve after READY=1: %s' % e)
-        if self.pid is None and os.path.exists(self.d + '/pid'):
-            self.pid = int(open(self.d + '/pid').read())
+        self.read_pidfile(wait=5)
         t0 = mono_usec()
         os.kill(self.pid, signal.SIGHUP)
         self.notification(t0)
