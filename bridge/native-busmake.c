@@ -51,16 +51,7 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         bool have_send = false, have_recv = false;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-                cmd->flags = KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD;
-                cmd->return_flags = 0;
-                return 1;
-        }
-        if (cmd->flags & ~(uint64_t)(KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD))
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        r = native_make_cmd_check(cmd, size);
         if (r)
                 return r;
         for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;

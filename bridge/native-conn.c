@@ -314,6 +314,31 @@ int native_items_check(const void *items, size_t size) {
         return 0;
 }
 
+/**
+ * native_make_cmd_check() - the checks BUS_MAKE and ENDPOINT_MAKE share
+ * @cmd:        the command (in a buffer of @size bytes)
+ * @size:       bytes at @cmd
+ *
+ * KDBUS_FLAG_NEGOTIATE: cmd->flags says the flags known, nothing else is checked.
+ *
+ * Return: 0, 1 (NEGOTIATE answered), or -EINVAL (bad size, unknown flags, an item out of
+ * bounds).
+ */
+int native_make_cmd_check(struct kdbus_cmd *cmd, size_t size) {
+        const uint64_t known = KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = known;
+                cmd->return_flags = 0;
+                return 1;
+        }
+        if (cmd->flags & ~known)
+                return -EINVAL;
+        return native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+}
+
 /* Duplicate @m's fds for the peer: the FDS item's, then one per memfd part (in the order
  * of the PAYLOAD_MEMFD items). Return: 0 or -errno. */
 static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {

@@ -224,6 +224,8 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
 void native_holder_drop(NativeConn *nc);
 bool native_holder_may(const NativeConn *nc, uint64_t command);
 
+struct kdbus_cmd;
+
 /* From bridge/native-endpoint.c: ENDPOINT_MAKE (on a handle without HELLO) and
  * ENDPOINT_UPDATE (by the handle that made the endpoint). */
 int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
@@ -232,6 +234,10 @@ int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size);
 
 /* Every item in @size bytes from @items is at least a header long and inside: 0 or -EINVAL. */
 int native_items_check(const void *items, size_t size);
+
+/* The struct kdbus_cmd that BUS_MAKE and ENDPOINT_MAKE share: its size, the MAKE_ACCESS_*
+ * flags (NEGOTIATE answered: 1), its items' bounds. 0, 1 or -EINVAL. */
+int native_make_cmd_check(struct kdbus_cmd *cmd, size_t size);
 
 /* From bridge/native-match.c: MATCH_ADD, MATCH_REMOVE; the records of a closed connection. */
 int native_conn_match_add(NativeConn *nc, void *buf, size_t size);
