@@ -783,6 +783,38 @@ static size_t command_struct_size(uint64_t command) {
 }
 
 /**
+ * native_command_is_known() - is @command one of kdbus's commands
+ * @command:    KDBUS_CMD_* as the peer sent it
+ *
+ * kdbus answers ENOTTY for an ioctl it does not know, whatever state the handle is in.
+ *
+ * Return: true for the 16 commands of kdbus's UAPI.
+ */
+bool native_command_is_known(uint64_t command) {
+        switch (command) {
+        case KDBUS_CMD_BUS_MAKE:
+        case KDBUS_CMD_ENDPOINT_MAKE:
+        case KDBUS_CMD_HELLO:
+        case KDBUS_CMD_UPDATE:
+        case KDBUS_CMD_BYEBYE:
+        case KDBUS_CMD_FREE:
+        case KDBUS_CMD_CONN_INFO:
+        case KDBUS_CMD_BUS_CREATOR_INFO:
+        case KDBUS_CMD_LIST:
+        case KDBUS_CMD_SEND:
+        case KDBUS_CMD_RECV:
+        case KDBUS_CMD_NAME_ACQUIRE:
+        case KDBUS_CMD_NAME_RELEASE:
+        case KDBUS_CMD_ENDPOINT_UPDATE:
+        case KDBUS_CMD_MATCH_ADD:
+        case KDBUS_CMD_MATCH_REMOVE:
+                return true;
+        default:
+                return false;
+        }
+}
+
+/**
  * native_conn_command() - execute one command of a connected peer
  * @nc:         the connection
  * @command:    KDBUS_CMD_*
@@ -798,7 +830,8 @@ static size_t command_struct_size(uint64_t command) {
  * written to cmd->flags.
  *
  * Return: 0, 1 (SEND with SYNC_REPLY: the answer comes through sync_done), or a negative
- * errno for the peer (ENOTTY for an unknown command, ECONNRESET after BYEBYE or when the
+ * errno for the peer (ENOTTY for an unknown command, EBADFD for HELLO, BUS_MAKE,
+ * ENDPOINT_MAKE and ENDPOINT_UPDATE, ECONNRESET after BYEBYE or when the
  * bus dropped the connection).
  */
 int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
@@ -810,10 +843,18 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
         *ret_fds = NULL;
         *ret_n_fds = 0;
         *ret_reply_size = MIN(size, struct_size);
-        if (size < sizeof(*cmd) || size < struct_size)
-                return -EINVAL;
+        /* kdbus's handle: unknown ioctls ENOTTY, the setup commands (HELLO, BUS_MAKE,
+         * ENDPOINT_MAKE) EBADFD once the handle is set up, before anything else is looked
+         * at (also after BYEBYE); the connection's commands ECONNRESET after BYEBYE */
+        if (!native_command_is_known(command))
+                return -ENOTTY;
+        if (command == KDBUS_CMD_HELLO || command == KDBUS_CMD_BUS_MAKE ||
+            command == KDBUS_CMD_ENDPOINT_MAKE)
+                return -EBADFD;
         if (nc->byebye || !bridge_conn_is_active(nc->conn))
                 return -ECONNRESET;
+        if (size < sizeof(*cmd) || size < struct_size)
+                return -EINVAL;
         if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
                 cmd->flags = command_flags(command);
                 cmd->return_flags = 0;
@@ -847,18 +888,12 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return native_conn_match_add(nc, buf, size);
         case KDBUS_CMD_MATCH_REMOVE:
                 return native_conn_match_remove(nc, buf, size);
-        case KDBUS_CMD_HELLO:
-                return -EALREADY;
         case KDBUS_CMD_UPDATE:
                 return native_conn_update(nc, buf, size);
         case KDBUS_CMD_BUS_CREATOR_INFO:
                 return native_conn_bus_creator_info(nc, buf, size);
-        case KDBUS_CMD_ENDPOINT_MAKE:
         case KDBUS_CMD_ENDPOINT_UPDATE:
-                return -EBADFD;         /* kdbus: not on a connected handle */
-        case KDBUS_CMD_BUS_MAKE:
-                return -ENOTTY;         /* kdbus: a control handle's command; here on a
-                                         * handle before HELLO (proxy/bus-instance.h) */
+                return -EBADFD;         /* kdbus: an endpoint owner's command */
         default:
                 return -ENOTTY;
         }

@@ -178,6 +178,9 @@ NativeConn *native_conn_from_bridge(const BridgeConn *conn);
 /* The pool's memfd, to be handed to the peer after HELLO (the bus keeps its own). */
 int native_conn_pool_fd(const NativeConn *nc);
 
+/* Is @command one of kdbus's 16 commands (the others: ENOTTY in every handle state). */
+bool native_command_is_known(uint64_t command);
+
 /*
  * Execute one command other than HELLO. @buf holds the command struct (and, for SEND, the
  * kdbus_msg and payload bytes it points at by offset); @fds are the fds that came with it

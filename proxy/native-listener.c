@@ -352,13 +352,22 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        /* kdbus's handle states: unknown ioctls ENOTTY in every state; a handle not set up
+         * yet takes HELLO, BUS_MAKE or ENDPOINT_MAKE (anything else EBADFD); a bus or
+         * endpoint owner's handle only its own commands (EBADFD) */
+        if (!c->nc && !native_command_is_known(req->command))
+                return native_client_reply(c, -ENOTTY, NULL, 0, NULL, 0);
+        if (!c->nc && c->owned_endpoint)
+                return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
         if (!c->nc && (c->instance || req->command == KDBUS_CMD_BUS_MAKE))
                 return native_client_bus_make(c, cmd, size, n_fds);
-        if (!c->nc && (c->owned_endpoint || req->command == KDBUS_CMD_ENDPOINT_MAKE))
+        if (!c->nc && req->command == KDBUS_CMD_ENDPOINT_MAKE)
                 return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
         if (!c->nc) {
-                if (req->command != KDBUS_CMD_HELLO || n_fds)
-                        return native_client_reply(c, -ENOTCONN, NULL, 0, NULL, 0);
+                if (req->command != KDBUS_CMD_HELLO)
+                        return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
+                if (n_fds)
+                        return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
                 return native_client_hello(c, cmd, size);
         }
 

@@ -127,8 +127,8 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_bus_make(h2, name, 0), ==, -EEXIST);
         g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, -EBADFD);
         g_assert_cmpint(kdbus_conn_hello(h, 0, KPOOL), ==, -EBADFD);
-        /* a connected handle knows no BUS_MAKE (kdbus: a control-file command) */
-        g_assert_cmpint(kdbus_bus_make(main_peer, name, 0), ==, -ENOTTY);
+        /* a connected handle is set up: kdbus answers its setup ioctls EBADFD */
+        g_assert_cmpint(kdbus_bus_make(main_peer, name, 0), ==, -EBADFD);
 
         /* a bus of its own: ids from 1 again, another bus id */
         c = NULL;

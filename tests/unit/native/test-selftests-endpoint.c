@@ -165,6 +165,12 @@ static void test_endpoint(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_conn_command(owner, KDBUS_CMD_ENDPOINT_MAKE, cmd, at, NULL, 0), ==, 0);
         /* the owner handle may only update its endpoint now */
         g_assert_cmpint(kdbus_conn_hello(owner, 0, KPOOL), ==, -EBADFD);
+        {
+                g_autofree char *bus_name = g_strdup_printf("%u-ep-owner-bus", (unsigned)getuid());
+
+                /* a set-up handle makes no bus (was: a bus instance beside the endpoint) */
+                g_assert_cmpint(kdbus_bus_make(owner, bus_name, 0), ==, -EBADFD);
+        }
         memset(buf, 0, sizeof(buf));
         at = put_item(buf, sizeof(*cmd), KDBUS_ITEM_NAME, "org.kdbus.EpTalk", 17);
         at = put_access(buf, at, KDBUS_POLICY_TALK);

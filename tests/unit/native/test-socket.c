@@ -149,12 +149,22 @@ static void test_hello(Bus *b, gconstpointer ctx) {
         void *map;
 
         g_assert_cmpint(kdbus_conn_open(b->native, &c), ==, 0);
-        /* nothing but HELLO before HELLO */
+        /* kdbus's handle before HELLO: a connection's commands EBADFD, unknown ones ENOTTY */
         {
                 struct kdbus_cmd_free f = { .size = sizeof(f) };
+                struct kdbus_cmd_list l = { .size = sizeof(l), .flags = KDBUS_LIST_UNIQUE };
+                struct kdbus_cmd bare = { .size = sizeof(bare) };
 
                 g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_FREE, &f, sizeof(f), NULL, 0),
-                                ==, -ENOTCONN);
+                                ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_LIST, &l, sizeof(l), NULL, 0),
+                                ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BYEBYE, &bare, sizeof(bare),
+                                                   NULL, 0), ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_UPDATE, &bare,
+                                                   sizeof(bare), NULL, 0), ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(c, 0x4242, &bare, sizeof(bare), NULL, 0),
+                                ==, -ENOTTY);
         }
         hello.pool_size = 12345;
         g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_HELLO, &hello, sizeof(hello), NULL, 0),
@@ -176,16 +186,37 @@ static void test_hello(Bus *b, gconstpointer ctx) {
         g_assert_cmpuint(((const struct kdbus_item *)((uint8_t *)map + hello.offset))->type, ==,
                          KDBUS_ITEM_BLOOM_PARAMETER);
         g_assert_cmpint(munmap(map, POOL), ==, 0);
-        /* HELLO twice */
+        /* HELLO twice, and the other setup commands on a connected handle: EBADFD */
         g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_HELLO, &hello, sizeof(hello), NULL, 0),
-                        ==, -EALREADY);
+                        ==, -EBADFD);
+        {
+                struct kdbus_cmd bare = { .size = sizeof(bare) };
+
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_MAKE, &bare, sizeof(bare),
+                                                   NULL, 0), ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_MAKE, &bare,
+                                                   sizeof(bare), NULL, 0), ==, -EBADFD);
+        }
         c = kdbus_conn_close(c);
 
         d = peer(b, 0);
         g_assert_cmpuint(d->bloom_size, ==, 64);
         g_assert_cmpuint(d->bloom_n_hash, ==, 8);
         g_assert_cmpint(kdbus_conn_byebye(d), ==, 0);
+        /* after BYEBYE: the connection's commands ECONNRESET, HELLO still EBADFD (kdbus
+         * checks the handle's type first), unknown ones ENOTTY */
         g_assert_cmpint(kdbus_conn_byebye(d), ==, -ECONNRESET);
+        {
+                struct kdbus_cmd_list l = { .size = sizeof(l), .flags = KDBUS_LIST_UNIQUE };
+                struct kdbus_cmd bare = { .size = sizeof(bare) };
+
+                g_assert_cmpint(kdbus_conn_command(d, KDBUS_CMD_LIST, &l, sizeof(l), NULL, 0),
+                                ==, -ECONNRESET);
+                g_assert_cmpint(kdbus_conn_command(d, KDBUS_CMD_HELLO, &hello, sizeof(hello),
+                                                   NULL, 0), ==, -EBADFD);
+                g_assert_cmpint(kdbus_conn_command(d, 0x4242, &bare, sizeof(bare), NULL, 0),
+                                ==, -ENOTTY);
+        }
         kdbus_conn_close(d);
 }
 
