@@ -349,7 +349,8 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * @n_fds:      their number
  *
  * Return: 0, 1 (SYNC_REPLY: the reply comes through sync_done), or a negative errno for
- * the peer: EINVAL (malformed, or header and kdbus fields disagree), EFAULT (an offset
+ * the peer: EINVAL (malformed, header and kdbus fields disagree, or EXPECT_REPLY with
+ * timeout_ns 0), EFAULT (an offset
  * outside the datagram), EBADMSG (the payload is not a valid dbus1 message, the header
  * is not whole before the first memfd, or a legacy receiver would get an invalid memfd
  * body), EOPNOTSUPP (a payload type other than DBUS), ETXTBSY (a memfd not sealed
@@ -398,9 +399,14 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         if (km->src_id != 0 && km->src_id != nc->conn->id)
                 return -EINVAL;
         /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC
-         * deadline; 0 (kdbus: EINVAL) leaves only the bus's reply timeout */
-        if ((km->flags & KDBUS_MSG_EXPECT_REPLY) && km->timeout_ns)
-                deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
+         * deadline, and a call must have one (kdbus_msg_examine(): EINVAL for 0);
+         * UINT64_MAX is none of its own (libkdbus's LIBKDBUS_DEADLINE_NEVER) */
+        if (km->flags & KDBUS_MSG_EXPECT_REPLY) {
+                if (!km->timeout_ns)
+                        return -EINVAL;
+                if (km->timeout_ns != UINT64_MAX)
+                        deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
+        }
 
         r = send_collect(&p, buf, size, km, fds, n_fds);
         if (r)

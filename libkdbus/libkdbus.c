@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include "libkdbus/libkdbus.h"
 #include "util/macro.h"
@@ -287,11 +288,11 @@ static uint32_t dbus1_u32(const uint8_t *p, bool big) {
 
 /**
  * kdbus_send_from_dbus1() - the kdbus fields a dbus1 message implies
- * @s:          msg_flags, cookie, cookie_reply are set
+ * @s:          msg_flags, cookie, cookie_reply are set; timeout_ns for a call, if 0
  * @data:       the message
  * @size:       its size
  *
- * Return: 0 or -EBADMSG.
+ * Return: 0, -EBADMSG, or the errno of clock_gettime().
  */
 int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size) {
         const uint8_t *p = data;
@@ -307,8 +308,17 @@ int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size) {
         s->cookie = dbus1_u32(p + 8, big);
         s->cookie_reply = 0;
         s->msg_flags = 0;
-        if (type == 1 && !(flags & 0x1))
+        if (type == 1 && !(flags & 0x1)) {
                 s->msg_flags |= KDBUS_MSG_EXPECT_REPLY;
+                if (!s->timeout_ns) {
+                        struct timespec now;
+
+                        if (clock_gettime(CLOCK_MONOTONIC, &now) < 0)
+                                return -errno;
+                        s->timeout_ns = (uint64_t)now.tv_sec * 1000000000ull +
+                                        (uint64_t)now.tv_nsec + LIBKDBUS_CALL_TIMEOUT_NS;
+                }
+        }
         if (flags & 0x2)
                 s->msg_flags |= KDBUS_MSG_NO_AUTO_START;
         if (type == 4)

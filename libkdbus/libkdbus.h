@@ -66,7 +66,9 @@ typedef struct KdbusSend {
         int64_t priority;
         uint64_t cookie;
         uint64_t cookie_reply;          /* for replies */
-        uint64_t timeout_ns;            /* for calls expecting a reply */
+        uint64_t timeout_ns;            /* for calls expecting a reply: the absolute
+                                         * CLOCK_MONOTONIC deadline, never 0 (kdbus:
+                                         * EINVAL); LIBKDBUS_DEADLINE_NEVER: none */
         const int *fds;                 /* FDS item */
         unsigned n_fds;
         /* >= 0: a sealed memfd (F_SEAL_SHRINK|GROW|WRITE|SEAL) whose range [memfd_start,
@@ -81,9 +83,16 @@ typedef struct KdbusSend {
                                          * call fails ECANCELED once it is readable); NULL */
 } KdbusSend;
 
+/* A call's timeout_ns that never expires (the bus's reply timeout still applies). */
+#define LIBKDBUS_DEADLINE_NEVER UINT64_MAX
+/* The timeout kdbus_send_from_dbus1() gives a method call: sd-bus's default, 25 s. */
+#define LIBKDBUS_CALL_TIMEOUT_NS (25ull * 1000000000ull)
+
 /*
  * Fill @s's msg_flags, cookie and cookie_reply from the dbus1 message @data (either
- * endianness). Return: 0 or -EBADMSG.
+ * endianness). A method call expecting a reply whose @s->timeout_ns is 0 gets the deadline
+ * now + LIBKDBUS_CALL_TIMEOUT_NS, since kdbus refuses a call without one (EINVAL); set
+ * timeout_ns before (or after) to choose another. Return: 0 or -EBADMSG.
  */
 int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size);
 

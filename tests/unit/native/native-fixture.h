@@ -147,6 +147,9 @@ static _unused_ const uint8_t *msg_payload(const struct kdbus_msg *km, size_t *r
 }
 
 /* A SEND datagram as libkdbus lays it out. */
+/* A call's timeout_ns with no deadline of its own (kdbus refuses 0 with EINVAL). */
+#define TEST_DEADLINE_NEVER UINT64_MAX
+
 typedef struct TestSend {
         uint64_t dst_id;
         const char *dst_name;           /* DST_NAME item */
@@ -156,6 +159,7 @@ typedef struct TestSend {
         uint64_t cookie;                /* 0: the serial */
         const int *fd_idx;              /* FDS item of indices */
         unsigned n_fd_idx;
+        uint64_t timeout_ns;            /* a call's deadline; 0: TEST_DEADLINE_NEVER */
         int memfd_idx;                  /* >= 0: the header as PAYLOAD_VEC, the body as
                                          * PAYLOAD_MEMFD of that fd index, which holds the
                                          * whole message (start: the body's offset) */
@@ -244,6 +248,8 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
         km->cookie = s->cookie ? s->cookie : (t->serial ? t->serial : 1);
         if (t->type == WIRE_MSG_METHOD_RETURN || t->type == WIRE_MSG_ERROR)
                 km->cookie_reply = t->reply_serial;
+        else if (km->flags & KDBUS_MSG_EXPECT_REPLY)
+                km->timeout_ns = s->timeout_ns ? s->timeout_ns : TEST_DEADLINE_NEVER;
         item = km->items;
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
         item->type = KDBUS_ITEM_PAYLOAD_VEC;

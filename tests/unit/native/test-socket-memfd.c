@@ -88,7 +88,7 @@ static int blob_send(KdbusConn *a, uint64_t dst_id, const char *dst_name, uint64
 
         g_assert_cmpint(kdbus_send_from_dbus1(&s, head, head_size), ==, 0);
         if (s.msg_flags & KDBUS_MSG_EXPECT_REPLY)
-                s.timeout_ns = 0;       /* the bus's reply timeout */
+                s.timeout_ns = LIBKDBUS_DEADLINE_NEVER;  /* the bus's reply timeout */
         return kdbus_conn_send(a, &s, head, head_size, ret_reply);
 }
 

@@ -273,6 +273,24 @@ static void test_message(Bus *b, gconstpointer ctx) {
         size_t size;
 
         data = build(WIRE_MSG_METHOD_CALL, 7, 0, dest, "Echo", "over the socket", &size);
+        {
+                /* kdbus refuses a call without a deadline (EINVAL); libkdbus's helper gives
+                 * one 25 s from now unless the caller chose one */
+                struct timespec ts;
+                uint64_t now;
+                KdbusSend s = { .dst_id = c->id, .memfd = -1 };
+
+                g_assert_cmpint(clock_gettime(CLOCK_MONOTONIC, &ts), ==, 0);
+                now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+                g_assert_cmpint(kdbus_send_from_dbus1(&s, data, size), ==, 0);
+                g_assert_cmpuint(s.timeout_ns, >=, now + LIBKDBUS_CALL_TIMEOUT_NS);
+                g_assert_cmpuint(s.timeout_ns, <, now + LIBKDBUS_CALL_TIMEOUT_NS + 5000000000ull);
+                s.timeout_ns = 0;
+                g_assert_cmpint(kdbus_conn_send(a, &s, data, size, NULL), ==, -EINVAL);
+                s.timeout_ns = 42;
+                g_assert_cmpint(kdbus_send_from_dbus1(&s, data, size), ==, 0);
+                g_assert_cmpuint(s.timeout_ns, ==, 42);
+        }
         g_assert_cmpint(send_dbus1(a, c->id, NULL, 0, data, size, NULL), ==, 0);
         free(data);
         m = recv_one(c, &h, &args);
@@ -490,7 +508,7 @@ static void test_sync_timeout_cancel(Bus *b, gconstpointer ctx) {
         call = build(WIRE_MSG_METHOD_CALL, 6, 0, dest, "Echo", "cancelled", &size);
         s.cookie = 0;
         g_assert_cmpint(kdbus_send_from_dbus1(&s, call, size), ==, 0);
-        s.timeout_ns = 0;       /* only the bus's reply timeout (none for --session) */
+        s.timeout_ns = LIBKDBUS_DEADLINE_NEVER; /* the bus's reply timeout (none here) */
         s.cancel_fd = &efd;
         start = monotonic_ns();         /* before the thread starts its 100 ms */
         thread = g_thread_new("cancel", write_later, GINT_TO_POINTER(efd));

@@ -4,7 +4,8 @@
  * test-sync.c: kdbus_msg.timeout_ns is the call's absolute CLOCK_MONOTONIC deadline
  * (REPLY_TIMEOUT for an asynchronous caller, ETIMEDOUT for SYNC_REPLY, ETIMEDOUT at once
  * for a synchronous call already past it); the bus's reply timeout stays an upper bound
- * and is all there is for timeout_ns 0. A SYNC_REPLY with a CANCEL_FD item fails ECANCELED
+ * (all there is for a call with no deadline of its own, timeout_ns UINT64_MAX; 0 is
+ * EINVAL, as in kdbus). A SYNC_REPLY with a CANCEL_FD item fails ECANCELED
  * when the core is told the fd became readable (the transport watches it), and the reply
  * slot goes with it.
  */
@@ -125,7 +126,7 @@ static void test_async_deadlines(TFixture *t, gconstpointer ctx) {
 
         /* 5: the bus's 10 s; 6: its own 3 s; 7: 1 ms + 1 ns (rounded up, never early);
          * 8: 20 s, later than the bus's: the bus's wins */
-        g_assert_cmpint(send_call(t, 5, 0, 0, false, 0, 0, false, NULL, 0), ==, 0);
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, 0, false, 0, 0, false, NULL, 0), ==, 0);
         g_assert_cmpint(send_call(t, 6, (T0 + 3000000) * 1000, 0, false, 0, 0, false, NULL, 0),
                         ==, 0);
         g_assert_cmpint(send_call(t, 7, (T0 + 1000) * 1000 + 1, 0, false, 0, 0, false, NULL, 0),
@@ -186,7 +187,7 @@ static void test_cancel(TFixture *t, gconstpointer ctx) {
         int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
         g_assert_cmpint(efd, >=, 0);
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
                                   &efd, 1), ==, 1);
         /* the bus keeps its own copy while the call waits */
         g_assert_cmpint(t->a.nc->sync_cancel_fd, >=, 0);
@@ -203,7 +204,7 @@ static void test_cancel(TFixture *t, gconstpointer ctx) {
         native_conn_sync_cancel(t->a.nc);
         /* the connection works on: a synchronous call answered normally */
         t->a.sync_error = 1;
-        g_assert_cmpint(send_call(t, 6, 0, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
+        g_assert_cmpint(send_call(t, 6, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
                                   &efd, 1), ==, 1);
         b_got(t, 6);
         answer.reply_serial = 6;
@@ -227,22 +228,22 @@ static void test_cancel_errors(TFixture *t, gconstpointer ctx) {
         fds[0] = efd;
         fds[1] = file;
         /* index outside the datagram's fds */
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, 2, sizeof(int), false,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 2, sizeof(int), false,
                                   fds, 2), ==, -EBADF);
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, -1, sizeof(int), false,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, -1, sizeof(int), false,
                                   fds, 2), ==, -EBADF);
         /* a regular file: not pollable in kdbus's sense */
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, 1, sizeof(int), false,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 1, sizeof(int), false,
                                   fds, 2), ==, -EINVAL);
         /* twice; a payload of two ints */
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), true,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), true,
                                   fds, 2), ==, -EINVAL);
-        g_assert_cmpint(send_call(t, 5, 0, KDBUS_SEND_SYNC_REPLY, true, 0, 2 * sizeof(int), false,
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, 2 * sizeof(int), false,
                                   fds, 2), ==, -EINVAL);
         /* nothing was sent by any of these */
         g_assert_cmpint(peer_recv(&t->b, 0, 0, NULL, NULL), ==, -EAGAIN);
         /* an asynchronous call with a valid cancel fd: sent, the fd not kept */
-        g_assert_cmpint(send_call(t, 5, 0, 0, true, 0, sizeof(int), false, fds, 2), ==, 0);
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, 0, true, 0, sizeof(int), false, fds, 2), ==, 0);
         g_assert_cmpint(t->a.nc->sync_cancel_fd, ==, -1);
         b_got(t, 5);
         (void) close(efd);
@@ -254,7 +255,7 @@ static void test_bus_never(TFixture *t, gconstpointer ctx) {
         uint64_t next;
 
         t->f.bus->limits.reply_timeout_usec = 0;
-        g_assert_cmpint(send_call(t, 5, 0, 0, false, 0, 0, false, NULL, 0), ==, 0);
+        g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, 0, false, 0, 0, false, NULL, 0), ==, 0);
         g_assert_false(bus_next_deadline(t->f.bus, &next));
         g_assert_cmpint(send_call(t, 6, (T0 + 2000) * 1000, 0, false, 0, 0, false, NULL, 0), ==, 0);
         g_assert_true(bus_next_deadline(t->f.bus, &next));
@@ -268,6 +269,22 @@ static void test_bus_never(TFixture *t, gconstpointer ctx) {
         g_assert_nonnull(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 5));
 }
 
+/* kdbus_msg_examine(): a call expecting a reply must carry a deadline, EINVAL for 0,
+ * asynchronous or SYNC_REPLY; nothing is sent and no reply slot is opened. */
+static void test_zero_timeout(TFixture *t, gconstpointer ctx) {
+        g_assert_cmpint(send_call(t, 5, 0, 0, false, 0, 0, false, NULL, 0), ==, -EINVAL);
+        g_assert_cmpint(send_call(t, 6, 0, KDBUS_SEND_SYNC_REPLY, false, 0, 0, false, NULL, 0),
+                        ==, -EINVAL);
+        g_assert_false(t->a.nc->sync_pending);
+        g_assert_cmpint(peer_recv(&t->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_null(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 5));
+        g_assert_null(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 6));
+        /* the same call with a deadline goes through */
+        g_assert_cmpint(send_call(t, 7, TEST_DEADLINE_NEVER, 0, false, 0, 0, false, NULL, 0),
+                        ==, 0);
+        b_got(t, 7);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/timeout/" path, TFixture, NULL, tsetup, fn, tteardown)
@@ -275,6 +292,7 @@ int main(int argc, char **argv) {
         ADD("past-deadline", test_past_deadline);
         ADD("sync-own-deadline", test_sync_deadline);
         ADD("bus-timeout-never", test_bus_never);
+        ADD("zero-timeout-einval", test_zero_timeout);
         ADD("cancel-fd", test_cancel);
         ADD("cancel-fd-errors", test_cancel_errors);
         return g_test_run();
