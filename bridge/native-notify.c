@@ -14,6 +14,9 @@
  *     error a legacy caller gets. A caller blocked in SYNC_REPLY gets ETIMEDOUT /
  *     ECONNRESET as the result of its SEND instead.
  *
+ * Native monitors get a copy of every one of them (kdbus_bus_eavesdrop()), except a
+ * blocked SYNC_REPLY caller's ETIMEDOUT / ECONNRESET, which is no message.
+ *
  * They are written straight into the receiver's pool, as kdbus queues them: no sender
  * quota applies, and one that does not fit the free pool is counted in dropped_msgs.
  * Legacy peers keep getting the driver's dbus1 signals and errors (the installed handler).
@@ -137,10 +140,31 @@ static bool notify_visible(const BridgeConn *conn, const struct kdbus_item *item
         return bridge_conn_can_see_name(conn, item->name_change.name);
 }
 
-/* Broadcast @item to every native connection with a matching entry. */
+/*
+ * kdbus_bus_eavesdrop(): every native monitor gets a copy of each notification the bus
+ * sends, before its receivers (kdbus queues it on the monitors first), with no match
+ * entry needed. Legacy monitors do not: they see the driver's NameOwnerChanged, NameLost
+ * and NoReply, the dbus1 form of the same events.
+ */
+static void notify_monitors(Bus *bus, uint64_t dst_id, uint64_t cookie_reply,
+                            const struct kdbus_item *item) {
+        List *pos;
+
+        list_for_each(pos, &bus->monitors) {
+                NativeConn *nc = native_conn_from_bridge(container_of(pos, BridgeConn,
+                                                                      match_link));
+
+                if (nc)
+                        notify_deliver(nc, dst_id, cookie_reply, item);
+        }
+}
+
+/* Broadcast @item to every native monitor and native connection with a matching entry. */
 static void notify_broadcast(Bus *bus, const struct kdbus_item *item) {
         HashNode *node, *tmp;
         size_t i;
+
+        notify_monitors(bus, KDBUS_DST_ID_BROADCAST, 0, item);
 
         hash_table_for_each(node, tmp, &bus->conns_by_id, i) {
                 BridgeConn *conn = container_of(node, BridgeConn, id_node);
@@ -234,9 +258,13 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
         if (!nc)
                 return false;
         if (nc->sync_pending && nc->sync_cookie == serial) {
+                /* kdbus wakes a blocked caller with the errno, no message: nothing to
+                 * copy to monitors either */
                 native_conn_sync_finish(nc, timed_out ? -ETIMEDOUT : -ECONNRESET, 0, 0, NULL, 0);
                 return true;
         }
+        if (caller->bus)
+                notify_monitors(caller->bus, caller->id, serial, &item);
         notify_deliver(nc, caller->id, serial, &item);
         return true;
 }

@@ -146,10 +146,10 @@ static _unused_ const uint8_t *msg_payload(const struct kdbus_msg *km, size_t *r
         return (const uint8_t *)km + item->vec.offset;
 }
 
-/* A SEND datagram as libkdbus lays it out. */
 /* A call's timeout_ns with no deadline of its own (kdbus refuses 0 with EINVAL). */
 #define TEST_DEADLINE_NEVER UINT64_MAX
 
+/* A SEND datagram as libkdbus lays it out. */
 typedef struct TestSend {
         uint64_t dst_id;
         const char *dst_name;           /* DST_NAME item */

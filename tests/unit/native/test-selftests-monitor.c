@@ -2,7 +2,8 @@
 /*
  * Conformance with kdbus's monitor selftest, through a real kdbusd and libkdbus: a
  * monitor connection gets a copy of what others send each other (native unicasts and
- * broadcasts, a legacy client's call), cannot send, own or match, is not announced, not
+ * broadcasts, a legacy client's call) and the bus's notifications, cannot send, own or
+ * match, is not announced, not
  * listed and not addressable, and needs privilege. docs/kdbus-selftests.md maps each kdbus
  * selftest to these tests.
  */
@@ -27,6 +28,20 @@ static const struct kdbus_msg *next_copy(KdbusConn *m, const char *member, WireH
         }
 }
 
+/* The next notification of the bus in @m's pool of type @type (others FREEd and skipped). */
+static const struct kdbus_msg *next_kernel(KdbusConn *m, uint64_t type) {
+        for (;;) {
+                const struct kdbus_msg *k = NULL;
+
+                g_assert_cmpint(krecv_wait(m, 5000, false, &k), ==, 0);
+                if (k->payload_type == KDBUS_PAYLOAD_KERNEL && k->items[0].type == type) {
+                        g_assert_cmpuint(k->src_id, ==, KDBUS_SRC_ID_KERNEL);
+                        return k;
+                }
+                kfree_msg(m, k);
+        }
+}
+
 static void test_monitor(KBus *b, gconstpointer ctx) {
         KdbusConn *w = kpeer(b, 0), *a, *c, *m;
         const char *args[] = { "seen", NULL };
@@ -41,6 +56,15 @@ static void test_monitor(KBus *b, gconstpointer ctx) {
         a = kpeer(b, 0);
         c = kpeer(b, 0);
         kdrop_all(w);
+        /* kdbus_bus_eavesdrop(): the bus's notifications reach the monitor with no match
+         * entry (besides the driver's NameOwnerChanged, dbus1 traffic of the bus) */
+        k = next_kernel(m, KDBUS_ITEM_ID_ADD);
+        g_assert_cmpuint(k->items[0].id_change.id, ==, a->id);
+        g_assert_cmpuint(k->dst_id, ==, KDBUS_DST_ID_BROADCAST);
+        kfree_msg(m, k);
+        k = next_kernel(m, KDBUS_ITEM_ID_ADD);
+        g_assert_cmpuint(k->items[0].id_change.id, ==, c->id);
+        kfree_msg(m, k);
 
         /* a unicast between two others, and a broadcast nobody matches */
         g_assert_cmpint(kcall(a, c->id, NULL, 41, true, "Private", "x", 0, NULL), ==, 0);

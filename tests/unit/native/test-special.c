@@ -163,6 +163,82 @@ static void test_monitor_sees_all(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(c0->queued_msgs, ==, 1);
 }
 
+/* The monitor's next message is the bus's notification @type to @dst_id: its item. */
+static const struct kdbus_item *mon_notification(TestPeer *m, uint64_t type, uint64_t dst_id,
+                                                 uint64_t cookie_reply) {
+        const struct kdbus_msg *km;
+
+        g_assert_cmpint(peer_recv(m, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->src_id, ==, KDBUS_SRC_ID_KERNEL);
+        g_assert_cmpuint(km->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+        g_assert_cmpuint(km->items[0].type, ==, type);
+        g_assert_cmpuint(km->dst_id, ==, dst_id);
+        g_assert_cmpuint(km->cookie_reply, ==, cookie_reply);
+        g_assert_cmpint(peer_free_offset(m, (const uint8_t *)km - m->pool), ==, 0);
+        return &km->items[0];   /* still readable: the pool is mapped */
+}
+
+/*
+ * kdbus_bus_eavesdrop(): a monitor gets every notification of the bus, without a match
+ * entry: ID_ADD / ID_REMOVE and NAME_* (broadcast), REPLY_TIMEOUT / REPLY_DEAD (with the
+ * caller's id as destination); the peers themselves get only what they asked for.
+ */
+static void test_monitor_notifications(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        TestMsg call5 = CALL(":1.5", 5), call6 = CALL(":1.5", 6);
+        TestSend to_b = { .dst_id = 5, .msg_flags = ~0ull, .memfd_idx = -1 };
+        const struct kdbus_item *item;
+        const struct kdbus_msg *km;
+        WireHeader h;
+
+        f->bus->now_usec = 1000000000ull;
+        (void) fixture_conn(f, 0);                              /* ids 1 and 2: legacy */
+        (void) fixture_conn(f, 1);
+        peer_hello(f, &n->a, 0);                                /* id 3 */
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, 0);
+        peer_hello(f, &n->act, 0);                              /* id 5: an ordinary peer */
+        item = mon_notification(&n->m, KDBUS_ITEM_ID_ADD, KDBUS_DST_ID_BROADCAST, 0);
+        g_assert_cmpuint(item->id_change.id, ==, 5);
+
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "t.Watched", 0, NULL), ==, 0);
+        item = mon_notification(&n->m, KDBUS_ITEM_NAME_ADD, KDBUS_DST_ID_BROADCAST, 0);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, 0);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, 3);
+        g_assert_cmpstr(item->name_change.name, ==, "t.Watched");
+
+        /* a call that times out: the monitor sees it, then the caller's REPLY_TIMEOUT */
+        to_b.timeout_ns = (f->bus->now_usec + 1000) * 1000;
+        g_assert_cmpint(peer_send(&n->a, &call5, &to_b), ==, 0);
+        km = recv_msg(&n->m, &h);
+        g_assert_cmpuint(h.serial, ==, 5);
+        g_assert_cmpint(peer_free_offset(&n->m, (const uint8_t *)km - n->m.pool), ==, 0);
+        f->bus->now_usec += 2000;
+        g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
+        (void) mon_notification(&n->m, KDBUS_ITEM_REPLY_TIMEOUT, 3, 5);
+        (void) mon_notification(&n->a, KDBUS_ITEM_REPLY_TIMEOUT, 3, 5);
+
+        /* a call whose callee goes: REPLY_DEAD to the caller, ID_REMOVE to everyone */
+        to_b.timeout_ns = 0;
+        g_assert_cmpint(peer_send(&n->a, &call6, &to_b), ==, 0);
+        km = recv_msg(&n->m, &h);
+        g_assert_cmpuint(h.serial, ==, 6);
+        g_assert_cmpint(peer_free_offset(&n->m, (const uint8_t *)km - n->m.pool), ==, 0);
+        peer_free(&n->act);
+        /* (kdbus queued REPLY_DEAD first; the core reports the id gone first, as
+         * dbus-daemon sends NameOwnerChanged before NoReply) */
+        item = mon_notification(&n->m, KDBUS_ITEM_ID_REMOVE, KDBUS_DST_ID_BROADCAST, 0);
+        g_assert_cmpuint(item->id_change.id, ==, 5);
+        (void) mon_notification(&n->m, KDBUS_ITEM_REPLY_DEAD, 3, 6);
+        (void) mon_notification(&n->a, KDBUS_ITEM_REPLY_DEAD, 3, 6);
+
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_RELEASE, "t.Watched", 0, NULL), ==, 0);
+        item = mon_notification(&n->m, KDBUS_ITEM_NAME_REMOVE, KDBUS_DST_ID_BROADCAST, 0);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, 3);
+        g_assert_cmpint(peer_recv(&n->m, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* a asked for no ID / NAME notifications */
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 static void test_monitor_cannot_send(NFixture *n, gconstpointer ctx) {
         Fixture *f = &n->f;
         TestMsg call = CALL(":1.1", 9);
@@ -335,6 +411,7 @@ int main(int argc, char **argv) {
         ADD("monitor/hello", test_monitor_hello);
         ADD("monitor/sees-all", test_monitor_sees_all);
         ADD("monitor/cannot-send", test_monitor_cannot_send);
+        ADD("monitor/notifications", test_monitor_notifications);
         ADD("activator/hello", test_activator_hello);
         ADD("activator/move", test_activator_move);
         ADD("activator/list", test_activator_list);
