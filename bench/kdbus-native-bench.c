@@ -12,6 +12,10 @@
  * Each round runs --seconds; --repeat rounds; the RESULT line gives the median. With
  * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
  * timed rounds is reported too.
+ *
+ * Metadata: --client-hello-flags (e.g. 0x100000000, KDBUS_HELLO_CAPTURE_PER_MESSAGE) and
+ * --client-attach-send (the client's consent) and --service-attach-recv (what the service
+ * asks for), KDBUS_ATTACH_* numbers: what each call costs the bus with metadata.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +44,9 @@ typedef struct Options {
         double seconds;
         unsigned repeat;
         int bus_pid;
+        uint64_t client_hello_flags;
+        uint64_t client_attach_send;            /* UINT64_MAX: libkdbus's default */
+        uint64_t service_attach_recv;           /* UINT64_MAX: libkdbus's default */
 } Options;
 
 static double now_s(void) {
@@ -70,15 +77,35 @@ static long bus_cpu_ticks(int pid) {
         return (long) (ut + st);
 }
 
-static int connect_peer(const char *path, KdbusConn **ret) {
+/* UPDATE one attach-flags item (ATTACH_FLAGS_SEND or _RECV) unless @flags is UINT64_MAX. */
+static int update_attach(KdbusConn *c, uint64_t type, uint64_t flags) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_item *item = (void *)(buf + sizeof(*cmd));
+
+        if (flags == UINT64_MAX)
+                return 0;
+        cmd->size = sizeof(*cmd) + KDBUS_ITEM_SIZE(8);
+        item->size = KDBUS_ITEM_HEADER_SIZE + 8;
+        item->type = type;
+        item->data64[0] = flags;
+        return kdbus_conn_command(c, KDBUS_CMD_UPDATE, cmd, cmd->size, NULL, 0);
+}
+
+static int connect_peer(const char *path, uint64_t hello_flags, uint64_t send, uint64_t recv,
+                        KdbusConn **ret) {
         KdbusConn *c = NULL;
         int r;
 
         r = kdbus_conn_open(path, &c);
         if (r == 0)
-                r = kdbus_conn_hello(c, 0, POOL);
+                r = kdbus_conn_hello(c, hello_flags, POOL);
+        if (r == 0)
+                r = update_attach(c, KDBUS_ITEM_ATTACH_FLAGS_SEND, send);
+        if (r == 0)
+                r = update_attach(c, KDBUS_ITEM_ATTACH_FLAGS_RECV, recv);
         if (r) {
-                fprintf(stderr, "kdbus-native-bench: HELLO on %s: %s\n", path, strerror(-r));
+                fprintf(stderr, "kdbus-native-bench: HELLO / UPDATE on %s: %s\n", path, strerror(-r));
                 kdbus_conn_close(c);
                 return r;
         }
@@ -92,7 +119,7 @@ static int service_run(const Options *o, int ready_fd) {
         uint64_t id;
         int r;
 
-        r = connect_peer(o->native, &c);
+        r = connect_peer(o->native, 0, UINT64_MAX, o->service_attach_recv, &c);
         if (r)
                 return r;
         id = c->id;
@@ -222,7 +249,8 @@ static int client_run(const Options *o, uint64_t service_id) {
         unsigned i;
         int fd = -1, r;
 
-        r = connect_peer(o->native, &c);
+        r = connect_peer(o->native, o->client_hello_flags, o->client_attach_send, UINT64_MAX,
+                         &c);
         if (r)
                 return r;
         call = call_build(service_id, memfd ? o->size : 8, !memfd, &size, &body_offset);
@@ -300,9 +328,13 @@ int main(int argc, char **argv) {
                 { "seconds", required_argument, NULL, 't' },
                 { "repeat", required_argument, NULL, 'r' },
                 { "bus-pid", required_argument, NULL, 'p' },
+                { "client-hello-flags", required_argument, NULL, 'H' },
+                { "client-attach-send", required_argument, NULL, 'S' },
+                { "service-attach-recv", required_argument, NULL, 'R' },
                 {}
         };
-        Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5 };
+        Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
+                      .client_attach_send = UINT64_MAX, .service_attach_recv = UINT64_MAX };
         uint64_t service_id;
         int c, ready[2], r;
         pid_t pid;
@@ -315,6 +347,9 @@ int main(int argc, char **argv) {
                 case 't': o.seconds = strtod(optarg, NULL); break;
                 case 'r': o.repeat = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'p': o.bus_pid = atoi(optarg); break;
+                case 'H': o.client_hello_flags = strtoull(optarg, NULL, 0); break;
+                case 'S': o.client_attach_send = strtoull(optarg, NULL, 0); break;
+                case 'R': o.service_attach_recv = strtoull(optarg, NULL, 0); break;
                 default: return 2;
                 }
         }
@@ -322,7 +357,9 @@ int main(int argc, char **argv) {
             !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
             !(o.seconds > 0)) {
                 fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
-                      "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID]\n", stderr);
+                      "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
+                      "[--client-hello-flags N] [--client-attach-send N] "
+                      "[--service-attach-recv N]\n", stderr);
                 return 2;
         }
         if (pipe2(ready, O_CLOEXEC) < 0)

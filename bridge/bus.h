@@ -116,6 +116,11 @@ struct Bus {
                                          * ECONNREFUSED, UPDATE EINVAL without them */
         bool proc_public;               /* the bus's /proc has no hidepid: anyone may read
                                          * another user's comm, cmdline, status, cgroup */
+        unsigned native_recv_attach[64]; /* per KDBUS_ATTACH_* bit: native connections
+                                         * whose attach_flags_recv has it (per-message
+                                         * capture reads only what someone may get) */
+        uint64_t attach_flags_owner;    /* BUS_MAKE's ATTACH_FLAGS_SEND: what the maker
+                                         * offers of itself in BUS_CREATOR_INFO (kdbus) */
 };
 
 /* Bus.attach_rule */

@@ -6,9 +6,12 @@
  * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD. Ours:
  * the bus computes every broadcast's bloom filter itself with fixed parameters (64 bytes,
  * 8 hash functions, bridge/bloom.c), so an instance must use those (EOPNOTSUPP for any
- * other, which kdbus would have accepted). ATTACH_FLAGS_SEND is kdbus's bus-level
- * attach_flags_req of the instance: every sender on it must consent to those (HELLO
- * ECONNREFUSED otherwise, bridge/native-meta.c).
+ * other, which kdbus would have accepted). ATTACH_FLAGS_SEND is what the maker offers of
+ * its own metadata in BUS_CREATOR_INFO (kdbus's attach_flags_owner, in its earlier and its
+ * final tree). ATTACH_FLAGS_RECV is the instance's required metadata, every sender on it
+ * must consent to those (HELLO ECONNREFUSED otherwise, bridge/native-meta.c): kdbus's
+ * earlier tree had that (attach_flags_req); its final one dropped the bus-wide requirement
+ * and refused the item (EINVAL), we keep the earlier meaning.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -103,8 +106,8 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         memset(ret, 0, sizeof(*ret));
         memcpy(ret->name, name, strlen(name) + 1);
         ret->access = cmd->flags;
-        ret->attach_recv = recv;
-        ret->attach_req = send;
+        ret->attach_owner = send;
+        ret->attach_req = recv;
         cmd->return_flags = 0;
         return 0;
 }

@@ -19,8 +19,8 @@ typedef struct BridgeCreds BridgeCreds;
 typedef struct NativeBusMake {
         char name[NATIVE_BUS_NAME_MAX + 1];     /* MAKE_NAME: "<uid>-<name>" */
         uint64_t access;                        /* KDBUS_MAKE_ACCESS_GROUP / _WORLD */
-        uint64_t attach_recv;                   /* ATTACH_FLAGS_RECV (kept, see docs) */
-        uint64_t attach_req;                    /* ATTACH_FLAGS_SEND: Bus.attach_flags_req */
+        uint64_t attach_owner;                  /* ATTACH_FLAGS_SEND: Bus.attach_flags_owner */
+        uint64_t attach_req;                    /* ATTACH_FLAGS_RECV: Bus.attach_flags_req */
 } NativeBusMake;
 
 /*

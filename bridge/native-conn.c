@@ -204,6 +204,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         r = bridge_conn_new(bus, creds, conn_flags, &native_bridge_ops, nc, &nc->conn);
         if (r)
                 return native_errno_from_bridge(r);
+        native_meta_recv_account(bus, 0, nc->attach_flags_recv);       /* undone at free */
         if (ep)
                 bridge_conn_set_endpoint(nc->conn, ep);
         r = native_meta_capture(nc);
@@ -255,6 +256,8 @@ NativeConn *native_conn_free(NativeConn *nc) {
                 return NULL;
         native_holder_drop(nc);
         if (nc->conn) {
+                if (nc->conn->bus)      /* NULL: the bus went first */
+                        native_meta_recv_account(nc->conn->bus, nc->attach_flags_recv, 0);
                 bridge_conn_disconnect(nc->conn);
                 nc->conn->ops = NULL;
                 nc->conn->userdata = NULL;

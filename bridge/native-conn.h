@@ -89,6 +89,15 @@ typedef struct NativeMeta {
         bool have_audit;
         uint32_t loginuid;
         uint32_t sessionid;
+        /* for CAPS across user namespaces (kdbus_meta_export_caps): the user namespace
+         * the capabilities hold in, and the euid that may own a namespace below it */
+        uint64_t userns_ino;            /* 0: not known */
+        bool have_euid;
+        uint32_t euid;
+        /* AUXGROUPS read per message (the Groups: line of /proc/<pid>/status) */
+        bool have_groups;
+        uint32_t *groups;
+        unsigned n_groups;
 } NativeMeta;
 
 /* One line of a uid_map / gid_map: ids first..first+count-1 inside are lower.. outside. */
@@ -110,6 +119,11 @@ typedef struct NativeNs {
         unsigned n_pidns;               /* pid namespaces from its own ([0]) to the bus's */
         uint64_t *pidns_ino;
         uint32_t *pidns_pid;            /* its pid in each */
+        /* user namespaces from its own ([0]) up to the bus's, with each one's owner uid as
+         * the bus sees it (NS_GET_OWNER_UID): how CAPS are shown to it */
+        unsigned n_userns;
+        uint64_t *userns_ino;
+        uint32_t *userns_owner;
 } NativeNs;
 
 /* What the bus captured for one message of a KDBUS_HELLO_CAPTURE_PER_MESSAGE sender at
@@ -120,6 +134,7 @@ typedef struct NativeMsgMeta {
         uint32_t gid;
         uint32_t pid;
         NativeMeta *proc;               /* NULL: not captured (no pidfd, process gone) */
+        char *seclabel;                 /* SCM_SECURITY (SO_PASSSEC), NULL: none came */
 } NativeMsgMeta;
 
 struct NativeConn {
@@ -263,13 +278,17 @@ void native_match_free(NativeMatch *m);
 /* Metadata under the consent rule; see bridge/native-meta.c. */
 int native_meta_capture(NativeConn *nc);
 void native_meta_free(NativeMeta *m);
-/* /proc items of @pid, kept only if @pidfd still names a live process afterwards.
+/* /proc items of @pid (those of the KDBUS_ATTACH_* in @what), kept only if @pidfd still
+ * names a live process afterwards.
  * Return: 0 (*ret NULL if nothing could be captured) or -ENOMEM. */
-int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret);
+int native_meta_read_proc(pid_t pid, int pidfd, uint64_t what, NativeMeta **ret);
 /* The transport's per-datagram credentials for the next command of a
  * KDBUS_HELLO_CAPTURE_PER_MESSAGE peer (@pidfd borrowed, -1: none); @have false: none came. */
 void native_conn_set_send_creds(NativeConn *nc, bool have, uint32_t uid, uint32_t gid,
-                                uint32_t pid, int pidfd);
+                                uint32_t pid, int pidfd, const char *seclabel);
+/* The receive masks of the bus's native connections changed from @old to @new (0: none):
+ * the per-bit counts per-message capture reads (native_meta_capture_msg). */
+void native_meta_recv_account(Bus *bus, uint64_t old, uint64_t new);
 /* Attach the per-message capture of @nc's SEND to @m. Return: 0 or -ENOMEM. */
 int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m);
 /* BridgeMsg.sender_meta's destructor. */
@@ -280,7 +299,17 @@ int native_ns_capture(pid_t pid, NativeNs **ret);
 void native_ns_free(NativeNs *ns);
 uint32_t native_ns_uid(const NativeConn *receiver, uint32_t uid);
 uint32_t native_ns_gid(const NativeConn *receiver, uint32_t gid);
+/* An id @id of the user namespace @ns (NULL: the bus's) as the bus sees it, into *ret
+ * (@gid: a group id). Return: 0, or -EINVAL if @ns does not map it. */
+int native_ns_id_to_bus(const NativeNs *ns, bool gid, uint32_t id, uint32_t *ret);
 uint32_t native_ns_pid(const NativeConn *receiver, const BridgeConn *sender, uint32_t pid);
+/* @caps (inheritable, permitted, effective, bounding) of a process in user namespace
+ * @userns (0: the bus's) with effective uid @euid, as @receiver's user namespace sees
+ * them (kdbus_meta_export_caps): written to @ret. */
+void native_ns_caps(const NativeConn *receiver, uint64_t userns, bool have_euid, uint32_t euid,
+                    const uint64_t caps[4], uint64_t ret[4]);
+/* The inode of the bus's own user namespace (0 if unknown). */
+uint64_t native_ns_bus_userns(void);
 uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined);
 uint64_t native_attach_flags_for(const NativeConn *receiver, uint64_t wanted,
                                  const BridgeConn *sender, uint64_t *ret_declined);

@@ -38,7 +38,9 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
                 if (r)
                         return r;
         }
-        return native_policy_db_set(bus->holder_policy, items, items_size, 1, true, nc->conn);
+        /* ids as the holder's user namespace sees them (read at its HELLO), as kdbus */
+        return native_policy_db_set_ns(bus->holder_policy, items, items_size, 1, true, nc->conn,
+                                       nc->ns);
 }
 
 /**

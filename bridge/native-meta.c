@@ -7,7 +7,9 @@
  * CREDS, PIDS, AUXGROUPS, SECLABEL). TIMESTAMP is the bus's own and needs no consent.
  *
  * Everything comes from the bus, never from the sender: CREDS, PIDS, AUXGROUPS and
- * SECLABEL as captured at connect (SO_PEERCRED, SO_PEERGROUPS, SO_PEERSEC); PID_COMM,
+ * SECLABEL as captured at connect (SO_PEERCRED, the primary group, SO_PEERSEC) or, with
+ * per-message capture, with each SEND (SCM_CREDENTIALS, /proc/<pid>/status, SCM_SECURITY:
+ * native_meta_capture_msg()); PID_COMM,
  * TID_COMM, EXE, CMDLINE, CGROUP, CAPS and AUDIT read at HELLO from /proc/<pid> of the pid
  * captured at connect, and kept only if the peer's pidfd still refers to a live process
  * afterwards (so the pid was not reused by someone else while we read); without a pidfd
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "bridge/bus.h"
@@ -97,15 +100,46 @@ static bool status_cap(const char *status, const char *key, uint64_t *ret) {
         return true;
 }
 
+/* "Groups:\t1 2 3": the supplementary groups in /proc/<pid>/status (the reader's ids). */
+static void status_groups(const char *status, NativeMeta *m) {
+        const char *p = strstr(status, "\nGroups:");
+        const char *eol;
+        unsigned n = 0;
+
+        if (!p)
+                return;
+        p += 8;
+        eol = strchr(p, '\n');
+        if (!eol)
+                eol = p + strlen(p);
+        /* one id per blank-separated word: at most (length + 1) / 2 of them */
+        m->groups = calloc((size_t)(eol - p) / 2 + 1, sizeof(*m->groups));
+        if (!m->groups)
+                return;
+        while (p < eol) {
+                char *end;
+                unsigned long g = strtoul(p, &end, 10);
+
+                if (end == p || end > eol)
+                        break;
+                m->groups[n++] = (uint32_t)g;
+                p = end;
+        }
+        m->n_groups = n;
+        m->have_groups = true;
+}
+
 /**
  * native_meta_read_proc() - the /proc items of a process, pidfd-checked
  * @pid:        its pid in the bus's namespace
  * @pidfd:      a pidfd of the same process (the check that @pid was not reused)
+ * @what:       the KDBUS_ATTACH_* items to read (others stay missing): per-message
+ *              capture reads only what some receiver could be given
  * @ret:        the items, or NULL: none captured (no pid or pidfd, the process gone)
  *
  * Failures leave items out. Return: 0 or -ENOMEM.
  */
-int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret) {
+int native_meta_read_proc(pid_t pid, int pidfd, uint64_t what, NativeMeta **ret) {
         NativeMeta *m;
         char *status;
         char exe[4096], path[64];
@@ -117,19 +151,25 @@ int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret) {
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
-        m->comm = proc_line(pid, "comm");
-        (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-        n = readlink(path, exe, sizeof(exe) - 1);
-        if (n > 0) {
-                exe[n] = '\0';
-                m->exe = strdup(exe);
+        if (what & (KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_TID_COMM))
+                m->comm = proc_line(pid, "comm");
+        if (what & KDBUS_ATTACH_EXE) {
+                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+                n = readlink(path, exe, sizeof(exe) - 1);
+                if (n > 0) {
+                        exe[n] = '\0';
+                        m->exe = strdup(exe);
+                }
         }
-        m->cmdline = proc_read(pid, "cmdline", 64 * 1024, &m->cmdline_len);
-        if (m->cmdline && !m->cmdline_len) {    /* a kernel thread or a zombie: none */
-                free(m->cmdline);
-                m->cmdline = NULL;
+        if (what & KDBUS_ATTACH_CMDLINE) {
+                m->cmdline = proc_read(pid, "cmdline", 64 * 1024, &m->cmdline_len);
+                if (m->cmdline && !m->cmdline_len) {    /* a kernel thread or a zombie: none */
+                        free(m->cmdline);
+                        m->cmdline = NULL;
+                }
         }
-        m->cgroup = proc_read(pid, "cgroup", 4096, NULL);
+        if (what & KDBUS_ATTACH_CGROUP)
+                m->cgroup = proc_read(pid, "cgroup", 4096, NULL);
         if (m->cgroup) {
                 /* the unified hierarchy's line "0::/path"; else the first line's path */
                 char *u = strncmp(m->cgroup, "0::", 3) == 0 ? m->cgroup :
@@ -151,15 +191,35 @@ int native_meta_read_proc(pid_t pid, int pidfd, NativeMeta **ret) {
                         m->cgroup = NULL;
                 }
         }
-        status = proc_read(pid, "status", 16 * 1024, NULL);
-        if (status) {
+        status = what & (KDBUS_ATTACH_CAPS | KDBUS_ATTACH_AUXGROUPS) ?
+                 proc_read(pid, "status", 16 * 1024, NULL) : NULL;
+        if (status && (what & KDBUS_ATTACH_CAPS)) {
+                const char *uid = strstr(status, "\nUid:");
+                struct stat st;
+
                 m->have_caps = status_cap(status, "CapInh:", &m->caps[0]) &&
                                status_cap(status, "CapPrm:", &m->caps[1]) &&
                                status_cap(status, "CapEff:", &m->caps[2]) &&
                                status_cap(status, "CapBnd:", &m->caps[3]);
-                free(status);
+                /* "Uid: real effective saved fs": the euid that may own a namespace */
+                if (uid) {
+                        char *end;
+                        unsigned long v;
+
+                        (void) strtoul(uid + 5, &end, 10);
+                        v = strtoul(end, &end, 10);
+                        m->have_euid = true;
+                        m->euid = (uint32_t)v;
+                }
+                /* the user namespace the sets hold in */
+                (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                if (stat(path, &st) == 0)
+                        m->userns_ino = st.st_ino;
         }
-        {
+        if (status && (what & KDBUS_ATTACH_AUXGROUPS))
+                status_groups(status, m);
+        free(status);
+        if (what & KDBUS_ATTACH_AUDIT) {
                 char *login = proc_line(pid, "loginuid"), *session = proc_line(pid,
                                                                                  "sessionid");
 
@@ -198,7 +258,7 @@ int native_meta_capture(NativeConn *nc) {
         r = native_ns_capture(c->pid, &nc->ns);
         if (r)
                 return r;
-        r = native_meta_read_proc(c->pid, c->pidfd, &nc->meta);
+        r = native_meta_read_proc(c->pid, c->pidfd, META_PROC, &nc->meta);
         if (r)
                 return r;
         if (!nc->meta) {        /* the process went: its pid may name another one now */
@@ -216,6 +276,7 @@ void native_meta_free(NativeMeta *m) {
         free(m->exe);
         free(m->cmdline);
         free(m->cgroup);
+        free(m->groups);
         free(m);
 }
 
@@ -332,6 +393,29 @@ static const NativeMeta *meta_proc(const NativeConn *sn, const BridgeMsg *m) {
         return sn ? sn->meta : NULL;
 }
 
+/* AUXGROUPS: read with @m (per-message capture), else the connection's. */
+static unsigned meta_n_groups(const BridgeConn *sender, const BridgeMsg *m) {
+        const NativeMsgMeta *mm = msg_meta(m);
+
+        if (mm)
+                return mm->proc && mm->proc->have_groups ? mm->proc->n_groups : 0;
+        return sender->creds.n_groups;
+}
+
+static uint32_t meta_group(const BridgeConn *sender, const BridgeMsg *m, unsigned i) {
+        const NativeMsgMeta *mm = msg_meta(m);
+
+        return mm ? mm->proc->groups[i] : (uint32_t)sender->creds.groups[i];
+}
+
+/* SECLABEL: SCM_SECURITY of @m's datagram (per-message capture; NULL if none came), else
+ * the connection's (SO_PEERSEC). */
+static const char *meta_seclabel(const BridgeConn *sender, const BridgeMsg *m) {
+        const NativeMsgMeta *mm = msg_meta(m);
+
+        return mm ? mm->seclabel : sender->creds.seclabel;
+}
+
 /* The size of the metadata items for @attach (and the declined item for @declined). */
 size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
                         const BridgeMsg *msg) {
@@ -349,8 +433,8 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
                 sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
         if (attach & KDBUS_ATTACH_PIDS)
                 sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
-        if ((attach & KDBUS_ATTACH_AUXGROUPS) && sender->creds.n_groups)
-                sz += KDBUS_ITEM_SIZE(sender->creds.n_groups * sizeof(uint64_t));
+        if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg))
+                sz += KDBUS_ITEM_SIZE(meta_n_groups(sender, msg) * sizeof(uint64_t));
         if (attach & KDBUS_ATTACH_NAMES) {
                 const List *pos;
 
@@ -375,7 +459,7 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
         if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS))
                 sz += KDBUS_ITEM_SIZE(sizeof(uint32_t) * (1 + 4 * META_CAP_WORDS));
         if (attach & KDBUS_ATTACH_SECLABEL)
-                sz += str_item_size(sender->creds.seclabel);
+                sz += str_item_size(meta_seclabel(sender, msg));
         if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT))
                 sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
@@ -458,14 +542,14 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                                                pid);
                 p += KDBUS_ALIGN8(item->size);
         }
-        if ((attach & KDBUS_ATTACH_AUXGROUPS) && sender->creds.n_groups) {
-                unsigned i;
+        if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg)) {
+                unsigned i, n = meta_n_groups(sender, msg);
 
                 item = (void *)p;
-                item->size = KDBUS_ITEM_HEADER_SIZE + sender->creds.n_groups * sizeof(uint64_t);
+                item->size = KDBUS_ITEM_HEADER_SIZE + n * sizeof(uint64_t);
                 item->type = KDBUS_ITEM_AUXGROUPS;
-                for (i = 0; i < sender->creds.n_groups; ++i)
-                        item->data64[i] = native_ns_gid(receiver, sender->creds.groups[i]);
+                for (i = 0; i < n; ++i)
+                        item->data64[i] = native_ns_gid(receiver, meta_group(sender, msg, i));
                 p += KDBUS_ALIGN8(item->size);
         }
         if (attach & KDBUS_ATTACH_NAMES) {
@@ -497,17 +581,20 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 p = put_str(p, KDBUS_ITEM_CGROUP, m->cgroup);
         if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS)) {
                 uint32_t caps[1 + 4 * META_CAP_WORDS];
+                uint64_t shown[4];
                 unsigned i;
 
+                /* as the receiver's user namespace sees them (native_ns_caps()) */
+                native_ns_caps(receiver, m->userns_ino, m->have_euid, m->euid, m->caps, shown);
                 caps[0] = 63;   /* last_cap: the sets are given as 64 bits each */
                 for (i = 0; i < 4; ++i) {
-                        caps[1 + 2 * i] = (uint32_t)m->caps[i];
-                        caps[2 + 2 * i] = (uint32_t)(m->caps[i] >> 32);
+                        caps[1 + 2 * i] = (uint32_t)shown[i];
+                        caps[2 + 2 * i] = (uint32_t)(shown[i] >> 32);
                 }
                 p = put_item(p, KDBUS_ITEM_CAPS, caps, sizeof(caps));
         }
         if (attach & KDBUS_ATTACH_SECLABEL)
-                p = put_str(p, KDBUS_ITEM_SECLABEL, sender->creds.seclabel);
+                p = put_str(p, KDBUS_ITEM_SECLABEL, meta_seclabel(sender, msg));
         if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
                 struct kdbus_audit a = { .sessionid = m->sessionid,
                                          .loginuid = native_ns_uid(receiver, m->loginuid) };
@@ -526,6 +613,7 @@ void native_msg_meta_free(void *meta) {
         if (!mm)
                 return;
         native_meta_free(mm->proc);
+        free(mm->seclabel);
         free(mm);
 }
 
@@ -537,15 +625,45 @@ void native_msg_meta_free(void *meta) {
  * @gid:        -
  * @pid:        -
  * @pidfd:      SCM_PIDFD of the sending process (borrowed until the command returns), -1
+ * @seclabel:   SCM_SECURITY's label (borrowed likewise), NULL: none came
  */
 void native_conn_set_send_creds(NativeConn *nc, bool have, uint32_t uid, uint32_t gid,
-                                uint32_t pid, int pidfd) {
+                                uint32_t pid, int pidfd, const char *seclabel) {
         nc->next_send.have_creds = have;
         nc->next_send.uid = uid;
         nc->next_send.gid = gid;
         nc->next_send.pid = pid;
         nc->next_send.proc = NULL;
+        nc->next_send.seclabel = (char *)seclabel;
         nc->next_send_pidfd = pidfd;
+}
+
+/**
+ * native_meta_recv_account() - keep the bus's per-bit counts of receive masks
+ * @bus:        the bus
+ * @old:        the connection's attach_flags_recv before (0: it was not counted)
+ * @new:        after (0: it goes)
+ */
+void native_meta_recv_account(Bus *bus, uint64_t old, uint64_t new) {
+        unsigned i;
+
+        for (i = 0; i < 64; ++i) {
+                if (old & (UINT64_C(1) << i))
+                        --bus->native_recv_attach[i];
+                if (new & (UINT64_C(1) << i))
+                        ++bus->native_recv_attach[i];
+        }
+}
+
+/* The KDBUS_ATTACH_* bits some native connection of @bus asks for (attach_flags_recv). */
+static uint64_t meta_recv_union(const Bus *bus) {
+        uint64_t u = 0;
+        unsigned i;
+
+        for (i = 0; i < 64; ++i)
+                if (bus->native_recv_attach[i])
+                        u |= UINT64_C(1) << i;
+        return u;
 }
 
 /* The pid a pidfd refers to (its fdinfo's "Pid:" line): > 0, or 0 if unknown / gone. */
@@ -570,16 +688,20 @@ static pid_t pidfd_pid(int pidfd) {
  * @nc:         the sender (nc->next_send: what the transport got with the datagram)
  * @m:          the message
  *
- * CREDS and PIDS come from the datagram's SCM_CREDENTIALS; the /proc items are read from
- * /proc/<pid> of SCM_PIDFD's process (checked to be that pid, and alive after the read)
- * when they could be attached at all (the sender consents to one, or the kdbus rule may
- * grant them). Without a pidfd they are missing, as at HELLO.
+ * CREDS and PIDS come from the datagram's SCM_CREDENTIALS, SECLABEL from its SCM_SECURITY;
+ * the /proc items and AUXGROUPS are read from /proc/<pid> of SCM_PIDFD's process (checked
+ * to be that pid, and alive after the read). Only what some receiver could be given is
+ * read: items the sender consents to (or, under the kdbus rule, any) that some native
+ * connection of the bus has in its attach_flags_recv (Bus.native_recv_attach); a receiver
+ * that asks for more later gets them missing for messages sent before. Without a pidfd
+ * they are missing, as at HELLO.
  *
  * Return: 0 or -ENOMEM.
  */
 int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m) {
+        const Bus *bus = nc->conn->bus;
         NativeMsgMeta *mm;
-        uint64_t proc = nc->attach_flags_send;
+        uint64_t what = nc->attach_flags_send;
         int r;
 
         mm = calloc(1, sizeof(*mm));
@@ -589,13 +711,21 @@ int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m) {
         mm->uid = nc->next_send.uid;
         mm->gid = nc->next_send.gid;
         mm->pid = nc->next_send.pid;
-        if (nc->conn->bus->attach_rule == BUS_ATTACH_KDBUS)
-                proc |= META_PROC;
-        if (mm->have_creds && mm->pid > 0 && (proc & META_PROC) && nc->next_send_pidfd >= 0 &&
-            pidfd_pid(nc->next_send_pidfd) == (pid_t)mm->pid) {
-                r = native_meta_read_proc((pid_t)mm->pid, nc->next_send_pidfd, &mm->proc);
-                if (r) {
+        if (nc->next_send.seclabel) {
+                mm->seclabel = strdup(nc->next_send.seclabel);
+                if (!mm->seclabel) {
                         free(mm);
+                        return -ENOMEM;
+                }
+        }
+        if (bus->attach_rule == BUS_ATTACH_KDBUS)
+                what |= META_PROC | META_IMPLICIT;
+        what &= meta_recv_union(bus) & (META_PROC | KDBUS_ATTACH_AUXGROUPS);
+        if (mm->have_creds && mm->pid > 0 && what && nc->next_send_pidfd >= 0 &&
+            pidfd_pid(nc->next_send_pidfd) == (pid_t)mm->pid) {
+                r = native_meta_read_proc((pid_t)mm->pid, nc->next_send_pidfd, what, &mm->proc);
+                if (r) {
+                        native_msg_meta_free(mm);
                         return r;
                 }
         }

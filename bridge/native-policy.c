@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/conn.h"
+#include "bridge/native-conn.h"
 #include "bridge/native-policy.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
@@ -199,9 +200,11 @@ static int entry_new(const struct kdbus_item *item, bool allow_wildcards, const 
         return 0;
 }
 
-static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item) {
+static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item,
+                            const NativeNs *ns) {
         const struct kdbus_policy_access *pa = &item->policy_access;
         NativePolicyAccess *a;
+        uint32_t id;
 
         if (item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(*pa))
                 return -EINVAL;
@@ -214,6 +217,12 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item)
         /* ids are 32 bits here; (uid_t)-1 is no user (kdbus: !uid_valid) */
         if (pa->type != KDBUS_POLICY_ACCESS_WORLD && pa->id >= UINT32_MAX)
                 return -EINVAL;
+        /* an id of the setter's user namespace, kept as the bus sees it (kdbus:
+         * make_kuid(current_user_ns()), EINVAL if that namespace does not map it) */
+        id = (uint32_t)pa->id;
+        if (pa->type != KDBUS_POLICY_ACCESS_WORLD &&
+            native_ns_id_to_bus(ns, pa->type == KDBUS_POLICY_ACCESS_GROUP, id, &id))
+                return -EINVAL;
         if (e->n_access >= UINT16_MAX)
                 return -E2BIG;          /* kdbus bounds a command's size; so do we */
         a = realloc(e->access, (e->n_access + 1) * sizeof(*a));
@@ -222,7 +231,7 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item)
         e->access = a;
         a[e->n_access].type = (uint8_t)pa->type;
         a[e->n_access].access = (uint8_t)pa->access;
-        a[e->n_access].id = (uint32_t)pa->id;
+        a[e->n_access].id = id;
         ++e->n_access;
         return 0;
 }
@@ -240,6 +249,26 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item)
  */
 int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, size_t items_size,
                          unsigned max_names, bool allow_wildcards, const void *owner) {
+        return native_policy_db_set_ns(db, items, items_size, max_names, allow_wildcards, owner,
+                                       NULL);
+}
+
+/**
+ * native_policy_db_set_ns() - native_policy_db_set() for a setter in user namespace @ns
+ * @db:         the db
+ * @items:      the command's items
+ * @items_size: their size
+ * @max_names:  at most this many NAME items; 0: no limit
+ * @allow_wildcards: may names end in ".*"
+ * @owner:      whose entries these are
+ * @ns:         the setter's namespaces (NULL: the bus's): USER / GROUP ids go through its
+ *              uid_map / gid_map into the bus's ids; one it does not map: -EINVAL
+ *
+ * Return: as native_policy_db_set().
+ */
+int native_policy_db_set_ns(NativePolicyDb *db, const struct kdbus_item *items,
+                            size_t items_size, unsigned max_names, bool allow_wildcards,
+                            const void *owner, const NativeNs *ns) {
         List fresh = LIST_INIT(fresh);
         NativePolicyEntry *e = NULL;
         const struct kdbus_item *item;
@@ -259,7 +288,7 @@ int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, siz
                                 break;
                         list_append(&fresh, &e->link);
                 } else if (item->type == KDBUS_ITEM_POLICY_ACCESS) {
-                        r = e ? entry_add_access(e, item) : -EINVAL;
+                        r = e ? entry_add_access(e, item, ns) : -EINVAL;
                         if (r)
                                 break;
                 }

@@ -67,6 +67,12 @@ DEFINE_CLEANUP(NativePolicyDb *, native_policy_db_free);
  */
 int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, size_t items_size,
                          unsigned max_names, bool allow_wildcards, const void *owner);
+/* The same for a setter whose user namespace is @ns (NULL: the bus's): its USER / GROUP
+ * ids are translated into the bus's (-EINVAL for one its namespace does not map). */
+struct NativeNs;
+int native_policy_db_set_ns(NativePolicyDb *db, const struct kdbus_item *items,
+                            size_t items_size, unsigned max_names, bool allow_wildcards,
+                            const void *owner, const struct NativeNs *ns);
 /* Drop every entry of @owner. */
 void native_policy_db_remove_owner(NativePolicyDb *db, const void *owner);
 

@@ -118,6 +118,7 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
                 nc->description = copy;
         }
         nc->attach_flags_send = send;
+        native_meta_recv_account(nc->conn->bus, nc->attach_flags_recv, recv);
         nc->attach_flags_recv = recv;
         cmd->return_flags = 0;
         return 0;
@@ -133,7 +134,7 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
  */
 int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_info *cmd = buf;
-        uint64_t attach, declined, wanted;
+        uint64_t attach, declined, wanted, offer;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
         struct kdbus_info *info;
@@ -147,9 +148,13 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 return -EINVAL;
         if (attach_value(cmd->attach_flags, &wanted))
                 return -EINVAL;
-        attach = wanted & (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
-        declined = wanted & ~(uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
-                                        KDBUS_ATTACH_TIMESTAMP);
+        /* what the maker offers (BUS_MAKE's ATTACH_FLAGS_SEND, kdbus's attach_flags_owner;
+         * kdbusd's own bus: its process's CREDS and PIDS); of that the bus has CREDS and
+         * PIDS, the rest is missing */
+        offer = bus->make_name[0] ? bus->attach_flags_owner :
+                (uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        attach = wanted & offer & (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        declined = wanted & ~offer & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
         if (bus->make_name[0])
                 name_len = (size_t)snprintf(name, sizeof(name), "%s", bus->make_name) + 1;
         else

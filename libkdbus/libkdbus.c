@@ -189,7 +189,7 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
         size_t len = strlen(name) + 1;
 
         if (KDBUS_ITEM_SIZE(len) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter)) +
-            sizeof(*cmd) > sizeof(buf))
+            KDBUS_ITEM_SIZE(sizeof(uint64_t)) + sizeof(*cmd) > sizeof(buf))
                 return -ENAMETOOLONG;
         cmd->flags = flags;
         item->size = KDBUS_ITEM_HEADER_SIZE + len;
@@ -200,6 +200,11 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
         item->type = KDBUS_ITEM_BLOOM_PARAMETER;
         item->bloom_parameter.size = 64;
         item->bloom_parameter.n_hash = 8;
+        item = KDBUS_ITEM_NEXT(item);
+        /* what the maker shows of itself in BUS_CREATOR_INFO: its ids and pid */
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+        item->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+        item->data64[0] = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS;
         item = KDBUS_ITEM_NEXT(item);
         cmd->size = (uint64_t)((uint8_t *)item - buf);
         return kdbus_conn_command(c, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0);

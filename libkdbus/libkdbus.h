@@ -48,7 +48,8 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
  * BUS_MAKE on a handle that did not say HELLO: a bus instance named @name ("<uid>-..."),
  * @flags KDBUS_MAKE_ACCESS_*, with the bus's bloom parameters (64 bytes, 8 hashes). It
  * lives while @c stays open; its sockets are DIR/@name/bus (native) and
- * DIR/@name/bus.dbus1 (legacy), DIR being the directory of the socket @c is on.
+ * DIR/@name/bus.dbus1 (legacy), DIR being the directory of the socket @c is on. The maker
+ * offers its CREDS and PIDS to BUS_CREATOR_INFO (ATTACH_FLAGS_SEND) and requires nothing.
  */
 int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags);
 

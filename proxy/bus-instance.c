@@ -85,6 +85,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         bi->server->bus->creator_uid = uid;
         /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
         bi->server->bus->attach_flags_req = mk->attach_req;
+        bi->server->bus->attach_flags_owner = mk->attach_owner;
         bi->server->bus->attach_rule = parent->bus->attach_rule;
         bi->server->bus->proc_public = parent->bus->proc_public;
         bi->server->bus->creator_gid = gid;

@@ -46,6 +46,11 @@
 #ifndef SCM_PIDFD
 #define SCM_PIDFD 0x04
 #endif
+#ifndef SCM_SECURITY
+#define SCM_SECURITY 0x03
+#endif
+/* the longest LSM label per-message capture takes from SCM_SECURITY (as SO_PEERSEC's) */
+#define NATIVE_MAX_SECLABEL 4095u
 
 struct NativeListener {
         Server *server;
@@ -186,6 +191,9 @@ static int native_client_pass_creds(NativeClient *c) {
 
         if (setsockopt(c->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
                 return error_origin(-errno);
+        /* SCM_SECURITY: the label when it sent; without a labelling LSM none comes, as
+         * SO_PEERSEC gives none at connect */
+        (void) setsockopt(c->fd, SOL_SOCKET, SO_PASSSEC, &one, sizeof(one));
         if (setsockopt(c->fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one)) < 0) {
                 static bool told;
 
@@ -405,12 +413,15 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         union {
                 struct cmsghdr cmsg;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS) +
-                            CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
+                            CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int)) +
+                            CMSG_SPACE(NATIVE_MAX_SECLABEL)];
         } control;
         struct iovec iov = { l->buf, KDBUS_WIRE_MAX_DATAGRAM };
         struct ucred uc = { 0 };
         bool have_uc = false;
         int pidfd = -1;
+        char seclabel[NATIVE_MAX_SECLABEL + 1];
+        bool have_label = false;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
                              .msg_controllen = sizeof(control) };
         int fds[NATIVE_MAX_REQUEST_FDS];
@@ -444,6 +455,16 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
                 } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_PIDFD &&
                            cm->cmsg_len >= CMSG_LEN(sizeof(int)) && pidfd < 0) {
                         memcpy(&pidfd, CMSG_DATA(cm), sizeof(int));
+                } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_SECURITY &&
+                           cm->cmsg_len > CMSG_LEN(0) && !have_label) {
+                        /* the sender's LSM label when it sent (SO_PASSSEC); may or may not
+                         * end in a NUL */
+                        size_t len = MIN((size_t)(cm->cmsg_len - CMSG_LEN(0)),
+                                         (size_t)NATIVE_MAX_SECLABEL);
+
+                        memcpy(seclabel, CMSG_DATA(cm), len);
+                        seclabel[len] = '\0';
+                        have_label = seclabel[0] != '\0';
                 }
         if (c->per_message && c->nc) {
                 if (pidfd < 0 && c->pidfd_fallback && have_uc && uc.pid > 0) {
@@ -452,7 +473,7 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
                         pidfd = p >= 0 ? (int)p : -1;
                 }
                 native_conn_set_send_creds(c->nc, have_uc, uc.uid, uc.gid, (uint32_t)uc.pid,
-                                           pidfd);
+                                           pidfd, have_label ? seclabel : NULL);
         }
 
         server_update_time(l->server);
@@ -462,11 +483,10 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
                 r = native_client_dispatch(c, l->buf, (size_t)n, fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
-        if (pidfd >= 0) {
+        if (pidfd >= 0)
                 (void) close(pidfd);
-                if (c->per_message && c->nc)
-                        native_conn_set_send_creds(c->nc, false, 0, 0, 0, -1);
-        }
+        if (c->per_message && c->nc)    /* nothing borrowed outlives this datagram */
+                native_conn_set_send_creds(c->nc, false, 0, 0, 0, -1, NULL);
         server_rearm_timer(l->server);
         if (r < 0 || c->dead)
                 native_client_kill(c, r < 0 ? r : -EPIPE);

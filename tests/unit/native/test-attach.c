@@ -233,26 +233,26 @@ static void test_per_message(AFixture *t, gconstpointer ctx) {
                                  _KDBUS_ATTACH_ALL, 0), ==, 0);
         g_assert_cmpint(hello_as(t, &t->b, -1, 2000, 0, 0, want), ==, 0);
         /* what the socket says about this datagram: another uid, another process */
-        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_other);
+        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_other, NULL);
         km = a_to_b(t);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.uid, ==, 4242);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.egid, ==, 4343);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_PIDS)->pids.pid, ==, (uint64_t)t->child[1]);
         g_assert_cmpstr(msg_item(km, KDBUS_ITEM_PID_COMM)->str, ==, "meta-other");
         /* a pidfd that is not that pid's process: no /proc items (missing, not declined) */
-        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_sender);
+        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_sender, NULL);
         km = a_to_b(t);
         g_assert_null(msg_item(km, KDBUS_ITEM_PID_COMM));
         g_assert_cmpuint(declined(km), ==, 0);
         /* no creds with the datagram: the connection's, and no /proc items */
-        native_conn_set_send_creds(t->a.nc, false, 0, 0, 0, -1);
+        native_conn_set_send_creds(t->a.nc, false, 0, 0, 0, -1, NULL);
         km = a_to_b(t);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.uid, ==, 2000);
         g_assert_null(msg_item(km, KDBUS_ITEM_PID_COMM));
         /* without the HELLO flag the datagram's creds are not used */
         peer_free(&t->a);
         g_assert_cmpint(hello_as(t, &t->a, t->child[0], 2000, 0, _KDBUS_ATTACH_ALL, 0), ==, 0);
-        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_other);
+        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_other, NULL);
         km = a_to_b(t);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.uid, ==, 2000);
         g_assert_cmpstr(msg_item(km, KDBUS_ITEM_PID_COMM)->str, ==, "meta-sender");
@@ -320,6 +320,54 @@ static void test_namespaces(AFixture *t, gconstpointer ctx) {
         g_assert_cmpuint(native_ns_pid(NULL, t->a.nc->conn, 1234), ==, 1234);
 }
 
+/*
+ * CAPS through user namespaces (native_ns_caps(), kdbus_meta_export_caps()): a receiver
+ * whose chain is 30 (its own, owner uid 0) -> 20 (owner 1000) -> the bus's.
+ */
+static void test_caps_namespaces(AFixture *t, gconstpointer ctx) {
+        const uint64_t caps[4] = { 0x1, 0x3, 0x2, 0xff }, none[4] = { 0 };
+        uint64_t bus = native_ns_bus_userns(), out[4];
+        NativeNs *rns;
+
+        g_assert_cmpuint(bus, !=, 0);
+        g_assert_cmpint(hello_as(t, &t->b, -1, 1000, 0, 0, 0), ==, 0);
+        /* the receiver in the bus's namespace: verbatim from there, nothing from below */
+        native_ns_caps(t->b.nc, 0, true, 0, caps, out);
+        g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
+        native_ns_caps(t->b.nc, 20, true, 0, caps, out);
+        g_assert_cmpmem(out, sizeof(out), none, sizeof(none));
+        rns = g_new0(NativeNs, 1);
+        rns->own_userns = true;
+        rns->n_userns = 3;
+        rns->userns_ino = g_new(uint64_t, 3);
+        rns->userns_owner = g_new(uint32_t, 3);
+        rns->userns_ino[0] = 30;
+        rns->userns_owner[0] = 0;
+        rns->userns_ino[1] = 20;
+        rns->userns_owner[1] = 1000;
+        rns->userns_ino[2] = bus;
+        rns->userns_owner[2] = 0;
+        t->b.nc->ns = rns;
+        /* a sender in namespace 20: 30 is below it and not made by its euid: verbatim */
+        native_ns_caps(t->b.nc, 20, true, 5, caps, out);
+        g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
+        /* ... made by its euid 0: everything but the inheritable set */
+        native_ns_caps(t->b.nc, 20, true, 0, caps, out);
+        g_assert_cmpuint(out[0], ==, 0);
+        g_assert_cmpuint(out[1], ==, out[2]);
+        g_assert_cmpuint(out[2], ==, out[3]);
+        g_assert_cmpuint(out[2] & 0x3f, ==, 0x3f);
+        /* a sender of the bus's namespace with euid 1000, owner of 20: everything */
+        native_ns_caps(t->b.nc, 0, true, 1000, caps, out);
+        g_assert_cmpuint(out[2] & 0x3f, ==, 0x3f);
+        /* ... with another euid: verbatim (its namespace is an ancestor) */
+        native_ns_caps(t->b.nc, 0, true, 7, caps, out);
+        g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
+        /* a sender in a namespace beside the receiver's chain: nothing */
+        native_ns_caps(t->b.nc, 99, true, 0, caps, out);
+        g_assert_cmpmem(out, sizeof(out), none, sizeof(none));
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/attach/" path, AFixture, NULL, asetup, fn, ateardown)
@@ -329,5 +377,6 @@ int main(int argc, char **argv) {
         ADD("required-flags", test_required);
         ADD("per-message-capture", test_per_message);
         ADD("namespaces", test_namespaces);
+        ADD("caps-namespaces", test_caps_namespaces);
         return g_test_run();
 }

@@ -11,7 +11,11 @@
  * - ids through namespaces: a receiver in its own user namespace (uid_map written by the
  *   test) sees senders' uids as that namespace maps them; a receiver in its own pid
  *   namespace sees a sender in it by its pid there and one outside as pid 0;
- * - SECLABEL as SO_PEERSEC gives it (none without a labelling LSM).
+ * - SECLABEL as SO_PEERSEC gives it (none without a labelling LSM);
+ * - CAPS through user namespaces (kdbus's rule: verbatim, all, or none), a receiver's
+ *   namespaces bound at HELLO, a sender's followed with per-message capture;
+ * - AUXGROUPS per message (setgroups() between two sends), and per-message capture reading
+ *   only what some receiver asks for (kdbusd's rchar).
  *
  * The cases that change uids or namespaces need root and skip without it, or when the
  * machine forbids the namespace.
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "libkdbus/libkdbus.h"
@@ -687,6 +692,417 @@ static void test_seclabel(void) {
         mbus_stop(&b);
 }
 
+/* The effective set of a CAPS item (kdbus_caps: last_cap, then 4 sets of 2 u32). */
+static uint64_t caps_eff(const struct kdbus_msg *m) {
+        const struct kdbus_item *item = kdbus_msg_find(m, KDBUS_ITEM_CAPS);
+
+        if (!item)
+                return UINT64_MAX;
+        return item->data32[5] | (uint64_t)item->data32[6] << 32;
+}
+
+/* CapEff of /proc/self/status. */
+static uint64_t own_cap_eff(void) {
+        g_autofree char *status = NULL;
+        const char *p;
+
+        g_assert_true(g_file_get_contents("/proc/self/status", &status, NULL, NULL));
+        p = strstr(status, "CapEff:");
+        g_assert_nonnull(p);
+        return g_ascii_strtoull(p + 7, NULL, 16);
+}
+
+/* Every capability this kernel has (cap_last_cap). */
+static uint64_t cap_all(void) {
+        g_autofree char *text = NULL;
+        unsigned last;
+
+        g_assert_true(g_file_get_contents("/proc/sys/kernel/cap_last_cap", &text, NULL, NULL));
+        last = (unsigned)g_ascii_strtoull(text, NULL, 10);
+        return last >= 63 ? UINT64_MAX : (UINT64_C(1) << (last + 1)) - 1;
+}
+
+/* Drop capability @bit from this process's effective set only (capset, version 3). */
+static int drop_effective(unsigned bit) {
+        struct { uint32_t version; int pid; } hdr = { 0x20080522, 0 };
+        struct { uint32_t effective, permitted, inheritable; } data[2];
+
+        if (syscall(SYS_capget, &hdr, data) < 0)
+                return -errno;
+        data[bit / 32].effective &= ~(1u << (bit % 32));
+        if (syscall(SYS_capset, &hdr, data) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * A sender that consents to everything: connects (per-message capture or not), with
+ * @unshare_when 1 unshares its user namespace before connecting, 2 after HELLO, 0 never;
+ * with @drop_bit < 64 first drops that capability from its effective set; sends one signal to
+ * each of @dst (0-terminated). Exits 0 on success.
+ */
+static void caps_sender(const char *native, uint64_t hello_flags, int unshare_when,
+                        unsigned drop_bit, const uint64_t *dst) {
+        KdbusConn *c = NULL;
+
+        if (drop_bit < 64 && drop_effective(drop_bit))
+                _exit(5);
+        if (unshare_when == 1 && unshare(CLONE_NEWUSER) < 0)
+                _exit(2);
+        if (connect_hello(native, hello_flags, &c) ||
+            update_attach(c, KDBUS_ITEM_ATTACH_FLAGS_SEND, _KDBUS_ATTACH_ANY))
+                _exit(3);
+        if (unshare_when == 2 && unshare(CLONE_NEWUSER) < 0)
+                _exit(4);
+        for (; *dst; ++dst)
+                if (signal_to(c, *dst, 3))
+                        _exit(6);
+        _exit(0);
+}
+
+static void run_caps_sender(const char *native, uint64_t hello_flags, int unshare_when,
+                            unsigned drop_bit, const uint64_t *dst) {
+        int status;
+        pid_t pid = fork();
+
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0)
+                caps_sender(native, hello_flags, unshare_when, drop_bit, dst);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status));
+        g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
+/*
+ * CAPS across user namespaces, as kdbus_meta_export_caps() showed them:
+ * - a receiver in the bus's user namespace sees a sender of the same namespace verbatim,
+ *   and nothing of a sender in a child namespace (its capabilities hold only there);
+ * - a receiver in a child namespace made by uid 0 sees a root sender of the bus's
+ *   namespace with every capability (the owner of a namespace has all in it), whatever
+ *   that sender dropped from its effective set.
+ * And a sender that unshares its user namespace after HELLO: with connect-time capture it
+ * is still shown as at HELLO; per message (as kdbus, which always captured per message)
+ * as it is at SEND: nothing.
+ */
+static void test_caps_user_namespace(void) {
+        uint64_t all = cap_all(), mine = own_cap_eff(), dst[3] = { 0 };
+        int rp[2], wp[2], status;
+        g_autofree char *first = NULL, *line = NULL, *expect = NULL;
+        const struct kdbus_msg *m;
+        KdbusConn *r = NULL;
+        unsigned bit;
+        pid_t rpid;
+        FILE *f;
+        MBus b;
+
+        if (geteuid() != 0) {
+                g_test_skip("needs root (drops capabilities, makes user namespaces)");
+                return;
+        }
+        for (bit = 0; bit < 64 && !((mine >> bit) & 1); ++bit)
+                ;
+        g_assert_cmpuint(bit, <, 64);
+        mbus_start(&b, NULL);
+        g_assert_cmpint(connect_hello(b.native, 0, &r), ==, 0);
+        g_assert_cmpint(update_attach(r, KDBUS_ITEM_ATTACH_FLAGS_RECV, KDBUS_ATTACH_CAPS |
+                                      KDBUS_ATTACH_CREDS), ==, 0);
+        g_assert_cmpint(pipe(rp), ==, 0);
+        g_assert_cmpint(pipe(wp), ==, 0);
+        rpid = fork();
+        g_assert_cmpint(rpid, >=, 0);
+        if (rpid == 0) {
+                /* the receiver in a user namespace of its own (its owner: uid 0) */
+                KdbusConn *c = NULL;
+                const struct kdbus_msg *cm;
+                char x;
+                FILE *out;
+
+                (void) close(rp[0]);
+                (void) close(wp[1]);
+                out = fdopen(rp[1], "w");
+                if (!out)
+                        _exit(2);
+                if (unshare(CLONE_NEWUSER) < 0) {
+                        fprintf(out, "skip unshare(CLONE_NEWUSER): %s\n", g_strerror(errno));
+                        _exit(0);
+                }
+                if (connect_hello(b.native, 0, &c) ||
+                    update_attach(c, KDBUS_ITEM_ATTACH_FLAGS_RECV, KDBUS_ATTACH_CAPS))
+                        _exit(4);
+                fprintf(out, "%llu\n", (unsigned long long)c->id);
+                fflush(out);
+                if (read(wp[0], &x, 1) != 1 || recv_peer_msg(c, &cm))
+                        _exit(5);
+                fprintf(out, "%llx\n", (unsigned long long)caps_eff(cm));
+                fflush(out);
+                _exit(0);
+        }
+        (void) close(rp[1]);
+        (void) close(wp[0]);
+        f = fdopen(rp[0], "r");
+        first = read_line(f);
+        if (g_str_has_prefix(first, "skip")) {
+                g_test_skip(first);
+                goto out;
+        }
+        dst[0] = r->id;
+        dst[1] = g_ascii_strtoull(first, NULL, 10);
+        g_assert_cmpuint(dst[1], >, 0);
+        /* a root sender without one effective capability, to both */
+        run_caps_sender(b.native, 0, 0, bit, dst);
+        g_assert_cmpint(write(wp[1], "g", 1), ==, 1);
+        line = read_line(f);
+        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+        g_test_message("root sender without capability %u: seen %llx in the bus's user "
+                       "namespace, %s in a child one made by root", bit,
+                       (unsigned long long)caps_eff(m), line);
+        g_assert_cmpuint(caps_eff(m), ==, mine & ~(UINT64_C(1) << bit));
+        expect = g_strdup_printf("%llx", (unsigned long long)all);
+        g_assert_cmpstr(line, ==, expect);
+        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+        /* senders in a child user namespace: nothing in the bus's */
+        dst[1] = 0;
+        run_caps_sender(b.native, 0, 1, 64, dst);
+        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+        g_assert_cmpuint(caps_eff(m), ==, 0);
+        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+        /* unshared after HELLO: connect-time capture keeps HELLO's view ... */
+        run_caps_sender(b.native, 0, 2, 64, dst);
+        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+        g_assert_cmpuint(caps_eff(m), ==, mine);
+        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+        /* ... per-message capture follows it (its uid is still 0 for the bus) */
+        run_caps_sender(b.native, KDBUS_HELLO_CAPTURE_PER_MESSAGE, 2, 64, dst);
+        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+        g_assert_cmpuint(caps_eff(m), ==, 0);
+        g_assert_cmpuint(item_u64(m, KDBUS_ITEM_CREDS), ==, 0);
+        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+out:
+        (void) fclose(f);
+        (void) close(wp[1]);
+        g_assert_cmpint(waitpid(rpid, &status, 0), ==, rpid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        kdbus_conn_close(r);
+        mbus_stop(&b);
+}
+
+/*
+ * A receiver's namespaces are those of its HELLO for the connection's life (kdbus: the
+ * opener's f_cred and the HELLO task's pid namespace): one that unshares its user
+ * namespace afterwards, with maps that would show uid 1000 as 0, still sees 1000.
+ */
+static void test_receiver_unshares_after_hello(void) {
+        int rp[2], wp[2], status;
+        g_autofree char *first = NULL, *path = NULL, *result = NULL;
+        pid_t rpid, spid;
+        FILE *f;
+        MBus b;
+
+        if (geteuid() != 0) {
+                g_test_skip("needs root (writes another process's uid_map)");
+                return;
+        }
+        mbus_start(&b, NULL);
+        g_assert_cmpint(pipe(rp), ==, 0);
+        g_assert_cmpint(pipe(wp), ==, 0);
+        rpid = fork();
+        g_assert_cmpint(rpid, >=, 0);
+        if (rpid == 0) {
+                KdbusConn *c = NULL;
+                const struct kdbus_msg *m;
+                char x;
+                FILE *out;
+
+                (void) close(rp[0]);
+                (void) close(wp[1]);
+                out = fdopen(rp[1], "w");
+                if (!out)
+                        _exit(2);
+                if (connect_hello(b.native, 0, &c) ||
+                    update_attach(c, KDBUS_ITEM_ATTACH_FLAGS_RECV, KDBUS_ATTACH_CREDS))
+                        _exit(4);
+                if (unshare(CLONE_NEWUSER) < 0) {
+                        fprintf(out, "skip unshare(CLONE_NEWUSER): %s\n", g_strerror(errno));
+                        _exit(0);
+                }
+                fprintf(out, "%llu\n", (unsigned long long)c->id);
+                fflush(out);
+                if (read(wp[0], &x, 1) != 1 || recv_peer_msg(c, &m))
+                        _exit(5);
+                fprintf(out, "%llu\n", (unsigned long long)item_u64(m, KDBUS_ITEM_CREDS));
+                fflush(out);
+                _exit(0);
+        }
+        (void) close(rp[1]);
+        (void) close(wp[0]);
+        f = fdopen(rp[0], "r");
+        first = read_line(f);
+        if (g_str_has_prefix(first, "skip")) {
+                g_test_skip(first);
+                goto out;
+        }
+        path = g_strdup_printf("/proc/%d/uid_map", (int)rpid);
+        write_proc(path, "0 1000 1\n");
+        spid = fork();
+        g_assert_cmpint(spid, >=, 0);
+        if (spid == 0) {
+                KdbusConn *c = NULL;
+
+                if (drop_to(1000) || connect_hello(b.native, 0, &c))
+                        _exit(2);
+                _exit(signal_to(c, g_ascii_strtoull(first, NULL, 10), 2) ? 3 : 0);
+        }
+        g_assert_cmpint(waitpid(spid, &status, 0), ==, spid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_assert_cmpint(write(wp[1], "g", 1), ==, 1);
+        result = read_line(f);
+        g_assert_cmpstr(result, ==, "1000");
+out:
+        (void) fclose(f);
+        (void) close(wp[1]);
+        g_assert_cmpint(waitpid(rpid, &status, 0), ==, rpid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        mbus_stop(&b);
+}
+
+/* The AUXGROUPS item as "g1,g2,..." ("-" if missing). */
+static char *groups_of(const struct kdbus_msg *m) {
+        const struct kdbus_item *item = kdbus_msg_find(m, KDBUS_ITEM_AUXGROUPS);
+        GString *s = g_string_new(NULL);
+        size_t i;
+
+        if (!item)
+                return g_string_free(s, FALSE), g_strdup("-");
+        for (i = 0; i < (item->size - KDBUS_ITEM_HEADER_SIZE) / 8; ++i)
+                g_string_append_printf(s, "%s%llu", i ? "," : "",
+                                       (unsigned long long)item->data64[i]);
+        return g_string_free(s, FALSE);
+}
+
+/*
+ * AUXGROUPS and SECLABEL per message: a sender that changes its supplementary groups
+ * between two sends is seen with each set (from /proc/<pid>/status through its pidfd);
+ * with connect-time capture both show the groups of connect (the primary group). SECLABEL
+ * comes with SCM_SECURITY: without a labelling LSM there is none, as at connect.
+ */
+static void test_groups_per_message(void) {
+        static const gid_t first[] = { 100, 200 }, second[] = { 300 };
+        uint64_t flags[2] = { KDBUS_HELLO_CAPTURE_PER_MESSAGE, 0 };
+        const char *expect[2][2] = { { "100,200", "300" }, { "0", "0" } };
+        g_autofree char *label = NULL;
+        bool lsm;
+        KdbusConn *r = NULL;
+        unsigned k, i;
+        MBus b;
+
+        if (geteuid() != 0) {
+                g_test_skip("needs root (setgroups)");
+                return;
+        }
+        lsm = g_file_get_contents("/proc/self/attr/current", &label, NULL, NULL) && label[0];
+        mbus_start(&b, NULL);
+        g_assert_cmpint(connect_hello(b.native, 0, &r), ==, 0);
+        g_assert_cmpint(update_attach(r, KDBUS_ITEM_ATTACH_FLAGS_RECV, KDBUS_ATTACH_AUXGROUPS |
+                                      KDBUS_ATTACH_SECLABEL), ==, 0);
+        for (k = 0; k < 2; ++k) {
+                int status;
+                pid_t pid = fork();
+
+                g_assert_cmpint(pid, >=, 0);
+                if (pid == 0) {
+                        KdbusConn *c = NULL;
+
+                        if (setgroups(0, NULL) < 0 || connect_hello(b.native, flags[k], &c))
+                                _exit(2);
+                        if (setgroups(G_N_ELEMENTS(first), first) < 0 || signal_to(c, r->id, 1))
+                                _exit(3);
+                        if (setgroups(G_N_ELEMENTS(second), second) < 0 ||
+                            signal_to(c, r->id, 2))
+                                _exit(4);
+                        _exit(0);
+                }
+                g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+                g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                for (i = 0; i < 2; ++i) {
+                        const struct kdbus_msg *m;
+                        const struct kdbus_item *sec;
+                        g_autofree char *seen = NULL;
+
+                        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+                        seen = groups_of(m);
+                        g_test_message("%s capture, send %u: AUXGROUPS %s",
+                                       k ? "connect-time" : "per-message", i + 1, seen);
+                        g_assert_cmpstr(seen, ==, expect[k][i]);
+                        sec = kdbus_msg_find(m, KDBUS_ITEM_SECLABEL);
+                        if (lsm)
+                                g_assert_nonnull(sec);
+                        else
+                                g_assert_null(sec);
+                        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+                }
+        }
+        kdbus_conn_close(r);
+        mbus_stop(&b);
+}
+
+/* kdbusd's rchar (/proc/PID/io: bytes it read(2) or recvmsg(2)ed). */
+static uint64_t bus_rchar(const MBus *b) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/io", (int)b->pid);
+        g_autofree char *io = NULL;
+        const char *p;
+
+        g_assert_true(g_file_get_contents(path, &io, NULL, NULL));
+        p = strstr(io, "rchar:");
+        g_assert_nonnull(p);
+        return g_ascii_strtoull(p + 6, NULL, 10);
+}
+
+/*
+ * Per-message capture reads only the /proc items some receiver asks for: with the one
+ * receiver asking CREDS alone, a per-message sender consenting to everything costs kdbusd
+ * no /proc reads beyond the pidfd check; once the receiver asks CMDLINE, CGROUP and CAPS
+ * too, each SEND reads them (cmdline, cgroup, status: kilobytes more per message).
+ */
+static void test_per_message_reads(void) {
+        uint64_t per_msg[2];
+        KdbusConn *r = NULL, *s = NULL;
+        unsigned k, i;
+        MBus b;
+
+        mbus_start(&b, NULL);
+        g_assert_cmpint(connect_hello(b.native, 0, &r), ==, 0);
+        g_assert_cmpint(connect_hello(b.native, KDBUS_HELLO_CAPTURE_PER_MESSAGE, &s), ==, 0);
+        g_assert_cmpint(update_attach(s, KDBUS_ITEM_ATTACH_FLAGS_SEND, _KDBUS_ATTACH_ANY), ==, 0);
+        for (k = 0; k < 2; ++k) {
+                uint64_t before;
+
+                g_assert_cmpint(update_attach(r, KDBUS_ITEM_ATTACH_FLAGS_RECV,
+                                              k ? KDBUS_ATTACH_CREDS | KDBUS_ATTACH_CMDLINE |
+                                                  KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS :
+                                                  KDBUS_ATTACH_CREDS), ==, 0);
+                before = bus_rchar(&b);
+                for (i = 0; i < 20; ++i) {
+                        const struct kdbus_msg *m;
+
+                        g_assert_cmpint(signal_to(s, r->id, 10 + i), ==, 0);
+                        g_assert_cmpint(recv_peer_msg(r, &m), ==, 0);
+                        g_assert_cmpuint(item_u64(m, KDBUS_ITEM_CREDS), ==, geteuid());
+                        g_assert_true(!!kdbus_msg_find(m, KDBUS_ITEM_CMDLINE) == !!k);
+                        g_assert_true(!!kdbus_msg_find(m, KDBUS_ITEM_CAPS) == !!k);
+                        g_assert_cmpint(kdbus_conn_free(r, kdbus_conn_offset(r, m)), ==, 0);
+                }
+                per_msg[k] = (bus_rchar(&b) - before) / 20;
+        }
+        g_test_message("kdbusd read per SEND + RECV + FREE: %llu bytes with CREDS wanted, "
+                       "%llu with CMDLINE, CGROUP, CAPS too",
+                       (unsigned long long)per_msg[0], (unsigned long long)per_msg[1]);
+        /* /proc/<pid>/status alone is over 1 KiB */
+        g_assert_cmpuint(per_msg[1], >, per_msg[0] + 1024);
+        kdbus_conn_close(r);
+        kdbus_conn_close(s);
+        mbus_stop(&b);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/native/meta-socket/setuid-after-connect", test_setuid_after_connect);
@@ -695,5 +1111,10 @@ int main(int argc, char **argv) {
         g_test_add_func("/native/meta-socket/user-namespace", test_user_namespace);
         g_test_add_func("/native/meta-socket/pid-namespace", test_pid_namespace);
         g_test_add_func("/native/meta-socket/seclabel", test_seclabel);
+        g_test_add_func("/native/meta-socket/caps-user-namespace", test_caps_user_namespace);
+        g_test_add_func("/native/meta-socket/receiver-unshares-after-hello",
+                        test_receiver_unshares_after_hello);
+        g_test_add_func("/native/meta-socket/groups-per-message", test_groups_per_message);
+        g_test_add_func("/native/meta-socket/per-message-reads", test_per_message_reads);
         return g_test_run();
 }

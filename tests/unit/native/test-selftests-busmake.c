@@ -37,9 +37,10 @@ static char *instance_path(KBus *b, const char *name, const char *sock) {
         return sock ? g_build_filename(dir, name, sock, NULL) : g_build_filename(dir, name, NULL);
 }
 
-/* BUS_MAKE with @name, a bloom item of @size / @n_hash, and ATTACH_FLAGS_SEND @attach. */
-static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_hash,
-                    uint64_t attach) {
+/* BUS_MAKE with @name, a bloom item of @size / @n_hash, and an @attach_type item (the
+ * maker's offer ATTACH_FLAGS_SEND, or the required ATTACH_FLAGS_RECV) of @attach. */
+static int make_raw_attach(KdbusConn *h, const char *name, uint64_t size, uint64_t n_hash,
+                           uint64_t attach_type, uint64_t attach) {
         uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd *cmd = (void *)buf;
         struct kdbus_item *item = cmd->items;
@@ -54,11 +55,43 @@ static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_ha
         item->bloom_parameter.n_hash = n_hash;
         item = KDBUS_ITEM_NEXT(item);
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
-        item->type = KDBUS_ITEM_ATTACH_FLAGS_SEND;
+        item->type = attach_type;
         item->data64[0] = attach;
         item = KDBUS_ITEM_NEXT(item);
         cmd->size = (uint64_t)((uint8_t *)item - buf);
         return kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0);
+}
+
+static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_hash,
+                    uint64_t attach) {
+        return make_raw_attach(h, name, size, n_hash, KDBUS_ITEM_ATTACH_FLAGS_SEND, attach);
+}
+
+/* BUS_CREATOR_INFO asking @attach: the record's items after MAKE_NAME, as "type=value"
+ * ("creds=<uid>", "pids=<pid>", "declined=<bits>"), comma-separated. */
+static char *creator_info(KdbusConn *c, uint64_t attach) {
+        struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = attach };
+        const struct kdbus_info *rec;
+        const struct kdbus_item *item;
+        GString *s = g_string_new(NULL);
+
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info, sizeof(info),
+                                           NULL, 0), ==, 0);
+        rec = (const void *)(c->pool + info.offset);
+        for (item = rec->items; (const uint8_t *)item < (const uint8_t *)rec + rec->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                if (item->type == KDBUS_ITEM_CREDS)
+                        g_string_append_printf(s, "%screds=%llu", s->len ? "," : "",
+                                               (unsigned long long)item->creds.uid);
+                else if (item->type == KDBUS_ITEM_PIDS)
+                        g_string_append_printf(s, "%spids=%llu", s->len ? "," : "",
+                                               (unsigned long long)item->pids.pid);
+                else if (item->type == KDBUS_ITEM_ATTACH_FLAGS_SEND)
+                        g_string_append_printf(s, "%sdeclined=%llu", s->len ? "," : "",
+                                               (unsigned long long)item->data64[0]);
+        }
+        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+        return g_string_free(s, FALSE);
 }
 
 static void test_errors(KBus *b, gconstpointer ctx) {
@@ -93,8 +126,9 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(make_raw(h, name, 32, 8, 0), ==, -EOPNOTSUPP);
         g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
         {
-                /* ATTACH_FLAGS_SEND: the instance's required metadata (kdbus's
-                 * attach_flags_req): libkdbus does not consent to EXE: ECONNREFUSED */
+                /* ATTACH_FLAGS_RECV: the instance's required metadata (kdbus's
+                 * attach_flags_req of its earlier tree): libkdbus does not consent to
+                 * EXE: ECONNREFUSED */
                 g_autofree char *rname = g_strdup_printf("%u-req", (unsigned)geteuid());
                 g_autofree char *rnative = instance_path(b, rname, "bus");
                 g_autofree char *rdir = instance_path(b, rname, NULL);
@@ -102,8 +136,8 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                                                  .attach_flags_send = _KDBUS_ATTACH_ANY };
                 KdbusConn *rh = kopen(b), *rc = NULL;
 
-                g_assert_cmpint(make_raw(rh, rname, 64, 8, KDBUS_ATTACH_CREDS |
-                                         KDBUS_ATTACH_EXE), ==, 0);
+                g_assert_cmpint(make_raw_attach(rh, rname, 64, 8, KDBUS_ITEM_ATTACH_FLAGS_RECV,
+                                                KDBUS_ATTACH_CREDS | KDBUS_ATTACH_EXE), ==, 0);
                 g_assert_cmpint(kdbus_conn_open(rnative, &rc), ==, 0);
                 g_assert_cmpint(kdbus_conn_hello(rc, 0, KPOOL), ==, -ECONNREFUSED);
                 kdbus_conn_close(rc);
@@ -114,6 +148,44 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                 kdbus_conn_close(rc);
                 kdbus_conn_close(rh);
                 g_assert_true(wait_path(rdir, false));
+        }
+        {
+                /* ATTACH_FLAGS_SEND: what the maker offers of itself in BUS_CREATOR_INFO
+                 * (kdbus's attach_flags_owner): CREDS only here, so PIDS is declined; an
+                 * offer of nothing declines both; HELLO requires nothing */
+                g_autofree char *oname = g_strdup_printf("%u-offer", (unsigned)geteuid());
+                g_autofree char *onative = instance_path(b, oname, "bus");
+                g_autofree char *odir = instance_path(b, oname, NULL);
+                g_autofree char *seen = NULL, *expect = NULL;
+                KdbusConn *oh = kopen(b), *oc = NULL;
+
+                g_assert_cmpint(make_raw_attach(oh, oname, 64, 8, KDBUS_ITEM_ATTACH_FLAGS_SEND,
+                                                KDBUS_ATTACH_CREDS), ==, 0);
+                g_assert_cmpint(kdbus_conn_open(onative, &oc), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(oc, 0, KPOOL), ==, 0);
+                seen = creator_info(oc, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+                expect = g_strdup_printf("declined=%llu,creds=%u",
+                                         (unsigned long long)KDBUS_ATTACH_PIDS,
+                                         (unsigned)geteuid());
+                g_assert_cmpstr(seen, ==, expect);
+                kdbus_conn_close(oc);
+                kdbus_conn_close(oh);
+                g_assert_true(wait_path(odir, false));
+                g_free(seen);
+                g_free(expect);
+                oh = kopen(b);
+                oc = NULL;
+                g_assert_cmpint(make_raw_attach(oh, oname, 64, 8, KDBUS_ITEM_ATTACH_FLAGS_SEND,
+                                                0), ==, 0);
+                g_assert_cmpint(kdbus_conn_open(onative, &oc), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(oc, 0, KPOOL), ==, 0);
+                seen = creator_info(oc, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+                expect = g_strdup_printf("declined=%llu", (unsigned long long)
+                                         (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS));
+                g_assert_cmpstr(seen, ==, expect);
+                kdbus_conn_close(oc);
+                kdbus_conn_close(oh);
+                g_assert_true(wait_path(odir, false));
         }
 
         g_assert_cmpint(kdbus_bus_make(h, name, 0), ==, 0);

@@ -8,7 +8,10 @@
  * the XML policy is our rule (docs/native.md "Custom endpoints and kdbus's name policy"):
  * they restrict only the names they cover. docs/kdbus-selftests.md maps each kdbus selftest to these tests.
  */
+#include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include "kdbusd-fixture.h"
 
@@ -225,6 +228,234 @@ static void test_policy_priv(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(root);
 }
 
+/* One write(2) to a /proc map file of @pid. */
+static void write_map(pid_t pid, const char *which, const char *text) {
+        g_autofree char *path = g_strdup_printf("/proc/%d/%s", (int)pid, which);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+        g_assert_cmpint(fd, >=, 0);
+        g_assert_cmpint(write(fd, text, strlen(text)), ==, (ssize_t)strlen(text));
+        (void) close(fd);
+}
+
+/*
+ * kdbus's policy-ns case: a child that drops to @uid and unshares its user namespace, in
+ * which (if @map) this test maps 0 to @uid: uid 0 inside, @uid to the bus. Then as
+ * as_user(): NAME_ACQUIRE @acquire, call @call. Return: as as_user(), or 1 if the machine
+ * forbids the namespace.
+ */
+static int as_userns_root(KBus *b, uid_t uid, bool map, const char *acquire, const char *call) {
+        int p[2], go[2], status, res[3] = { -9999, -9999, -1 };
+        g_autofree char *text = g_strdup_printf("0 %u 1\n", (unsigned)uid);
+        char x;
+        pid_t pid;
+
+        g_assert_cmpint(pipe(p), ==, 0);
+        g_assert_cmpint(pipe(go), ==, 0);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                KdbusConn *c = NULL;
+                int out[3] = { 0, 0, 0 };
+
+                (void) close(p[0]);
+                (void) close(go[1]);
+                if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid))
+                        _exit(2);
+                /* dropping privileges cleared "dumpable": the test could not write our
+                 * maps (kdbus's test sets it again the same way) */
+                if (prctl(PR_SET_DUMPABLE, 1) < 0)
+                        _exit(2);
+                if (unshare(CLONE_NEWUSER) < 0) {
+                        out[2] = 1;
+                        _exit(write(p[1], out, sizeof(out)) == sizeof(out) ? 0 : 3);
+                }
+                out[2] = 0;
+                if (write(p[1], out, sizeof(out)) != sizeof(out) || read(go[0], &x, 1) != 1)
+                        _exit(3);
+                out[2] = (int)getuid();         /* 0 if mapped, the overflow uid if not */
+                if (kdbus_conn_open(b->native, &c) || kdbus_conn_hello(c, 0, KPOOL))
+                        _exit(4);
+                if (acquire)
+                        out[0] = kdbus_conn_name_acquire(c, acquire, 0, NULL);
+                if (call)
+                        out[1] = kcall(c, 0, call, 1, true, "Ping", NULL, 0, NULL);
+                _exit(write(p[1], out, sizeof(out)) == sizeof(out) ? 0 : 3);
+        }
+        (void) close(p[1]);
+        (void) close(go[0]);
+        g_assert_cmpint(read(p[0], res, sizeof(res)), ==, sizeof(res));
+        if (res[2] == 0) {
+                if (map) {
+                        write_map(pid, "uid_map", text);
+                        write_map(pid, "gid_map", text);
+                }
+                g_assert_cmpint(write(go[1], "g", 1), ==, 1);
+                g_assert_cmpint(read(p[0], res, sizeof(res)), ==, sizeof(res));
+                g_assert_cmpint(res[2], ==, map ? 0 : 65534);
+        }
+        (void) close(p[0]);
+        (void) close(go[1]);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return res[2] == 1 ? 1 : res[0] * 1000 + res[1];
+}
+
+/* Messages in @c's pool that are not the bus's (each freed). */
+static unsigned count_peer_msgs(KdbusConn *c) {
+        const struct kdbus_msg *m;
+        unsigned n = 0;
+
+        while (kdbus_conn_recv(c, 0, 0, &m, NULL) == 0) {
+                n += m->src_id != KDBUS_SRC_ID_KERNEL;
+                g_assert_cmpint(kdbus_conn_free(c, kdbus_conn_offset(c, m)), ==, 0);
+        }
+        return n;
+}
+
+/*
+ * HELLO as a policy holder of @name, with one TALK entry of @type for @entry, from a
+ * process in a user namespace of its own that maps 0 to 0 (the bus sees uid 0:
+ * privileged) and @inner to @outer (uids and gids). Return: HELLO's result (1: the
+ * machine forbids the namespace); the holder lives until userns_holder_end(*ret_hold,
+ * *ret_pid).
+ */
+static int userns_holder(KBus *b, const char *name, uint64_t type, uint32_t entry,
+                         uint32_t inner, uint32_t outer, int *ret_hold, pid_t *ret_pid) {
+        int p[2], go[2], r = -9999;
+        g_autofree char *text = g_strdup_printf("0 0 1\n%u %u 1\n", inner, outer);
+        char x;
+        pid_t pid;
+
+        g_assert_cmpint(pipe(p), ==, 0);
+        g_assert_cmpint(pipe(go), ==, 0);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                const Access acc[] = { { type, entry, KDBUS_POLICY_TALK } };
+                KdbusConn *c = NULL;
+
+                (void) close(p[0]);
+                (void) close(go[1]);
+                r = unshare(CLONE_NEWUSER) < 0 ? 1 : 0;
+                if (write(p[1], &r, sizeof(r)) != sizeof(r) || r || read(go[0], &x, 1) != 1)
+                        _exit(r == 1 ? 0 : 2);
+                r = holder_hello(b, name, acc, 1, &c);
+                if (write(p[1], &r, sizeof(r)) != sizeof(r))
+                        _exit(3);
+                (void) read(go[0], &x, 1);      /* hold it until the test closes go[1] */
+                _exit(0);
+        }
+        (void) close(p[1]);
+        (void) close(go[0]);
+        g_assert_cmpint(read(p[0], &r, sizeof(r)), ==, sizeof(r));
+        if (r == 0) {
+                write_map(pid, "uid_map", text);
+                write_map(pid, "gid_map", text);
+                g_assert_cmpint(write(go[1], "g", 1), ==, 1);
+                g_assert_cmpint(read(p[0], &r, sizeof(r)), ==, sizeof(r));
+        }
+        (void) close(p[0]);
+        *ret_hold = go[1];
+        *ret_pid = pid;
+        return r;
+}
+
+static void userns_holder_end(int hold, pid_t pid) {
+        int status;
+
+        (void) close(hold);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * policy-ns: kdbus's name policy across user namespaces. As kdbus's test: a holder gives
+ * OWN to uid 0 and TALK to the world; a process that is uid 0 only inside a user namespace
+ * of its own (mapped from nobody, kdbus's "0 65534 1", or not mapped at all) is nobody to
+ * the bus: it may talk while the world may, not own, and once TALK is uid 0's alone its
+ * call fails EPERM and the owner gets nothing. Ours on top: a holder in a user namespace
+ * names ids of that namespace, which the bus takes through its uid_map / gid_map (kdbus:
+ * make_kuid(current_user_ns())); an id it does not map: EINVAL.
+ */
+static void test_policy_ns(KBus *b, gconstpointer ctx) {
+        const Access own_root_talk_world[] = { { KDBUS_POLICY_ACCESS_USER, 0, KDBUS_POLICY_OWN },
+                                               { KDBUS_POLICY_ACCESS_WORLD, 0,
+                                                 KDBUS_POLICY_TALK } };
+        const Access talk_root[] = { { KDBUS_POLICY_ACCESS_USER, 0, KDBUS_POLICY_TALK } };
+        const char *name = "foo.test.policy-ns";
+        KdbusConn *h = NULL, *owner = kpeer(b, 0);
+        pid_t upid;
+        int r;
+
+        open_dir(b);
+        g_assert_cmpint(holder_hello(b, name, own_root_talk_world, 2, &h), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(owner, name, 0, NULL), ==, 0);
+        (void) count_peer_msgs(owner);
+        r = as_userns_root(b, NOBODY, true, name, name);
+        if (r == 1) {
+                g_test_skip("unshare(CLONE_NEWUSER) refused for uid nobody here");
+                goto out;
+        }
+        /* root inside, nobody to the bus: TALK (world) yes, OWN (uid 0's) no */
+        g_assert_cmpint(r, ==, BOTH(-EPERM, 0));
+        g_assert_cmpuint(count_peer_msgs(owner), ==, 1);
+        g_assert_cmpint(as_userns_root(b, NOBODY, false, name, name), ==, BOTH(-EPERM, 0));
+        g_assert_cmpuint(count_peer_msgs(owner), ==, 1);
+        /* TALK for uid 0 only: the namespace's root is refused, the owner hears nothing */
+        g_assert_cmpint(holder_update(h, name, talk_root, 1), ==, 0);
+        g_assert_cmpint(as_userns_root(b, NOBODY, true, NULL, name), ==, BOTH(0, -EPERM));
+        g_assert_cmpint(as_userns_root(b, NOBODY, false, NULL, name), ==, BOTH(0, -EPERM));
+        g_assert_cmpuint(count_peer_msgs(owner), ==, 0);
+        h = kdbus_conn_close(h);
+
+        /* a holder in a user namespace mapping its 1000 to the bus's OTHER_UID: TALK for
+         * its USER 1000 is the bus's OTHER_UID, not the bus's 1000 */
+        {
+                const char *held = "foo.test.policy-ns-holder";
+                unsigned i;
+                int hold;
+
+                g_assert_cmpint(kdbus_conn_name_acquire(owner, held, 0, NULL), ==, 0);
+                r = userns_holder(b, held, KDBUS_POLICY_ACCESS_USER, 1000, 1000, OTHER_UID,
+                                  &hold, &upid);
+                if (r == 1) {
+                        userns_holder_end(hold, upid);
+                        g_test_skip("unshare(CLONE_NEWUSER) refused here");
+                        goto out;
+                }
+                g_assert_cmpint(r, ==, 0);
+                (void) count_peer_msgs(owner);
+                g_assert_cmpint(as_user(b, OTHER_UID, NULL, held), ==, BOTH(0, 0));
+                g_assert_cmpint(as_user(b, 1000, NULL, held), ==, BOTH(0, -EPERM));
+                g_assert_cmpuint(count_peer_msgs(owner), ==, 1);
+                userns_holder_end(hold, upid);
+                /* its entries went with it (bounded wait for the bus to see the close) */
+                for (i = 0; i < 200 && as_user(b, 1000, NULL, held) != BOTH(0, 0); ++i)
+                        g_usleep(10000);
+                g_assert_cmpuint(i, <, 200);
+                /* an id its namespace does not map: EINVAL, as kdbus's make_kuid(); a
+                 * group id goes through its gid_map alike */
+                r = userns_holder(b, held, KDBUS_POLICY_ACCESS_USER, 4242, 1000, OTHER_UID,
+                                  &hold, &upid);
+                g_assert_cmpint(r, ==, -EINVAL);
+                userns_holder_end(hold, upid);
+                r = userns_holder(b, held, KDBUS_POLICY_ACCESS_GROUP, 4242, 1000, OTHER_UID,
+                                  &hold, &upid);
+                g_assert_cmpint(r, ==, -EINVAL);
+                userns_holder_end(hold, upid);
+                r = userns_holder(b, held, KDBUS_POLICY_ACCESS_GROUP, 1000, 1000, OTHER_UID,
+                                  &hold, &upid);
+                g_assert_cmpint(r, ==, 0);
+                g_assert_cmpint(as_user(b, OTHER_UID, NULL, held), ==, BOTH(0, 0));
+                g_assert_cmpint(as_user(b, 1000, NULL, held), ==, BOTH(0, -EPERM));
+                userns_holder_end(hold, upid);
+        }
+out:
+        kdbus_conn_close(h);
+        kdbus_conn_close(owner);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
@@ -232,5 +463,6 @@ int main(int argc, char **argv) {
                                  kbus_teardown)
         ADD("policy", test_policy);
         ADD("policy-priv", test_policy_priv);
+        ADD("policy-ns", test_policy_ns);
         return g_test_run();
 }
