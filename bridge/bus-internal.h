@@ -19,6 +19,7 @@ typedef struct BridgeQueueEntry {
         List link;                      /* BridgeConn.queue or Bus.free_entries */
         BridgeMsg *msg;                 /* one reference */
         size_t bytes;                   /* what it counts in queued_bytes */
+        uint64_t account;               /* whose quota it counts against (bridge/quota.h) */
 } BridgeQueueEntry;
 
 /* Per-uid accounting (Bus.users): what all connections of one uid hold. */
@@ -41,9 +42,12 @@ void bus_user_put(Bus *bus, BridgeUser *user);
 /* Frees every per-uid account (bus_free, after detaching the connections). */
 void bus_users_flush(Bus *bus);
 
-/* Queue without checks (conn.c); is the queue over its limits; ask the transport to drop. */
+/* Queue without checks (conn.c); is the queue over its limits as a whole (monitors, which
+ * take every sender's messages); may @msg's sending account add it (0, BRIDGE_E_QUOTA,
+ * BRIDGE_E_FDS_QUOTA); ask the transport to drop. */
 int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg);
 bool bridge_conn_queue_is_full(const BridgeConn *conn);
+int bridge_conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg);
 void bridge_conn_kick(BridgeConn *conn);
 /* Take one entry out of the middle of @conn's queue (moving messages: activator.c). */
 void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e);

@@ -9,15 +9,22 @@
  *
  * Queues: a FIFO of BridgeQueueEntry, each holding one message reference. Entries are
  * recycled through Bus.free_entries, so a steady flow of messages allocates nothing.
- * A receiver is over quota when what it already has queued exceeds max_outgoing_bytes or
- * max_outgoing_unix_fds: the check is made before adding, as dbus-daemon does ("destination
- * has a full message queue"), so one message may overshoot and a message larger than the
- * limit still reaches an empty queue.
+ * The limits apply per (receiver, sending account) (bridge/quota.h), as kdbus's pool quota
+ * and dbus-broker's per-user charges do, not per receiver as in dbus-daemon: one user
+ * filling a receiver that does not read is refused at its own limit, and every other user
+ * (and the bus itself) can still reach it. An account is over quota at a receiver when what
+ * it already has queued there exceeds max_outgoing_bytes or max_outgoing_unix_fds: the
+ * check is made before adding, as dbus-daemon does ("destination has a full message
+ * queue"), so one message may overshoot and a message larger than the limit still reaches
+ * an empty queue. A native receiver adds kdbus's pool quota (native_conn_quota_check()),
+ * checked here too, when the message is accepted: what is accepted is never held back
+ * behind another user's backlog, so each receiver gets its messages in routing order.
  *
- * Backpressure: a unicast to a full queue fails for its sender (BRIDGE_E_QUOTA, which
+ * Backpressure: a unicast over quota fails for its sender (BRIDGE_E_QUOTA, which
  * compat turns into LimitsExceeded). A broadcast never fails for its sender: a receiver
  * that cannot take it is kicked (BridgeConnOps.kick), as dbus-broker does, rather than
- * silently losing signals as dbus-daemon does. The kick handler must only schedule the
+ * silently losing signals as dbus-daemon does (a native receiver counts it as dropped
+ * instead). The kick handler must only schedule the
  * disconnect (the transport closes the peer later, from its loop): it may not disconnect
  * or free anything from inside the callback, because routing is still walking the lists.
  *
@@ -182,6 +189,7 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
         /* what the driver answered before hello and was not written */
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
+        bridge_quota_table_deinit(&conn->quota);
         creds_clear(&conn->creds);
         conn->policy = policy_snapshot_free(conn->policy);
         conn->endpoint = bus_endpoint_unref(conn->endpoint);
@@ -273,6 +281,19 @@ static bool conn_queue_is_full(const BridgeConn *conn) {
                conn->queued_fds > l->max_outgoing_unix_fds;
 }
 
+/* May @msg's sending account queue it to @conn? Return: 0, BRIDGE_E_QUOTA or
+ * BRIDGE_E_FDS_QUOTA (a native receiver's per-user fd quota). */
+static int conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
+        const BusLimits *l = &conn->bus->limits;
+        BridgeQuotaUse u = bridge_quota_get(&conn->quota, msg->quota_account);
+        NativeConn *nc;
+
+        if (u.bytes > l->max_outgoing_bytes || u.fds > l->max_outgoing_unix_fds)
+                return BRIDGE_E_QUOTA;
+        nc = native_conn_from_bridge(conn);
+        return nc ? native_conn_quota_check(nc, msg) : 0;
+}
+
 /*
  * A legacy peer needs dbus1 bytes: read a native sender's memfd parts now (once per
  * message; native peers get the memfds themselves). Return: 0, 1 (the body is invalid or
@@ -302,9 +323,15 @@ static int conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         e = bus_entry_get(conn->bus);
         if (!e)
                 return error_origin(-ENOMEM);
-        e->msg = bridge_msg_ref(msg);
         /* memfd parts stay the sender's memory for a native receiver */
         e->bytes = msg->data ? msg->size : bridge_msg_inline_size(msg);
+        e->account = msg->quota_account;
+        r = bridge_quota_charge(&conn->quota, e->account, e->bytes, msg->n_fds);
+        if (r < 0) {
+                bus_entry_put(conn->bus, e);
+                return error_trace(r);
+        }
+        e->msg = bridge_msg_ref(msg);
         list_append(&conn->queue, &e->link);
         conn->queued_bytes += e->bytes;
         conn->queued_fds += msg->n_fds;
@@ -342,18 +369,30 @@ void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
         conn->queued_bytes -= e->bytes;
         conn->queued_fds -= msg->n_fds;
         --conn->queued_msgs;
+        bridge_quota_discharge(&conn->quota, e->account, e->bytes, msg->n_fds);
         bus_entry_put(conn->bus, e);
         bridge_msg_unref(msg);
 }
 
 /**
- * bridge_conn_queue_is_full() - is @conn over its outgoing byte or fd limit?
- * @conn:       the connection
+ * bridge_conn_queue_is_full() - is @conn's whole queue over the outgoing byte or fd limit?
+ * @conn:       the connection (a monitor: it takes every sender's messages)
  *
  * Return: true if nothing more may be queued to it.
  */
 bool bridge_conn_queue_is_full(const BridgeConn *conn) {
         return conn_queue_is_full(conn);
+}
+
+/**
+ * bridge_conn_queue_check() - may @msg's sending account queue it to @conn?
+ * @conn:       the receiver
+ * @msg:        the message (its quota_account set)
+ *
+ * Return: 0, BRIDGE_E_QUOTA, or BRIDGE_E_FDS_QUOTA.
+ */
+int bridge_conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
+        return conn_queue_check(conn, msg);
 }
 
 /**
@@ -411,8 +450,9 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
                 if (r)
                         return r < 0 ? error_trace(r) : 0;
         }
-        if (conn_queue_is_full(dst))
-                return BRIDGE_E_QUOTA;
+        r = conn_queue_check(dst, msg);
+        if (r)
+                return r;
         return error_trace(conn_queue_push(dst, msg));
 }
 
@@ -541,7 +581,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                         if (r)
                                 continue;
                 }
-                if (conn_queue_is_full(conn)) {
+                if (conn_queue_check(conn, msg)) {
                         bridge_conn_kick(conn);
                         continue;
                 }
@@ -661,8 +701,9 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) &&
             sender->n_replies_out >= sender->bus->limits.max_replies_per_connection)
                 return BRIDGE_E_REPLIES_QUOTA;
-        if (conn_queue_is_full(dst))
-                return BRIDGE_E_QUOTA;
+        r = conn_queue_check(dst, msg);
+        if (r)
+                return r;
 
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
                 r = bridge_reply_new(sender, dst, h->serial, &pending);
@@ -698,13 +739,16 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
  * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE,
- * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid).
+ * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid),
+ * BRIDGE_E_FDS_QUOTA (a native receiver holds the fds the sender's user may queue there).
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
         int r;
 
         if (!bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender))
                 return BRIDGE_E_NOT_ACTIVE;
+        /* charged to the sender's account wherever it is queued, also after it is gone */
+        msg->quota_account = bridge_quota_account(sender);
         /* monitors see it before routing, also if routing refuses it (bridge/monitor.h) */
         if ((msg->hdr.destination || msg->hdr.type == WIRE_MSG_SIGNAL) && !msg->monitored &&
             !list_is_empty(&sender->bus->monitors)) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "bridge/quota.h"
 #include "util/hash-table.h"
 #include "util/list.h"
 #include "util/macro.h"
@@ -51,7 +52,8 @@ enum {
         _BRIDGE_E_SUCCESS,
         BRIDGE_E_NAME_UNKNOWN,          /* destination well-known name has no owner */
         BRIDGE_E_PEER_UNKNOWN,          /* destination unique name is not connected */
-        BRIDGE_E_QUOTA,                 /* the receiver's queue is full (bytes or fds) */
+        BRIDGE_E_QUOTA,                 /* the sender's user holds all it may queue at the
+                                         * receiver (bytes, messages) */
         BRIDGE_E_FDS_REFUSED,           /* message carries fds, receiver cannot take them */
         BRIDGE_E_REPLY_UNEXPECTED,      /* a reply with no matching pending call */
         BRIDGE_E_REPLIES_QUOTA,         /* too many pending replies for the caller */
@@ -66,6 +68,8 @@ enum {
         BRIDGE_E_BAD_BODY,              /* the body in a native sender's memfd parts is not
                                          * valid for its signature (a legacy receiver needs
                                          * a valid dbus1 message) */
+        BRIDGE_E_FDS_QUOTA,             /* the sender's user holds all the fds it may queue
+                                         * at a native receiver (kdbus: 16; EMFILE) */
         _BRIDGE_E_N,
 };
 
@@ -92,6 +96,8 @@ struct BridgeConn {
         uint64_t queued_bytes;
         uint32_t queued_fds;
         uint32_t queued_msgs;
+        BridgeQuotaTable quota;         /* the queue per sending account (bridge/quota.h):
+                                         * the queue limits apply per (receiver, account) */
         List owned;                     /* BridgeNameOwner: names owned or queued for */
         unsigned n_names;
         List matches;                   /* BridgeMatchRule */
@@ -150,7 +156,9 @@ void bridge_conn_disconnect(BridgeConn *conn);
  *
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
  * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE,
- * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid).
+ * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid),
+ * BRIDGE_E_FDS_QUOTA (a native receiver's per-user fd quota). The queue limits apply per
+ * (receiver, sending account): bridge/quota.h.
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg);
 

@@ -213,7 +213,8 @@ int bus_monitor_queue_seen(BridgeConn *dst, BridgeMsg *msg) {
                 if (r)
                         return r < 0 ? error_trace(r) : 0;
         }
-        if (bridge_conn_queue_is_full(dst))
-                return BRIDGE_E_QUOTA;
+        r = bridge_conn_queue_check(dst, msg);
+        if (r)
+                return r;
         return error_trace(bridge_conn_queue_push(dst, msg));
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bridge/msg.h"
+#include "bridge/quota.h"
 #include "util/error.h"
 #include "wire/stamp.h"
 
@@ -201,6 +202,7 @@ int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
                 return error_origin(-ENOMEM);
         m->data = (uint8_t *)m + MSG_INLINE_OFFSET;
         m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
 
         if (sender) {
                 r = wire_message_stamp(src, src_hdr, sender, m->data, &size);
@@ -286,6 +288,7 @@ int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t
         m->n_parts = n_parts;
         m->tail = tail;
         m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
         buf = (uint8_t *)m + MSG_INLINE_OFFSET;
         if (sender) {
                 r = wire_message_stamp(head, &hh, sender, buf, &size);
@@ -433,6 +436,7 @@ int bridge_msg_new_take(uint8_t *data, size_t size, uint64_t sender_id, BridgeMs
         if (!m)
                 return error_origin(-ENOMEM);
         m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
 
         /* the builder declares the fds it will attach: accept any UNIX_FDS */
         r = wire_message_parse(data, size, WIRE_MAX_UNIX_FDS, WIRE_PARSE_SKIP_BODY, &m->hdr);

@@ -37,6 +37,8 @@ typedef struct BridgeMsg {
         BridgeMsgCache *cache;          /* where the buffer goes back (a reference); NULL: free() */
         unsigned size_class;            /* with @cache: its class */
         uint64_t sender_id;             /* 0: the bus itself (driver) */
+        uint64_t quota_account;         /* whose quota its copies count against (set when
+                                         * routed: bridge/quota.h); the bus's until then */
         WireHeader hdr;                 /* describes @data (@head with parts) */
         uint8_t *data;                  /* the stamped message; with @parts: NULL until
                                          * bridge_msg_materialize() read them */

@@ -6,11 +6,19 @@
  * Delivery: the BridgeConn's queue is the core's; this transport empties it into the pool
  * as soon as something is queued (queue_nonempty), writing each message once as a
  * kdbus_msg. The written messages wait on @recv_list until RECV hands out their offsets.
- * A message that the pool quota (per sending user: NATIVE_MAX_MSGS_PER_USER messages and
- * bridge_pool_quota_allows()) or the free space cannot take stays in the core's queue, so
- * the core's own queue limits push back on its senders; RECV and FREE retry. Exception, so
- * nothing can get stuck: with nothing waiting on @recv_list the quota is not applied, and
- * a message larger than the whole free pool is dropped and counted in dropped_msgs.
+ *
+ * Quota, per (receiver, sending account) as in kdbus: NATIVE_MAX_MSGS_PER_USER messages,
+ * NATIVE_MAX_FDS_PER_USER fds and bridge_pool_quota_allows()'s share of the pool, counting
+ * what the account has in the pool and in the core's queue. It is checked when the core
+ * accepts a message (native_conn_quota_check(), from bridge/conn.c), as kdbus checked it
+ * when it wrote into the pool, not when the message is written here: a message accepted
+ * is never held back by its user's share later, so one user's backlog cannot stop another
+ * user's messages, and the receiver gets them in the order the bus accepted them. What
+ * waits in the core's queue waits only for free space (slices the peer has not FREEd),
+ * which holds up every sender alike; RECV and FREE retry. Exceptions, so that a receiver
+ * with nothing queued takes any message it has room for: with nothing in the pool and the
+ * core's queue the quota is not applied, and a message larger than the whole free pool is
+ * dropped and counted in dropped_msgs. The bus's own messages are not charged.
  *
  * A broadcast the core could not queue (it kicks the receiver) is counted in dropped_msgs
  * instead of disconnecting: in kdbus a broadcast never fails its sender, and the receiver
@@ -68,6 +76,7 @@ int native_errno_from_bridge(int r) {
         case BRIDGE_E_CONN_QUOTA:       return -EMFILE;
         case BRIDGE_E_ACCESS_DENIED:    return -EPERM;  /* kdbus: no TALK (or XML policy) */
         case BRIDGE_E_BAD_BODY:         return -EBADMSG;
+        case BRIDGE_E_FDS_QUOTA:        return -EMFILE; /* kdbus_conn_quota_inc() */
         default:
                 return r < 0 ? r : -EIO;
         }
@@ -76,6 +85,9 @@ int native_errno_from_bridge(int r) {
 static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
         list_unlink(&e->link);
         --nc->n_entries;
+        if (e->msg)
+                bridge_quota_discharge(&nc->pool_quota, e->sender_account, e->slice->size,
+                                       e->msg->n_fds);
         if (release_slice)
                 bridge_pool_release(nc->pool, e->slice);
         else
@@ -264,6 +276,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         }
         while ((e = list_first_entry(&nc->recv_list, NativeEntry, link)))
                 entry_free(nc, e, true);
+        bridge_quota_table_deinit(&nc->pool_quota);
         native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
@@ -484,49 +497,69 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
 }
 
 
-/* The pool quota's account of @sender (NULL: the bus): its uid, or its endpoint's. */
-static uint64_t native_quota_account(const BridgeConn *sender) {
-        if (!sender)
-                return UINT32_MAX;
-        if (sender->endpoint)
-                return (uint64_t)1 << 32 | sender->endpoint->id;
-        return (uint32_t)sender->creds.uid;
-}
-
-/*
- * Write @m into the pool. Return: 0 (delivered or dropped), 1 (no room now: leave it
- * queued), or -ENOMEM.
- */
-static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
-        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
-        uint64_t msg_size, total, user_bytes = 0, attach, declined, bytes;
-        unsigned user_msgs = 0;
-        BridgePoolSlice *slice;
-        NativeEntry *e;
-        uint64_t account;
-        List *pos;
-        int r;
+/* The sizes of @m's kdbus_msg as @nc gets it from @sender: *ret_msg_size (header, items,
+ * metadata), and what the slice takes with the inline payload behind. */
+static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const BridgeConn *sender,
+                               uint64_t *ret_msg_size, uint64_t *ret_attach,
+                               uint64_t *ret_declined) {
+        uint64_t msg_size, bytes;
 
         msg_size = sizeof(struct kdbus_msg) + msg_payload_items_size(m, &bytes);
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
-        attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender, &declined);
-        msg_size += native_meta_size(attach, declined, sender, m);
-        total = msg_size + bytes;
+        *ret_attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender, ret_declined);
+        msg_size += native_meta_size(*ret_attach, *ret_declined, sender, m);
+        *ret_msg_size = msg_size;
+        return ALIGN8(msg_size + bytes);
+}
 
-        account = native_quota_account(sender);
-        list_for_each(pos, &nc->recv_list) {
-                e = container_of(pos, NativeEntry, link);
-                if (e->sender_account == account) {
-                        user_bytes += e->slice->size;
-                        ++user_msgs;
-                }
-        }
-        if (m->sender_id && !list_is_empty(&nc->recv_list) &&
-            (user_msgs >= NATIVE_MAX_MSGS_PER_USER ||
-             !bridge_pool_quota_allows(nc->pool, user_bytes, total)))
-                return 1;
+/**
+ * native_conn_quota_check() - kdbus's pool quota for one more message of a sending account
+ * @nc:         the receiver
+ * @msg:        the message, its quota_account set (bridge_conn_send())
+ *
+ * What the account holds counts both in the pool (written, not received) and in the core's
+ * queue (accepted, waiting for free space). Not applied to the bus's own messages, nor when
+ * the receiver has nothing queued at all (a message larger than a user's share then still
+ * reaches a receiver that has room for it).
+ *
+ * Return: 0, BRIDGE_E_QUOTA (NATIVE_MAX_MSGS_PER_USER messages, or the byte share: kdbus's
+ * ENOBUFS) or BRIDGE_E_FDS_QUOTA (more than NATIVE_MAX_FDS_PER_USER fds: EMFILE).
+ */
+int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
+        BridgeConn *sender;
+        BridgeQuotaUse pool, queue;
+        uint64_t total, msg_size, attach, declined;
 
+        if (!msg->sender_id || msg->quota_account == BRIDGE_QUOTA_ACCOUNT_BUS)
+                return 0;
+        if (list_is_empty(&nc->recv_list) && !bridge_conn_queue_peek(nc->conn))
+                return 0;
+        pool = bridge_quota_get(&nc->pool_quota, msg->quota_account);
+        queue = bridge_quota_get(&nc->conn->quota, msg->quota_account);
+        if (pool.msgs + queue.msgs >= NATIVE_MAX_MSGS_PER_USER)
+                return BRIDGE_E_QUOTA;
+        if (pool.fds + queue.fds + msg->n_fds > NATIVE_MAX_FDS_PER_USER)
+                return BRIDGE_E_FDS_QUOTA;
+        sender = bus_find_conn(nc->conn->bus, msg->sender_id);
+        total = msg_slice_size(nc, msg, sender, &msg_size, &attach, &declined);
+        if (!bridge_pool_quota_allows(nc->pool, pool.bytes + queue.bytes, total))
+                return BRIDGE_E_QUOTA;
+        return 0;
+}
+
+/*
+ * Write @m into the pool (its quota was checked when the core accepted it). Return: 0
+ * (delivered or dropped), 1 (no free space now: leave it queued), or -ENOMEM.
+ */
+static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
+        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
+        uint64_t msg_size, total, attach, declined;
+        BridgePoolSlice *slice;
+        NativeEntry *e;
+        int r;
+
+        total = msg_slice_size(nc, m, sender, &msg_size, &attach, &declined);
         r = bridge_pool_alloc(nc->pool, total, true, &slice);
         if (r == POOL_E_NO_SPACE) {
                 if (!list_is_empty(&nc->recv_list) || nc->pool->used > nc->pool->queued)
@@ -550,14 +583,16 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         }
 
         e = calloc(1, sizeof(*e));
-        if (!e) {
+        if (!e || bridge_quota_charge(&nc->pool_quota, m->quota_account, slice->size,
+                                      m->n_fds) < 0) {
+                free(e);
                 bridge_pool_release(nc->pool, slice);
                 return error_origin(-ENOMEM);
         }
         e->slice = slice;
         e->msg_size = msg_size;
         e->priority = m->priority;
-        e->sender_account = account;
+        e->sender_account = m->quota_account;
         e->msg = bridge_msg_ref(m);
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;

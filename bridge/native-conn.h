@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bridge/quota.h"
 #include "util/list.h"
 #include "util/macro.h"
 
@@ -71,10 +72,12 @@ typedef struct NativeEntry {
         struct BridgePoolSlice *slice;
         uint64_t msg_size;              /* the kdbus_msg's size (items; payload behind) */
         int64_t priority;
-        uint64_t sender_account;        /* quota account: the sender's uid, or for a sender
-                                         * on a custom endpoint 1 << 32 | its id (kdbus
-                                         * charges an endpoint's peers to the endpoint) */
-        BridgeMsg *msg;                 /* one reference: its fds go out with RECV */
+        uint64_t sender_account;        /* quota account (bridge/quota.h): the sender's
+                                         * uid, or for a sender on a custom endpoint 1 << 32 |
+                                         * its id (kdbus charges an endpoint's peers to the
+                                         * endpoint) */
+        BridgeMsg *msg;                 /* one reference: its fds go out with RECV; NULL
+                                         * for a notification (charged to no account) */
 } NativeEntry;
 
 /* What the bus read from /proc of the peer at HELLO (bridge/native-meta.c). */
@@ -154,6 +157,8 @@ struct NativeConn {
         int next_send_pidfd;            /* borrowed for the command; -1 */
 
         List recv_list;                 /* NativeEntry */
+        BridgeQuotaTable pool_quota;    /* recv_list's messages per sending account:
+                                         * slice bytes, fds, messages */
         List matches;                   /* NativeMatch */
         unsigned n_entries;
         uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
@@ -167,8 +172,14 @@ struct NativeConn {
                                          * watches it and calls native_conn_sync_cancel() */
 };
 
-/* At most this many messages of one sending user wait in one receiver (kdbus). */
+/* At most this many messages, and fds in them, of one sending user wait in one receiver
+ * (kdbus: KDBUS_CONN_MAX_MSGS, KDBUS_CONN_MAX_FDS_PER_USER). */
 #define NATIVE_MAX_MSGS_PER_USER 256u
+#define NATIVE_MAX_FDS_PER_USER 16u
+
+/* kdbus's pool quota for @msg's sending account at @nc, counting what it has in the pool
+ * and in the core's queue: 0, BRIDGE_E_QUOTA (messages, bytes) or BRIDGE_E_FDS_QUOTA. */
+int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg);
 
 /**
  * Return: 0, or a negative errno for the peer: -EINVAL (bad struct, flags, items or pool

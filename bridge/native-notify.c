@@ -124,7 +124,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
 
         e->slice = slice;
         e->msg_size = size;
-        e->sender_account = UINT32_MAX;     /* the bus: as native_quota_account(NULL) */
+        e->sender_account = BRIDGE_QUOTA_ACCOUNT_BUS;   /* no msg: charged to nobody */
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;
         if (was_empty && nc->ops && nc->ops->readable)

@@ -135,6 +135,11 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         /* only native senders meet it (kdbus's EBADMSG); named for completeness */
         [BRIDGE_E_BAD_BODY] = { E("InvalidArgs"),
                 "The message body in the sender's memfd does not match its signature" },
+        /* a legacy sender's fds to a native receiver over kdbus's 16 per user; @a as for
+         * BRIDGE_E_QUOTA */
+        [BRIDGE_E_FDS_QUOTA] = { E("LimitsExceeded"),
+                "Rejected: the destination holds the 16 unix fds one user may queue to a "
+                "native (kdbus) connection; %s" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */

@@ -256,6 +256,65 @@ static void test_queue_quota(Fixture *f, gconstpointer ctx) {
         bridge_msg_unref(m);
 }
 
+/*
+ * The queue limits apply per (receiver, sending user), as dbus-broker's per-user quotas and
+ * kdbus's: uid 1000 filling c[1]'s queue is refused at its own limit, while uid 1002 and
+ * the bus itself still reach c[1], in order; a broadcast of the full user kicks c[1], one
+ * of another user does not.
+ */
+static void test_queue_quota_per_user(Fixture *f, gconstpointer ctx) {
+        BridgeMatchKeys k = { .member = "B" };
+        TestMsg t = { .type = WIRE_MSG_SIGNAL, .destination = ":1.2" };
+        BridgeMsg *m0 = test_msg_new(f->c[0], &t), *m2 = test_msg_new(f->c[2], &t), *bus;
+        BridgeMsg *b0, *b2;
+        size_t size = m0->size;
+
+        g_assert_cmpuint(f->c[0]->creds.uid, !=, f->c[2]->creds.uid);
+        f->bus->limits.max_outgoing_bytes = 2 * size;
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, BRIDGE_E_QUOTA);
+        /* another user, and the bus, each have a share of their own */
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, 0);
+        bus = test_msg_new(NULL, &t);
+        g_assert_cmpint(bridge_conn_queue_msg(f->c[1], bus), ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 5);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, BRIDGE_E_QUOTA);
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, BRIDGE_E_QUOTA);
+        /* routing order kept: three of uid 1000, one of 1002, the bus's, two of 1002 */
+        g_assert_true(bridge_conn_queue_peek(f->c[1]) == m0);
+        bridge_conn_queue_pop(f->c[1]);
+        bridge_conn_queue_pop(f->c[1]);
+        bridge_conn_queue_pop(f->c[1]);
+        g_assert_true(bridge_conn_queue_peek(f->c[1]) == m2);
+        bridge_conn_queue_pop(f->c[1]);
+        g_assert_true(bridge_conn_queue_peek(f->c[1]) == bus);
+        bridge_conn_queue_pop(f->c[1]);
+        /* uid 1000 has room again; uid 1002 still holds two */
+        g_assert_cmpint(bridge_conn_send(f->c[0], m0), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[2], m2), ==, BRIDGE_E_QUOTA);
+        /* broadcasts never fail: the full user's kicks c[1], the other's does not */
+        g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&k)), ==, 0);
+        b2 = test_msg_new(f->c[2], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .member = "B" });
+        b0 = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .member = "B" });
+        g_assert_cmpint(bridge_conn_send(f->c[2], b2), ==, 0);
+        g_assert_cmpuint(f->t[1].n_kick, ==, 1);
+        g_assert_cmpint(bridge_conn_send(f->c[0], b0), ==, 0);
+        g_assert_cmpuint(f->t[1].n_kick, ==, 1);
+        while (bridge_conn_queue_peek(f->c[1]))
+                bridge_conn_queue_pop(f->c[1]);
+        g_assert_cmpuint(f->c[1]->quota.n, ==, 0);
+        bridge_msg_unref(b0);
+        bridge_msg_unref(b2);
+        bridge_msg_unref(bus);
+        bridge_msg_unref(m0);
+        bridge_msg_unref(m2);
+}
+
 static void test_fds(Fixture *f, gconstpointer ctx) {
         BridgeMatchKeys k = { .member = "F" };
         BridgeMsg *m;
@@ -431,6 +490,9 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/routing/match-quota", Fixture, NULL, setup3, test_match_quota,
                    fixture_teardown);
         g_test_add("/bridge/routing/queue-quota", Fixture, NULL, setup3, test_queue_quota,
+                   fixture_teardown);
+        g_test_add("/bridge/routing/queue-quota-per-user", Fixture, NULL, setup3,
+                   test_queue_quota_per_user,
                    fixture_teardown);
         g_test_add("/bridge/routing/fds", Fixture, NULL, setup3, test_fds, fixture_teardown);
         g_test_add("/bridge/routing/kick", Fixture, NULL, setup3, test_kick, fixture_teardown);

@@ -1,22 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Conformance with kdbus's message selftests, through a real kdbusd and libkdbus: chat,
- * message-basic (to oneself, broadcasts and one's own broadcast), message-quota (the
- * 256-message pool quota per sending user, then the core queue's limit: ENOBUFS, nothing
- * lost), memory-access (payload vectors the bus cannot read: EFAULT; a payload split over
+ * message-basic (to oneself, broadcasts and one's own broadcast), message-quota (the pool
+ * quota per (receiver, sending user): 256 messages or a third of the free half, then
+ * ENOBUFS for that user only, nothing lost), memory-access (payload vectors the bus cannot read: EFAULT; a payload split over
  * vectors), message-free, sync-byebye, fd-passing's refusals, writable-pool, connection-
  * info, match-bloom / match by sender id and name. docs/kdbus-selftests.md maps each kdbus
  * selftest to these tests.
  */
+#include <grp.h>
+#include <sys/stat.h>
 #include "kdbusd-fixture.h"
 
-/* A configuration with a small queue limit for the message-quota test. */
+/* A configuration with a small queue limit for the message-quota test (the core's queue
+ * limit, per sending user, must not be what binds), open to uid nobody. */
 static const char quota_conf[] =
         "<busconfig>\n"
         "  <type>session</type>\n"
         "  <listen>unix:tmpdir=/tmp</listen>\n"
         "  <auth>EXTERNAL</auth>\n"
         "  <policy context=\"default\">\n"
+        "    <allow user=\"*\"/>\n"
         "    <allow send_destination=\"*\" eavesdrop=\"true\"/>\n"
         "    <allow eavesdrop=\"true\"/>\n"
         "    <allow own=\"*\"/>\n"
@@ -178,59 +182,132 @@ static unsigned fill(KdbusConn *a, KdbusConn *c, uint8_t *data, size_t size, uns
         }
 }
 
-/* RECV @n messages, serials 1..@n in order, then nothing. */
-static void drain_in_order(KdbusConn *c, unsigned n) {
+/*
+ * In a child running as uid nobody: HELLO, then SEND @data (serials 1, 2, ...) to @dst_id
+ * until a SEND fails. Return: how many were accepted; *ret_error: the failure (-9999 if
+ * the child could not connect).
+ */
+static unsigned fill_as_nobody(KBus *b, uint64_t dst_id, uint8_t *data, size_t size,
+                               unsigned limit, int *ret_error) {
+        int p[2], status, res[2] = { 0, -9999 };
+        pid_t pid;
+
+        g_assert_cmpint(pipe(p), ==, 0);
+        pid = fork();
+        g_assert_cmpint(pid, >=, 0);
+        if (pid == 0) {
+                KdbusSend s = { .dst_id = dst_id, .memfd = -1 };
+                KdbusConn *c = NULL;
+                int out[2] = { 0, -9999 };
+
+                (void) close(p[0]);
+                if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+                    setresuid(65534, 65534, 65534) || kdbus_conn_open(b->native, &c) ||
+                    kdbus_conn_hello(c, 0, KPOOL))
+                        _exit(write(p[1], out, sizeof(out)) == sizeof(out) ? 0 : 3);
+                for (out[0] = 0; out[0] < (int)limit; ++out[0]) {
+                        *(uint32_t *)(data + 8) = (uint32_t)out[0] + 1;
+                        if (kdbus_send_from_dbus1(&s, data, size))
+                                _exit(4);
+                        out[1] = kdbus_conn_send(c, &s, data, size, NULL);
+                        if (out[1])
+                                break;
+                }
+                _exit(write(p[1], out, sizeof(out)) == sizeof(out) ? 0 : 3);
+        }
+        (void) close(p[1]);
+        g_assert_cmpint(read(p[0], res, sizeof(res)), ==, sizeof(res));
+        (void) close(p[0]);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        *ret_error = res[1];
+        return (unsigned)res[0];
+}
+
+/* RECV @n messages of the sender @src_id, serials 1..@n in order. */
+static void recv_in_order_from(KdbusConn *c, uint64_t src_id, unsigned n) {
         unsigned got;
 
         for (got = 0; got < n; ++got) {
                 const struct kdbus_msg *m = NULL;
 
                 g_assert_cmpint(krecv_wait(c, 5000, true, &m), ==, 0);
+                g_assert_cmpuint(m->src_id, ==, src_id);
                 g_assert_cmpuint(m->cookie, ==, got + 1);
                 kfree_msg(c, m);
         }
-        kassert_empty(c);
+}
+
+/* The id of the last connection that said hello: the next one's minus one. */
+static uint64_t last_hello_id(KBus *b) {
+        KdbusConn *probe = kpeer(b, 0);
+        uint64_t id = probe->id - 1;
+
+        kdbus_conn_close(probe);
+        return id;
 }
 
 /*
- * message-quota: a receiver that does not read takes at most 256 messages of one sending
- * user into its pool, and of the free half of the pool one user gets a third; more wait
- * in the bus's queue, whose limit (max_outgoing_bytes, 8192 here) then answers ENOBUFS.
- * Reading makes room; every message the bus accepted arrives, in order.
+ * message-quota: kdbus's pool quota, per (receiver, sending user), checked when the bus
+ * accepts a message: a receiver that does not read takes at most 256 messages of one
+ * sending user, and of the free half of its pool one user gets a third; beyond that user
+ * gets ENOBUFS, while another user (uid nobody, in a child) still gets its messages in, up
+ * to its own limit. Reading makes room; every message the bus accepted arrives, in order.
  */
 static void test_message_quota(KBus *b, gconstpointer ctx) {
-        KdbusConn *a = kpeer(b, 0);
-        KdbusConn *big = kpeer_pool(b, 0, 4 * KPOOL), *small = kpeer(b, 0);
+        KdbusConn *a, *big, *small;
         const char *args[] = { "0123456789abcdef0123456789abcdef0123456789abcdef", NULL };
-        unsigned sent, queue_max;
+        unsigned sent, sent_nobody;
+        uint64_t nobody_id;
         uint8_t *data;
         size_t size;
+        int r;
 
-        data = kbuild(WIRE_MSG_METHOD_CALL, 1, 0, ":1.0", "Fill", args, &size);
-        /* the queue takes messages while its bytes do not exceed the limit */
-        queue_max = 8192 / (unsigned)size + 1;
+        g_assert_cmpint(chmod(b->dir, 0755), ==, 0);    /* uid nobody reaches the socket */
+        a = kpeer(b, 0);
+        big = kpeer_pool(b, 0, 4 * KPOOL);
+        small = kpeer(b, 0);
 
         /* a 1 MiB pool: the message count binds (a third of 512 KiB would be ~800) */
-        free(data);
         data = kbuild(WIRE_MSG_METHOD_CALL, 1, 0, kunique(big->id), "Fill", args, &size);
         data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
-        sent = fill(a, big, data, size, 256 + queue_max);
-        g_test_message("1 MiB pool: %u messages of %zu bytes before ENOBUFS", sent, size);
-        g_assert_cmpuint(sent, >, 256);
-        g_assert_cmpuint(sent, <=, 256 + queue_max);
-        drain_in_order(big, sent);
+        sent = fill(a, big, data, size, 300);
+        g_test_message("1 MiB pool: %u messages of %zu bytes from uid 0 before ENOBUFS",
+                       sent, size);
+        g_assert_cmpuint(sent, ==, 256);
+        /* uid 0's backlog does not stop uid nobody, which gets its own 256 */
+        sent_nobody = fill_as_nobody(b, big->id, data, size, 300, &r);
+        nobody_id = last_hello_id(b);
+        g_test_message("then uid 65534: %u accepted before %d", sent_nobody, r);
+        g_assert_cmpint(r, ==, -ENOBUFS);
+        g_assert_cmpuint(sent_nobody, ==, 256);
+        /* uid 0 is still refused; nothing was lost, each user's messages in order */
+        *(uint32_t *)(data + 8) = 999;
+        g_assert_cmpint(ksend_dbus1(a, big->id, NULL, 0, 0, data, size, NULL), ==, -ENOBUFS);
+        recv_in_order_from(big, a->id, 256);
+        recv_in_order_from(big, nobody_id, 256);
+        kassert_empty(big);
         *(uint32_t *)(data + 8) = 1;
         g_assert_cmpint(ksend_dbus1(a, big->id, NULL, 0, 0, data, size, NULL), ==, 0);
         free(data);
 
-        /* a 256 KiB pool: the bytes bind first (a third of 128 KiB: about 200 messages) */
+        /* a 256 KiB pool: the bytes bind first (a third of 128 KiB: about 200 messages);
+         * the second user gets a third of what the first left */
         data = kbuild(WIRE_MSG_METHOD_CALL, 1, 0, kunique(small->id), "Fill", args, &size);
         data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
-        sent = fill(a, small, data, size, 256 + queue_max);
-        g_test_message("256 KiB pool: %u messages before ENOBUFS", sent);
+        sent = fill(a, small, data, size, 300);
+        g_test_message("256 KiB pool: %u messages from uid 0 before ENOBUFS", sent);
         g_assert_cmpuint(sent, <, 256);
-        g_assert_cmpuint(sent - queue_max, <=, KPOOL / 2 / 3 / size);
-        drain_in_order(small, sent);
+        g_assert_cmpuint(sent, <=, KPOOL / 2 / 3 / size + 1);
+        sent_nobody = fill_as_nobody(b, small->id, data, size, 300, &r);
+        nobody_id = last_hello_id(b);
+        g_test_message("then uid 65534: %u accepted before %d", sent_nobody, r);
+        g_assert_cmpint(r, ==, -ENOBUFS);
+        g_assert_cmpuint(sent_nobody, >, 0);
+        g_assert_cmpuint(sent_nobody, <, sent);
+        recv_in_order_from(small, a->id, sent);
+        recv_in_order_from(small, nobody_id, sent_nobody);
+        kassert_empty(small);
         free(data);
         kdbus_conn_close(a);
         kdbus_conn_close(big);
