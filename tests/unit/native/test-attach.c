@@ -225,10 +225,17 @@ static void test_per_message(AFixture *t, gconstpointer ctx) {
         uint64_t want = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_PID_COMM;
         const struct kdbus_msg *km;
         int pidfd_other = (int)syscall(SYS_pidfd_open, t->child[1], 0);
-        int pidfd_sender = (int)syscall(SYS_pidfd_open, t->child[0], 0);
+        int pidfd_gone, status;
+        pid_t gone = fork();
+
+        g_assert_cmpint(gone, >=, 0);
+        if (gone == 0)
+                _exit(0);
+        pidfd_gone = (int)syscall(SYS_pidfd_open, gone, 0);
+        g_assert_cmpint(pidfd_gone, >=, 0);
+        g_assert_cmpint(waitpid(gone, &status, 0), ==, gone);
 
         g_assert_cmpint(pidfd_other, >=, 0);
-        g_assert_cmpint(pidfd_sender, >=, 0);
         g_assert_cmpint(hello_as(t, &t->a, t->child[0], 2000, KDBUS_HELLO_CAPTURE_PER_MESSAGE,
                                  _KDBUS_ATTACH_ALL, 0), ==, 0);
         g_assert_cmpint(hello_as(t, &t->b, -1, 2000, 0, 0, want), ==, 0);
@@ -239,8 +246,9 @@ static void test_per_message(AFixture *t, gconstpointer ctx) {
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.egid, ==, 4343);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_PIDS)->pids.pid, ==, (uint64_t)t->child[1]);
         g_assert_cmpstr(msg_item(km, KDBUS_ITEM_PID_COMM)->str, ==, "meta-other");
-        /* a pidfd that is not that pid's process: no /proc items (missing, not declined) */
-        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_sender, NULL);
+        /* the pidfd's process went before the read ended: no /proc items (missing, not
+         * declined), the pid may name another process */
+        native_conn_set_send_creds(t->a.nc, true, 4242, 4343, (uint32_t)t->child[1], pidfd_gone, NULL);
         km = a_to_b(t);
         g_assert_null(msg_item(km, KDBUS_ITEM_PID_COMM));
         g_assert_cmpuint(declined(km), ==, 0);
@@ -257,7 +265,7 @@ static void test_per_message(AFixture *t, gconstpointer ctx) {
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.uid, ==, 2000);
         g_assert_cmpstr(msg_item(km, KDBUS_ITEM_PID_COMM)->str, ==, "meta-sender");
         (void) close(pidfd_other);
-        (void) close(pidfd_sender);
+        (void) close(pidfd_gone);
 }
 
 /* Ids through the receiver's namespaces (as native_ns_capture() would have read them). */
