@@ -117,6 +117,8 @@ Bus *bus_free(Bus *bus) {
         hash_table_deinit(&bus->users);
         bus->policy = policy_db_unref(bus->policy);
         bus->holder_policy = native_policy_db_free(bus->holder_policy);
+        native_meta_free(bus->creator_meta);
+        bus->creator_meta = NULL;
         hash_table_deinit(&bus->conns_by_id);
         hash_table_deinit(&bus->names);
         hash_table_deinit(&bus->replies);

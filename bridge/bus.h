@@ -121,6 +121,8 @@ struct Bus {
                                          * capture reads only what someone may get) */
         uint64_t attach_flags_owner;    /* BUS_MAKE's ATTACH_FLAGS_SEND: what the maker
                                          * offers of itself in BUS_CREATOR_INFO (kdbus) */
+        struct NativeMeta *creator_meta; /* the maker's /proc items, read at BUS_MAKE as
+                                          * far as it offers them; NULL: none */
 };
 
 /* Bus.attach_rule */

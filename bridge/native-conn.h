@@ -302,6 +302,12 @@ void native_conn_set_send_creds(NativeConn *nc, bool have, uint32_t uid, uint32_
 void native_meta_recv_account(Bus *bus, uint64_t old, uint64_t new);
 /* Attach the per-message capture of @nc's SEND to @m. Return: 0 or -ENOMEM. */
 int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m);
+/* The /proc items of @m (TID_COMM, PID_COMM, EXE, CMDLINE, CGROUP, CAPS, AUDIT) that
+ * @attach asks for: their size, and writing them at @p (CAPS and AUDIT's loginuid as
+ * @receiver's user namespace sees them, NULL: the bus's). */
+size_t native_meta_proc_size(uint64_t attach, const NativeMeta *m);
+uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m,
+                                const NativeConn *receiver);
 /* BridgeMsg.sender_meta's destructor. */
 void native_msg_meta_free(void *meta);
 

@@ -427,6 +427,95 @@ static const char *meta_seclabel(const BridgeConn *sender, const BridgeMsg *m) {
         return mm ? mm->seclabel : sender->creds.seclabel;
 }
 
+static uint8_t *put_item(uint8_t *p, uint64_t type, const void *data, size_t len) {
+        struct kdbus_item *item = (void *)p;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + len;
+        item->type = type;
+        if (len)
+                memcpy(item->data, data, len);
+        return p + KDBUS_ALIGN8(item->size);
+}
+
+static uint8_t *put_str(uint8_t *p, uint64_t type, const char *s) {
+        return s ? put_item(p, type, s, strlen(s) + 1) : p;
+}
+
+/**
+ * native_meta_proc_size() - the size of the /proc items of @m that @attach asks for
+ * @attach:     KDBUS_ATTACH_* (TID_COMM, PID_COMM, EXE, CMDLINE, CGROUP, CAPS, AUDIT count)
+ * @m:          what was read (NULL: nothing)
+ *
+ * Return: bytes native_meta_proc_write() writes.
+ */
+size_t native_meta_proc_size(uint64_t attach, const NativeMeta *m) {
+        size_t sz = 0;
+
+        if (!m)
+                return 0;
+        if (attach & KDBUS_ATTACH_TID_COMM)
+                sz += str_item_size(m->comm);
+        if (attach & KDBUS_ATTACH_PID_COMM)
+                sz += str_item_size(m->comm);
+        if (attach & KDBUS_ATTACH_EXE)
+                sz += str_item_size(m->exe);
+        if (m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
+                sz += KDBUS_ITEM_SIZE(m->cmdline_len);
+        if (attach & KDBUS_ATTACH_CGROUP)
+                sz += str_item_size(m->cgroup);
+        if (m->have_caps && (attach & KDBUS_ATTACH_CAPS))
+                sz += KDBUS_ITEM_SIZE(sizeof(uint32_t) * (1 + 4 * META_CAP_WORDS));
+        if (m->have_audit && (attach & KDBUS_ATTACH_AUDIT))
+                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
+        return sz;
+}
+
+/**
+ * native_meta_proc_write() - write the /proc items of @m that @attach asks for at @p
+ * @p:          where (8-aligned, native_meta_proc_size() bytes, zeroed)
+ * @attach:     KDBUS_ATTACH_*
+ * @m:          what was read (NULL: nothing)
+ * @receiver:   CAPS and AUDIT's loginuid as its user namespace sees them; NULL: the bus's
+ *
+ * Return: the end of what was written.
+ */
+uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m,
+                                const NativeConn *receiver) {
+        if (!m)
+                return p;
+        if (attach & KDBUS_ATTACH_TID_COMM)
+                p = put_str(p, KDBUS_ITEM_TID_COMM, m->comm);   /* the tid is not known */
+        if (attach & KDBUS_ATTACH_PID_COMM)
+                p = put_str(p, KDBUS_ITEM_PID_COMM, m->comm);
+        if (attach & KDBUS_ATTACH_EXE)
+                p = put_str(p, KDBUS_ITEM_EXE, m->exe);
+        if (m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
+                p = put_item(p, KDBUS_ITEM_CMDLINE, m->cmdline, m->cmdline_len);
+        if (attach & KDBUS_ATTACH_CGROUP)
+                p = put_str(p, KDBUS_ITEM_CGROUP, m->cgroup);
+        if (m->have_caps && (attach & KDBUS_ATTACH_CAPS)) {
+                uint32_t caps[1 + 4 * META_CAP_WORDS];
+                uint64_t shown[4];
+                unsigned i;
+
+                /* as the receiver's user namespace sees them (native_ns_caps()) */
+                native_ns_caps(receiver, m->userns_ino, m->have_euid, m->euid, m->caps, shown);
+                caps[0] = 63;   /* last_cap: the sets are given as 64 bits each */
+                for (i = 0; i < 4; ++i) {
+                        caps[1 + 2 * i] = (uint32_t)shown[i];
+                        caps[2 + 2 * i] = (uint32_t)(shown[i] >> 32);
+                }
+                p = put_item(p, KDBUS_ITEM_CAPS, caps, sizeof(caps));
+        }
+        if (m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
+                struct kdbus_audit a = { .sessionid = m->sessionid,
+                                         .loginuid = native_ns_uid(receiver, m->loginuid) };
+
+                p = put_item(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
+        }
+        return p;
+}
+
 /* The size of the metadata items for @attach (and the declined item for @declined). */
 size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
                         const BridgeMsg *msg) {
@@ -457,39 +546,13 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
                                                       strlen(o->name->name) + 1);
                 }
         }
-        if (m && (attach & KDBUS_ATTACH_TID_COMM))
-                sz += str_item_size(m->comm);
-        if (m && (attach & KDBUS_ATTACH_PID_COMM))
-                sz += str_item_size(m->comm);
-        if (m && (attach & KDBUS_ATTACH_EXE))
-                sz += str_item_size(m->exe);
-        if (m && m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
-                sz += KDBUS_ITEM_SIZE(m->cmdline_len);
-        if (m && (attach & KDBUS_ATTACH_CGROUP))
-                sz += str_item_size(m->cgroup);
-        if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS))
-                sz += KDBUS_ITEM_SIZE(sizeof(uint32_t) * (1 + 4 * META_CAP_WORDS));
+        sz += native_meta_proc_size(attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m);
         if (attach & KDBUS_ATTACH_SECLABEL)
                 sz += str_item_size(meta_seclabel(sender, msg));
-        if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT))
-                sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_audit));
+        sz += native_meta_proc_size(attach & KDBUS_ATTACH_AUDIT, m);
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 sz += str_item_size(sn->description);
         return sz;
-}
-
-static uint8_t *put_item(uint8_t *p, uint64_t type, const void *data, size_t len) {
-        struct kdbus_item *item = (void *)p;
-
-        item->size = KDBUS_ITEM_HEADER_SIZE + len;
-        item->type = type;
-        if (len)
-                memcpy(item->data, data, len);
-        return p + KDBUS_ALIGN8(item->size);
-}
-
-static uint8_t *put_str(uint8_t *p, uint64_t type, const char *s) {
-        return s ? put_item(p, type, s, strlen(s) + 1) : p;
 }
 
 /**
@@ -580,38 +643,10 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                         p += KDBUS_ALIGN8(item->size);
                 }
         }
-        if (m && (attach & KDBUS_ATTACH_TID_COMM))
-                p = put_str(p, KDBUS_ITEM_TID_COMM, m->comm);   /* the tid is not known */
-        if (m && (attach & KDBUS_ATTACH_PID_COMM))
-                p = put_str(p, KDBUS_ITEM_PID_COMM, m->comm);
-        if (m && (attach & KDBUS_ATTACH_EXE))
-                p = put_str(p, KDBUS_ITEM_EXE, m->exe);
-        if (m && m->cmdline && (attach & KDBUS_ATTACH_CMDLINE))
-                p = put_item(p, KDBUS_ITEM_CMDLINE, m->cmdline, m->cmdline_len);
-        if (m && (attach & KDBUS_ATTACH_CGROUP))
-                p = put_str(p, KDBUS_ITEM_CGROUP, m->cgroup);
-        if (m && m->have_caps && (attach & KDBUS_ATTACH_CAPS)) {
-                uint32_t caps[1 + 4 * META_CAP_WORDS];
-                uint64_t shown[4];
-                unsigned i;
-
-                /* as the receiver's user namespace sees them (native_ns_caps()) */
-                native_ns_caps(receiver, m->userns_ino, m->have_euid, m->euid, m->caps, shown);
-                caps[0] = 63;   /* last_cap: the sets are given as 64 bits each */
-                for (i = 0; i < 4; ++i) {
-                        caps[1 + 2 * i] = (uint32_t)shown[i];
-                        caps[2 + 2 * i] = (uint32_t)(shown[i] >> 32);
-                }
-                p = put_item(p, KDBUS_ITEM_CAPS, caps, sizeof(caps));
-        }
+        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, receiver);
         if (attach & KDBUS_ATTACH_SECLABEL)
                 p = put_str(p, KDBUS_ITEM_SECLABEL, meta_seclabel(sender, msg));
-        if (m && m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
-                struct kdbus_audit a = { .sessionid = m->sessionid,
-                                         .loginuid = native_ns_uid(receiver, m->loginuid) };
-
-                p = put_item(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
-        }
+        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, receiver);
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 p = put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, sn->description);
         return p;

@@ -149,11 +149,11 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         if (attach_value(cmd->attach_flags, &wanted))
                 return -EINVAL;
         /* what the maker offers (BUS_MAKE's ATTACH_FLAGS_SEND, kdbus's attach_flags_owner;
-         * kdbusd's own bus: its process's CREDS and PIDS); of that the bus has CREDS and
-         * PIDS, the rest is missing */
+         * kdbusd's own bus: its process's CREDS and PIDS); of that the bus has CREDS, PIDS
+         * and the /proc items read at BUS_MAKE (Bus.creator_meta), the rest is missing */
         offer = bus->make_name[0] ? bus->attach_flags_owner :
                 (uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
-        attach = wanted & offer & (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        attach = wanted & offer;
         declined = wanted & ~offer & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
         if (bus->make_name[0])
                 name_len = (size_t)snprintf(name, sizeof(name), "%s", bus->make_name) + 1;
@@ -167,6 +167,7 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
         if (attach & KDBUS_ATTACH_PIDS)
                 total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+        total += native_meta_proc_size(attach, bus->creator_meta);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
@@ -214,6 +215,8 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 item->pids.ppid = bus->make_name[0] ? 0 : (uint64_t)getppid();
                 p += KDBUS_ALIGN8(item->size);
         }
+        /* CAPS and AUDIT's loginuid as the asking connection's user namespace sees them */
+        p = native_meta_proc_write(p, attach, bus->creator_meta, nc);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;
         cmd->info_size = total;

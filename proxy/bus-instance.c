@@ -104,6 +104,11 @@ fail:
         return r;
 }
 
+/* The instance's bus. */
+Bus *bus_instance_bus(const BusInstance *bi) {
+        return bi->server->bus;
+}
+
 /**
  * bus_instance_free() - the creator's handle is gone: end the bus
  * @bi:         the instance, or NULL

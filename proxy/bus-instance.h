@@ -34,5 +34,7 @@ typedef struct Server Server;
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
                      gid_t gid, pid_t pid, BusInstance **ret);
+/* The instance's bus (the core's Bus, owned by the instance). */
+struct Bus *bus_instance_bus(const BusInstance *bi);
 /* Disconnect everyone, remove the sockets and the directory. Return: NULL. */
 BusInstance *bus_instance_free(BusInstance *bi);

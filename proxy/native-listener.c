@@ -338,6 +338,13 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                 if (r == 0)
                         r = bus_instance_new(l->server, dir, &mk, c->creds.uid, c->creds.gid,
                                              c->creds.pid, &c->instance);
+                /* kdbus kept the maker's metadata of BUS_MAKE's moment for BUS_CREATOR_INFO:
+                 * the /proc items it offers, read now (pidfd-checked as at HELLO) */
+                if (r == 0)
+                        r = native_meta_read_proc(c->creds.pid, c->creds.pidfd, mk.attach_owner,
+                                                  &bus_instance_bus(c->instance)->creator_meta);
+                if (r < 0)
+                        c->instance = bus_instance_free(c->instance);
                 if (r < 0 && r != -EEXIST)
                         proxy_log_peer(LOG_NOTICE, &c->log_limit, loop_now(l->server->loop), NULL,
                                        "native peer (fd %d, uid %u): cannot make bus \"%s\" in "

@@ -68,7 +68,8 @@ static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_ha
 }
 
 /* BUS_CREATOR_INFO asking @attach: the record's items after MAKE_NAME, as "type=value"
- * ("creds=<uid>", "pids=<pid>", "declined=<bits>"), comma-separated. */
+ * ("creds=<uid>", "pids=<pid>", "declined=<bits>", "comm=<comm>", "cmdline=<argv[0]>"),
+ * comma-separated. */
 static char *creator_info(KdbusConn *c, uint64_t attach) {
         struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = attach };
         const struct kdbus_info *rec;
@@ -89,6 +90,10 @@ static char *creator_info(KdbusConn *c, uint64_t attach) {
                 else if (item->type == KDBUS_ITEM_ATTACH_FLAGS_SEND)
                         g_string_append_printf(s, "%sdeclined=%llu", s->len ? "," : "",
                                                (unsigned long long)item->data64[0]);
+                else if (item->type == KDBUS_ITEM_PID_COMM)
+                        g_string_append_printf(s, "%scomm=%s", s->len ? "," : "", item->str);
+                else if (item->type == KDBUS_ITEM_CMDLINE)
+                        g_string_append_printf(s, "%scmdline=%s", s->len ? "," : "", item->str);
         }
         g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
         return g_string_free(s, FALSE);
@@ -182,6 +187,35 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                 seen = creator_info(oc, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
                 expect = g_strdup_printf("declined=%llu", (unsigned long long)
                                          (KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS));
+                g_assert_cmpstr(seen, ==, expect);
+                kdbus_conn_close(oc);
+                kdbus_conn_close(oh);
+                g_assert_true(wait_path(odir, false));
+                /* the maker's /proc items, read at BUS_MAKE, as far as it offers them
+                 * (kdbus collected them all of the maker): its comm and command line,
+                 * CAPS not offered: declined */
+                g_free(seen);
+                g_free(expect);
+                oh = kopen(b);
+                oc = NULL;
+                g_assert_cmpint(make_raw_attach(oh, oname, 64, 8, KDBUS_ITEM_ATTACH_FLAGS_SEND,
+                                                KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_CMDLINE),
+                                ==, 0);
+                g_assert_cmpint(kdbus_conn_open(onative, &oc), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(oc, 0, KPOOL), ==, 0);
+                seen = creator_info(oc, KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_CMDLINE |
+                                    KDBUS_ATTACH_CAPS);
+                {
+                        g_autofree char *comm = NULL, *cmdline = NULL;
+
+                        g_assert_true(g_file_get_contents("/proc/self/comm", &comm, NULL, NULL));
+                        g_assert_true(g_file_get_contents("/proc/self/cmdline", &cmdline, NULL,
+                                                          NULL));
+                        g_strchomp(comm);
+                        expect = g_strdup_printf("declined=%llu,comm=%s,cmdline=%s",
+                                                 (unsigned long long)KDBUS_ATTACH_CAPS, comm,
+                                                 cmdline);
+                }
                 g_assert_cmpstr(seen, ==, expect);
                 kdbus_conn_close(oc);
                 kdbus_conn_close(oh);
