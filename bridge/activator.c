@@ -9,8 +9,22 @@
  * order of arrival, and the messages whose DESTINATION is the name are taken out and
  * pushed to the new holder's queue, each with its reply slot re-pointed at the new callee,
  * so the reply of the service that is now running passes. A message the new holder cannot
- * take (fds it does not accept) is dropped and its caller gets reply_lost. Messages a
- * peer already received (RECV without PEEK) are its own and do not move.
+ * take is dropped and its caller gets reply_lost (NoReply / REPLY_DEAD), and a native new
+ * holder's dropped count rises (kdbus_conn_lost_message()): fds it does not accept, a full
+ * queue (the core's byte and fd limits; a native holder's pool quota then applies as to any
+ * queued message), and, moving to a real owner, the XML policy checked with the real
+ * receiver as dbus-daemon checks the messages of a finished activation (the sender's send
+ * rules, the owner's receive rules; the send rules were checked against the name when the
+ * message reached the activator, bridge/policy-route.c). Messages a peer already received
+ * (RECV without PEEK) are its own and do not move.
+ *
+ * Notifications: the activator holds its name while no owner does, as in kdbus's names.c:
+ * NAME_ADD when it registers for a name without owner, NAME_CHANGE when an owner takes the
+ * name over and when the last one gives it back (native-notify.c), NAME_REMOVE when it goes
+ * while no owner has the name; its side flagged KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY.
+ * Legacy peers see none of this (no NameOwnerChanged for an activator: dbus-daemon does not
+ * show an activatable name as owned); they get ActivatableServicesChanged when an activator
+ * comes or goes (BusNotifyOps.activatable_changed).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +37,9 @@
 #include "bridge/msg.h"
 #include "bridge/names.h"
 #include "bridge/native-conn.h"
+#include "bridge/policy.h"
 #include "bridge/reply.h"
+#include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/protocol.h"
 
@@ -51,6 +67,13 @@ static BridgeActivator *activator_of(const BridgeConn *conn) {
                         return a;
         }
         return NULL;
+}
+
+/* Tell the handler that the activatable names changed. Return: 0 or its result. */
+static int activatable_changed(Bus *bus) {
+        if (!bus->notify || !bus->notify->activatable_changed)
+                return 0;
+        return error_trace(bus->notify->activatable_changed(bus->notify_userdata));
 }
 
 /**
@@ -88,7 +111,10 @@ int bridge_conn_hello_activator(BridgeConn *conn, const char *name) {
         if (conn->user)
                 ++conn->user->n_active;
         conn->flags |= BRIDGE_CONN_ACTIVATOR;
-        return 0;
+        if (!bus_find_conn_by_name(bus, name))
+                native_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, name, 0, 0, conn->id,
+                                          NATIVE_ACTIVATOR_NAME_FLAGS);
+        return error_trace(activatable_changed(bus));
 }
 
 /**
@@ -159,8 +185,24 @@ static int take_messages(BridgeConn *conn, const char *name, BridgeMsg ***ret_ms
         return 0;
 }
 
-/* Move what waits for @name at @from to @to, reply slots included. */
-static void move_messages(Bus *bus, BridgeConn *from, BridgeConn *to, const char *name) {
+/* May @to (a real owner: @checked) take @m, moved from @from? */
+static bool may_take(BridgeConn *caller, BridgeConn *to, BridgeMsg *m, bool checked) {
+        if (m->n_fds && !(to->flags & BRIDGE_CONN_ACCEPT_FDS))
+                return false;
+        if (bridge_conn_queue_is_full(to))
+                return false;
+        /* as dbus-daemon delivers what waited for an activation: both checks with the real
+         * receiver; a sender that is gone sends nothing any more */
+        if (checked && caller && caller->bus->policy)
+                return bridge_policy_check_unicast(caller, to, m, false) == 0;
+        return true;
+}
+
+/* Move what waits for @name at @from to @to, reply slots included; @checked: @to is a real
+ * owner, whose limits and policy apply. */
+static void move_messages(Bus *bus, BridgeConn *from, BridgeConn *to, const char *name,
+                          bool checked) {
+        NativeConn *nto = native_conn_from_bridge(to);
         BridgeMsg **msgs;
         size_t i, n;
 
@@ -173,8 +215,9 @@ static void move_messages(Bus *bus, BridgeConn *from, BridgeConn *to, const char
 
                 if (caller && m->hdr.type == WIRE_MSG_METHOD_CALL)
                         reply = bus_find_reply(bus, caller, from, m->hdr.serial);
-                if ((m->n_fds && !(to->flags & BRIDGE_CONN_ACCEPT_FDS)) ||
-                    bridge_conn_queue_push(to, m) < 0) {
+                if (!may_take(caller, to, m, checked) || bridge_conn_queue_push(to, m) < 0) {
+                        if (nto)
+                                ++nto->dropped_msgs;
                         if (reply) {
                                 bridge_reply_free(reply);
                                 (void) bus_notify_reply_lost(bus, caller, m->hdr.serial, false,
@@ -207,9 +250,9 @@ void bus_activator_name_changed(Bus *bus, const char *name, BridgeConn *old_owne
         if (!act)
                 return;
         if (!old_owner && new_owner)
-                move_messages(bus, act, new_owner, name);
+                move_messages(bus, act, new_owner, name, true);
         else if (old_owner && !new_owner)
-                move_messages(bus, old_owner, act, name);
+                move_messages(bus, old_owner, act, name, false);
 }
 
 /**
@@ -221,6 +264,10 @@ void bus_activator_conn_removed(BridgeConn *conn) {
 
         if (!a)
                 return;
+        if (!bus_find_conn_by_name(conn->bus, a->name))
+                native_notify_name_change(conn->bus, KDBUS_ITEM_NAME_REMOVE, a->name, conn->id,
+                                          NATIVE_ACTIVATOR_NAME_FLAGS, 0, 0);
         list_unlink(&a->link);
         free(a);
+        (void) activatable_changed(conn->bus);
 }

@@ -54,6 +54,9 @@ typedef struct BusNotifyOps {
          */
         int (*copy_denied)(void *userdata, const BridgeConn *sender, const BridgeMsg *msg,
                            const char *text);
+        /* A native activator came or went: the activatable names changed
+         * (ActivatableServicesChanged). */
+        int (*activatable_changed)(void *userdata);
 } BusNotifyOps;
 
 struct Bus {

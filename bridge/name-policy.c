@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
@@ -40,14 +41,23 @@ bool bridge_conn_is_privileged(const BridgeConn *conn) {
 }
 
 /* The highest access @db grants @conn on one of @whom's primary names (kdbus checks the
- * names a connection owns, not those it queues for). */
+ * names a connection owns, not those it queues for; an activator's name is its own, as
+ * in kdbus, where it is on the activator's list of names). */
 static unsigned query_any_name(const NativePolicyDb *db, const BridgeConn *conn,
                                const BridgeConn *whom, unsigned wanted, bool *ret_covered) {
+        const char *activated = bridge_conn_activator_name(whom);
         unsigned best = NATIVE_POLICY_NONE;
         List *pos;
 
         if (ret_covered)
                 *ret_covered = false;
+        if (activated) {
+                const NativePolicyEntry *e = native_policy_db_lookup(db, activated);
+
+                if (ret_covered)
+                        *ret_covered = e != NULL;
+                return native_policy_entry_query(e, &conn->creds);
+        }
         list_for_each(pos, &whom->owned) {
                 BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
                 const NativePolicyEntry *e;

@@ -153,9 +153,10 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                /* a policy holder's access entries (native_holder_set() checks them) */
+                /* a policy holder's or an activator's access entries (native_holder_set()
+                 * checks them) */
                 if (item->type == KDBUS_ITEM_POLICY_ACCESS &&
-                    (cmd->flags & KDBUS_HELLO_POLICY_HOLDER))
+                    (cmd->flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)))
                         continue;
                 /* one description: a NUL-terminated string of at most 255 bytes (kdbus);
                  * one NAME (activators, policy holders) */
@@ -236,6 +237,12 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
 
         if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER)
                 nc->conn->flags |= BRIDGE_CONN_POLICY_HOLDER;
+        /* an activator's entries first: its name must not be announced if they fail */
+        if (cmd->flags & KDBUS_HELLO_ACTIVATOR) {
+                r = native_activator_policy_set(nc, cmd->items, cmd->size - sizeof(*cmd));
+                if (r)
+                        return r;
+        }
         r = native_special_hello(nc, name);
         if (r)
                 return r;

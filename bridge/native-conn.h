@@ -248,8 +248,11 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size);
 int native_conn_update(NativeConn *nc, void *buf, size_t size);
 int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size);
 
-/* From bridge/native-holder.c: policy holders (their entries are Bus.holder_policy). */
+/* From bridge/native-holder.c: policy holders and activators (their entries are
+ * Bus.holder_policy). */
 int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t items_size);
+int native_activator_policy_set(NativeConn *nc, const struct kdbus_item *items,
+                                size_t items_size);
 void native_holder_drop(NativeConn *nc);
 bool native_holder_may(const NativeConn *nc, uint64_t command);
 
@@ -278,6 +281,11 @@ void native_conn_matches_clear(NativeConn *nc);
 void native_notify_id(Bus *bus, BridgeConn *conn, bool added);
 void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
                         BridgeConn *new_owner);
+/* One NAME_* notification with the ids and flags given (activators: bridge/activator.c). */
+void native_notify_name_change(Bus *bus, uint64_t type, const char *name, uint64_t old_id,
+                               uint64_t old_flags, uint64_t new_id, uint64_t new_flags);
+/* The name flags kdbus reported for an activator holding its name (no owner has it). */
+#define NATIVE_ACTIVATOR_NAME_FLAGS (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY)
 /* A call of @caller will get no reply. Return: true if @caller is native and was told (a
  * REPLY_TIMEOUT / REPLY_DEAD message, or its SYNC_REPLY fails ETIMEDOUT / ECONNRESET); false
  * for a legacy caller, which gets the handler's dbus1 error. */

@@ -10,6 +10,8 @@
  * As in kdbus, a policy holder is no ordinary connection: it cannot send, receive, own
  * names, add matches or say BYEBYE (EOPNOTSUPP), nobody can send to it (ENXIO), and one
  * holder holds one name (E2BIG for more, EEXIST for a name another holder has).
+ *
+ * Activators' POLICY_ACCESS items join the same db (native_activator_policy_set()).
  */
 #include <errno.h>
 #include "bridge/bus.h"
@@ -44,13 +46,49 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
 }
 
 /**
- * native_holder_drop() - the holder goes: its entries go with it
+ * native_activator_policy_set() - an activator's entries (HELLO's POLICY_ACCESS items)
+ * @nc:         the activator, not active yet
+ * @items:      HELLO's items: its NAME, its POLICY_ACCESS items, others skipped
+ * @items_size: their size
+ *
+ * kdbus adds an activator's entries to the bus's policy as a policy holder's, for its one
+ * name (no wildcard); they apply to the name whoever owns it, and go with the activator.
+ * An activator without POLICY_ACCESS items adds no entry here (kdbus added one granting
+ * nothing, which denied OWN and TALK to every unprivileged peer of another uid; here a name
+ * without entry stays the XML policy's alone, the rule of bridge/endpoint.h).
+ *
+ * Return: 0, or -EINVAL (bad access item), -EEXIST (a policy holder has entries for the
+ * name), -ENOMEM.
+ */
+int native_activator_policy_set(NativeConn *nc, const struct kdbus_item *items,
+                                size_t items_size) {
+        const struct kdbus_item *item;
+        bool any = false;
+
+        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
+             item = KDBUS_ITEM_NEXT(item))
+                any |= item->type == KDBUS_ITEM_POLICY_ACCESS;
+        if (!any)
+                return 0;
+        if (!nc->conn->bus->holder_policy) {
+                int r = native_policy_db_new(&nc->conn->bus->holder_policy);
+
+                if (r)
+                        return r;
+        }
+        return native_policy_db_set(nc->conn->bus->holder_policy, items, items_size, 1, false,
+                                    nc->conn);
+}
+
+/**
+ * native_holder_drop() - a holder or an activator goes: its entries go with it
  * @nc:         any native connection
  */
 void native_holder_drop(NativeConn *nc) {
         Bus *bus = nc->conn ? nc->conn->bus : NULL;
 
-        if (bus && bus->holder_policy && (nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
+        if (bus && bus->holder_policy &&
+            (nc->hello_flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)))
                 native_policy_db_remove_owner(bus->holder_policy, nc->conn);
 }
 

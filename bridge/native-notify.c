@@ -6,7 +6,8 @@
  *   - ID_ADD / ID_REMOVE (kdbus_notify_id_change: the id and its HELLO flags) when a
  *     connection says hello / goes away, and NAME_ADD / NAME_REMOVE / NAME_CHANGE
  *     (kdbus_notify_name_change: old and new owner, the name) when a well-known name gets,
- *     loses or changes its owner. Broadcast (dst_id BROADCAST) to the native connections
+ *     loses or changes its owner; an activator counts as the name's holder while no owner
+ *     has it (see native_notify_name()). Broadcast (dst_id BROADCAST) to the native connections
  *     with a match entry whose notification items all match it (MATCH_ADD; see
  *     native-match.c).
  *   - REPLY_TIMEOUT / REPLY_DEAD (no payload; cookie_reply = the call's cookie) to a native
@@ -24,6 +25,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
@@ -212,32 +214,68 @@ void native_notify_id(Bus *bus, BridgeConn *conn, bool added) {
 }
 
 /**
+ * native_notify_name_change() - one NAME_ADD / NAME_REMOVE / NAME_CHANGE, ids and flags given
+ * @bus:        the bus
+ * @type:       KDBUS_ITEM_NAME_ADD, _REMOVE or _CHANGE
+ * @name:       the well-known name
+ * @old_id:     the old holder's id (0 for NAME_ADD)
+ * @old_flags:  its flags
+ * @new_id:     the new holder's id (0 for NAME_REMOVE)
+ * @new_flags:  its flags
+ */
+void native_notify_name_change(Bus *bus, uint64_t type, const char *name, uint64_t old_id,
+                               uint64_t old_flags, uint64_t new_id, uint64_t new_flags) {
+        size_t len = strlen(name) + 1;
+        struct kdbus_item *item;
+
+        item = calloc(1, KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + len));
+        if (!item)
+                return;         /* like the handler: the change stands, the report is lost */
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change) + len;
+        item->type = type;
+        item->name_change.old_id.id = old_id;
+        item->name_change.old_id.flags = old_flags;
+        item->name_change.new_id.id = new_id;
+        item->name_change.new_id.flags = new_flags;
+        memcpy(item->name_change.name, name, len);
+        notify_broadcast(bus, item);
+        free(item);
+}
+
+/**
  * native_notify_name() - NAME_ADD / NAME_REMOVE / NAME_CHANGE to the native peers that asked
  * @bus:        the bus
  * @name:       a well-known name (unique names are reported as ID_ADD / ID_REMOVE)
  * @old_owner:  NULL: the name is new
  * @new_owner:  NULL: the name is gone
+ *
+ * A name with an activator is never new nor gone while the activator lives: it holds the
+ * name when no owner does, so the first owner takes it over from the activator and the
+ * last gives it back (NAME_CHANGE with the activator's id, flagged KDBUS_NAME_ACTIVATOR |
+ * KDBUS_NAME_PRIMARY, as kdbus's names.c reported it).
  */
 void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
                         BridgeConn *new_owner) {
-        size_t len = strlen(name) + 1;
-        struct kdbus_item *item;
+        const BridgeConn *act;
+        uint64_t old_id, new_id, old_flags, new_flags;
 
         if (name[0] == ':' || (!old_owner && !new_owner))
                 return;
-        item = calloc(1, KDBUS_ITEM_SIZE(sizeof(struct kdbus_notify_name_change) + len));
-        if (!item)
-                return;         /* like the handler: the change stands, the report is lost */
-        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_notify_name_change) + len;
-        item->type = !old_owner ? KDBUS_ITEM_NAME_ADD :
-                     !new_owner ? KDBUS_ITEM_NAME_REMOVE : KDBUS_ITEM_NAME_CHANGE;
-        item->name_change.old_id.id = old_owner ? old_owner->id : 0;
-        item->name_change.old_id.flags = conn_hello_flags(old_owner);
-        item->name_change.new_id.id = new_owner ? new_owner->id : 0;
-        item->name_change.new_id.flags = conn_hello_flags(new_owner);
-        memcpy(item->name_change.name, name, len);
-        notify_broadcast(bus, item);
-        free(item);
+        old_id = old_owner ? old_owner->id : 0;
+        old_flags = conn_hello_flags(old_owner);
+        new_id = new_owner ? new_owner->id : 0;
+        new_flags = conn_hello_flags(new_owner);
+        act = (!old_owner || !new_owner) ? bus_find_activator(bus, name) : NULL;
+        if (act && !old_owner) {
+                old_id = act->id;
+                old_flags = NATIVE_ACTIVATOR_NAME_FLAGS;
+        } else if (act) {
+                new_id = act->id;
+                new_flags = NATIVE_ACTIVATOR_NAME_FLAGS;
+        }
+        native_notify_name_change(bus, !old_id ? KDBUS_ITEM_NAME_ADD :
+                                       !new_id ? KDBUS_ITEM_NAME_REMOVE : KDBUS_ITEM_NAME_CHANGE,
+                                  name, old_id, old_flags, new_id, new_flags);
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
@@ -38,19 +39,26 @@ static void snapshot_set_denial(PolicySnapshot *s, char *text) {
  */
 int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
                                 const BridgeMsg *msg, bool requested_reply) {
+        const BridgeConn *receiver = dst;
         PolicyMsgInfo info;
         PolicyVerdict verdict;
         char *text;
         bool send = true;
         int r = 0;
 
-        if (!sender->policy && !dst->policy)
+        /* a name only an activator holds: checked as dbus-daemon checks an auto-start,
+         * the send rules against the name (the message's DESTINATION), no receiver yet;
+         * both checks again with the real owner when the message moves to it */
+        if (bridge_conn_is_activator(dst))
+                receiver = NULL;
+        if (!sender->policy && !(receiver && receiver->policy))
                 return 0;
         if (sender->policy) {
                 policy_msg_info_init(&info, sender->policy->db, msg);
-                r = policy_check_send(sender->policy, &info, dst, requested_reply, &verdict);
+                r = policy_check_send(sender->policy, &info, receiver, requested_reply,
+                                      &verdict);
         }
-        if (r == 0 && dst->policy) {
+        if (r == 0 && receiver && receiver->policy) {
                 if (!sender->policy || info.db != dst->policy->db)
                         policy_msg_info_init(&info, dst->policy->db, msg);
                 send = false;
@@ -60,8 +68,8 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
         if (r == 0)
                 return 0;
         if (sender->policy) {
-                r = policy_format_denial(send, &verdict, msg, sender, dst, requested_reply,
-                                         &text);
+                r = policy_format_denial(send, &verdict, msg, sender, receiver,
+                                         requested_reply, &text);
                 if (r < 0)
                         return error_trace(r);
                 snapshot_set_denial(sender->policy, text);

@@ -285,13 +285,6 @@ void driver_activation_set_systemd(Driver *driver, bool on) {
  */
 int driver_activation_set_names(Driver *driver, const char *const *names, size_t n_names,
                                 bool emit_changed) {
-        WireMsgSpec spec = {
-                .type = WIRE_MSG_SIGNAL,
-                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
-                .path = WIRE_DRIVER_PATH,
-                .interface = WIRE_DRIVER_INTERFACE,
-                .member = "ActivatableServicesChanged",
-        };
         int r;
 
         if (!driver->activation)
@@ -301,6 +294,27 @@ int driver_activation_set_names(Driver *driver, const char *const *names, size_t
                 return error_trace(r);
         if (!emit_changed)
                 return 0;
+        return error_trace(driver_activation_emit_changed(driver));
+}
+
+/**
+ * driver_activation_emit_changed() - broadcast ActivatableServicesChanged
+ * @driver:     the driver
+ *
+ * After a reload of the .service files, and when a native activator comes or goes (its
+ * name is in ListActivatableNames while it lives).
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int driver_activation_emit_changed(Driver *driver) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_SIGNAL,
+                .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .path = WIRE_DRIVER_PATH,
+                .interface = WIRE_DRIVER_INTERFACE,
+                .member = "ActivatableServicesChanged",
+        };
+
         return error_trace(driver_emit_signal(driver, &spec, NULL));
 }
 
@@ -588,8 +602,9 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
         list_for_each(pos, &driver->bus->activators) {
                 BridgeActivator *a = container_of(pos, BridgeActivator, link);
 
-                if (!driver->activation ||
-                    !bus_activation_is_activatable(driver->activation, a->name))
+                if ((!driver->activation ||
+                     !bus_activation_is_activatable(driver->activation, a->name)) &&
+                    bridge_conn_can_see_name(caller, a->name))
                         (void) wire_writer_append_basic(&w, 's', a->name);
         }
         (void) wire_writer_close(&w);

@@ -116,6 +116,9 @@ int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg 
 bool driver_activation_is_failure_signal(const BridgeMsg *msg);
 int driver_activation_name_owned(Driver *driver, const char *name, BridgeConn *owner);
 void driver_activation_conn_removed(Driver *driver, BridgeConn *conn);
+/* Broadcast ActivatableServicesChanged (a reload, a native activator came or went).
+ * Return: 0 or -ENOMEM. */
+int driver_activation_emit_changed(Driver *driver);
 /* A signal sent to the bus: systemd's ActivationFailure is handled, the rest ignored. */
 int driver_activation_signal(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
 void driver_activation_deinit(Driver *driver);

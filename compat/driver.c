@@ -502,12 +502,18 @@ static int driver_notify_copy_denied(void *userdata, const BridgeConn *sender,
         return error_trace(bus_monitor_capture(driver->bus, NULL, m, NULL));
 }
 
+/* A native activator came or went: its name is (no longer) in ListActivatableNames. */
+static int driver_notify_activatable_changed(void *userdata) {
+        return error_trace(driver_activation_emit_changed(userdata));
+}
+
 static const BusNotifyOps driver_notify_ops = {
         .conn_added = driver_notify_conn_added,
         .conn_removed = driver_notify_conn_removed,
         .name_changed = driver_notify_name_changed,
         .reply_lost = driver_notify_reply_lost,
         .copy_denied = driver_notify_copy_denied,
+        .activatable_changed = driver_notify_activatable_changed,
 };
 
 /* ---- org.freedesktop.DBus methods that are not about names ---- */

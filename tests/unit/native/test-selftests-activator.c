@@ -12,12 +12,16 @@
 #include <sys/stat.h>
 #include "kdbusd-fixture.h"
 
-/* HELLO as activator of @name on a fresh handle; maps the pool like kdbus_conn_hello(). */
-static int activator_hello(KBus *b, const char *name, KdbusConn **ret) {
-        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+/* HELLO as activator of @name on a fresh handle, with @n_access POLICY_ACCESS items; maps
+ * the pool like kdbus_conn_hello(). */
+static int activator_hello_access(KBus *b, const char *name,
+                                  const struct kdbus_policy_access *access, unsigned n_access,
+                                  KdbusConn **ret) {
+        uint8_t buf[1024] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd_hello *hello = (void *)buf;
         struct kdbus_item *item = (void *)(buf + sizeof(*hello));
         KdbusConn *c = kopen(b);
+        unsigned i;
         void *map;
         int r;
 
@@ -25,6 +29,13 @@ static int activator_hello(KBus *b, const char *name, KdbusConn **ret) {
         item->type = KDBUS_ITEM_NAME;
         strcpy(item->str, name);
         hello->size = sizeof(*hello) + KDBUS_ALIGN8(item->size);
+        for (i = 0; i < n_access; ++i) {
+                item = (void *)(buf + hello->size);
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(*access);
+                item->type = KDBUS_ITEM_POLICY_ACCESS;
+                item->policy_access = access[i];
+                hello->size += KDBUS_ALIGN8(item->size);
+        }
         hello->flags = KDBUS_HELLO_ACTIVATOR;
         hello->pool_size = KPOOL;
         *ret = c;
@@ -41,6 +52,10 @@ static int activator_hello(KBus *b, const char *name, KdbusConn **ret) {
         c->pool_size = KPOOL;
         c->id = hello->id;
         return 0;
+}
+
+static int activator_hello(KBus *b, const char *name, KdbusConn **ret) {
+        return activator_hello_access(b, name, NULL, 0, ret);
 }
 
 /* The first waiting message of @c without taking it (PEEK), or NULL. */
@@ -212,10 +227,272 @@ static void test_activator(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(svc);
 }
 
+/* Wait (bounded) until LIST no longer shows @id as the activator of @name. */
+static void wait_activator_gone(KdbusConn *c, uint64_t id, const char *name) {
+        unsigned i;
+
+        for (i = 0; i < 500 && listed(c, KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS, id, name) !=
+                                ~0ull; ++i)
+                g_usleep(10000);
+        g_assert_cmpuint(listed(c, KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS, id, name), ==,
+                         ~0ull);
+}
+
+/* One NAME_* notification of @w: its type, ids, flags and name. */
+static void expect_name_change(KdbusConn *w, uint64_t type, const char *name, uint64_t old_id,
+                               uint64_t old_flags, uint64_t new_id, uint64_t new_flags) {
+        const struct kdbus_item *item = krecv_notify(w, type);
+
+        g_assert_cmpstr(item->name_change.name, ==, name);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, old_id);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, new_id);
+        if (old_flags != ~0ull)
+                g_assert_cmpuint(item->name_change.old_id.flags, ==, old_flags);
+        if (new_flags != ~0ull)
+                g_assert_cmpuint(item->name_change.new_id.flags, ==, new_flags);
+        kfree_item_msg(w, item);
+}
+
+/*
+ * kdbus's names.c: an activator holds its name while no owner does: NAME_ADD when it comes
+ * for a name without owner, NAME_CHANGE when an owner takes over and gives back, NAME_REMOVE
+ * when it goes; its side flagged ACTIVATOR | PRIMARY. For a name an owner has, its coming
+ * and going are not announced.
+ */
+static void test_notify(KBus *b, gconstpointer ctx) {
+        const uint64_t af = KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY, any = ~0ull;
+        KdbusConn *w = kpeer(b, 0), *svc = kpeer(b, 0), *act = NULL, *act2 = NULL;
+        uint64_t act_id, act2_id;
+
+        g_assert_cmpint(kmatch_notify(w, 1, KDBUS_ITEM_NAME_ADD, KDBUS_MATCH_ID_ANY,
+                                      KDBUS_MATCH_ID_ANY, NULL), ==, 0);
+        g_assert_cmpint(kmatch_notify(w, 2, KDBUS_ITEM_NAME_CHANGE, KDBUS_MATCH_ID_ANY,
+                                      KDBUS_MATCH_ID_ANY, NULL), ==, 0);
+        g_assert_cmpint(kmatch_notify(w, 3, KDBUS_ITEM_NAME_REMOVE, KDBUS_MATCH_ID_ANY,
+                                      KDBUS_MATCH_ID_ANY, NULL), ==, 0);
+
+        g_assert_cmpint(activator_hello(b, "org.example.Note", &act), ==, 0);
+        act_id = act->id;
+        expect_name_change(w, KDBUS_ITEM_NAME_ADD, "org.example.Note", 0, 0, act_id, af);
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Note", 0, NULL), ==, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_CHANGE, "org.example.Note", act_id, af, svc->id,
+                           any);
+        g_assert_cmpint(kdbus_conn_name_release(svc, "org.example.Note"), ==, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_CHANGE, "org.example.Note", svc->id, any, act_id,
+                           af);
+        act = kdbus_conn_close(act);
+        expect_name_change(w, KDBUS_ITEM_NAME_REMOVE, "org.example.Note", act_id, af, 0, 0);
+
+        /* a name with an owner: the activator's coming and going are not announced, the
+         * owner's release is a NAME_REMOVE once the activator is gone */
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Owned", 0, NULL), ==, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_ADD, "org.example.Owned", 0, any, svc->id, any);
+        g_assert_cmpint(activator_hello(b, "org.example.Owned", &act2), ==, 0);
+        act2_id = act2->id;
+        act2 = kdbus_conn_close(act2);
+        wait_activator_gone(w, act2_id, "org.example.Owned");
+        g_assert_cmpint(kdbus_conn_name_release(svc, "org.example.Owned"), ==, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_REMOVE, "org.example.Owned", svc->id, any, 0, 0);
+        kassert_empty(w);
+        kdbus_conn_close(svc);
+        kdbus_conn_close(w);
+}
+
+/* The next message of @c is the driver's signal @member (waiting up to 5 s). */
+static void expect_driver_signal(KdbusConn *c, const char *member) {
+        const struct kdbus_msg *m = NULL;
+        const uint8_t *data;
+        WireHeader h;
+        size_t size;
+
+        g_assert_cmpint(krecv_wait(c, 5000, false, &m), ==, 0);
+        g_assert_true(kmsg_is_driver(m));
+        g_assert_cmpint(kdbus_msg_payload(m, &data, &size), ==, 0);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &h), ==, 0);
+        g_assert_cmpint(h.type, ==, WIRE_MSG_SIGNAL);
+        g_assert_cmpstr(h.member, ==, member);
+        kfree_msg(c, m);
+}
+
+/* ActivatableServicesChanged when an activator comes and when it goes (ListActivatableNames
+ * changes); a peer matching everything sees no NameOwnerChanged for the activator. */
+static void test_activatable_changed(KBus *b, gconstpointer ctx) {
+        struct kdbus_cmd_match all = { .size = sizeof(all), .cookie = 1 };
+        KdbusConn *w = kpeer(b, 0), *act = NULL;
+        uint64_t act_id;
+
+        g_assert_cmpint(kdbus_conn_command(w, KDBUS_CMD_MATCH_ADD, &all, sizeof(all), NULL, 0),
+                        ==, 0);
+        kdrop_all(w);
+        g_assert_cmpint(activator_hello(b, "org.example.Listed", &act), ==, 0);
+        expect_driver_signal(w, "ActivatableServicesChanged");
+        act_id = act->id;
+        act = kdbus_conn_close(act);
+        expect_driver_signal(w, "ActivatableServicesChanged");
+        wait_activator_gone(w, act_id, "org.example.Listed");
+        {
+                const struct kdbus_msg *m = NULL;
+
+                g_assert_cmpint(krecv_wait(w, 0, false, &m), ==, -EAGAIN);
+        }
+        kdbus_conn_close(w);
+}
+
+/* In a child as uid nobody: NAME_ACQUIRE of @own, a call to @talk (NULL: none); the
+ * results, or 99 if the child failed. */
+static void nobody_try(KBus *b, const char *own, const char *talk, int ret[2]) {
+        int p[2], status;
+        pid_t child;
+
+        g_assert_cmpint(chmod(b->dir, 0755), ==, 0);
+        g_assert_cmpint(pipe(p), ==, 0);
+        child = fork();
+        g_assert_cmpint(child, >=, 0);
+        if (child == 0) {
+                KdbusConn *u = NULL;
+                int r[2] = { 99, 99 };
+
+                if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+                    setresuid(65534, 65534, 65534) || kdbus_conn_open(b->native, &u) ||
+                    kdbus_conn_hello(u, 0, KPOOL))
+                        _exit(2);
+                r[0] = kdbus_conn_name_acquire(u, own, 0, NULL);
+                r[1] = talk ? kcall(u, 0, talk, 5, true, "X", NULL, 0, NULL) : 0;
+                _exit(write(p[1], r, sizeof(r)) == sizeof(r) ? 0 : 3);
+        }
+        (void) close(p[1]);
+        g_assert_cmpint(read(p[0], ret, 2 * sizeof(int)), ==, 2 * sizeof(int));
+        (void) close(p[0]);
+        g_assert_cmpint(waitpid(child, &status, 0), ==, child);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/*
+ * kdbus: an activator's POLICY_ACCESS items are the bus's policy for its name, as a policy
+ * holder's: with only SEE for the world, a peer of another uid may neither own the name nor
+ * talk to it (to the activator, then to any owner); they go with the activator. An
+ * activator without them leaves the name to the XML policy.
+ */
+static void test_policy_access(KBus *b, gconstpointer ctx) {
+        const struct kdbus_policy_access see = { .type = KDBUS_POLICY_ACCESS_WORLD,
+                                                 .access = KDBUS_POLICY_SEE };
+        const struct kdbus_policy_access bad = { .type = 7, .access = KDBUS_POLICY_SEE };
+        KdbusConn *guard = NULL, *free_act = NULL, *bad_act = NULL, *w = kpeer(b, 0);
+        uint64_t guard_id;
+        int r[2];
+
+        g_assert_cmpint(activator_hello_access(b, "org.example.Bad", &bad, 1, &bad_act), ==,
+                        -EINVAL);
+        bad_act = kdbus_conn_close(bad_act);
+        g_assert_cmpint(activator_hello_access(b, "org.example.Guarded", &see, 1, &guard), ==,
+                        0);
+        g_assert_cmpint(activator_hello(b, "org.example.Free", &free_act), ==, 0);
+        nobody_try(b, "org.example.Guarded", "org.example.Guarded", r);
+        g_assert_cmpint(r[0], ==, -EPERM);
+        g_assert_cmpint(r[1], ==, -EPERM);
+        nobody_try(b, "org.example.Free", "org.example.Free", r);
+        g_assert_cmpint(r[0], ==, 0);
+        g_assert_cmpint(r[1], ==, 0);
+        /* the entries go with the activator */
+        guard_id = guard->id;
+        guard = kdbus_conn_close(guard);
+        wait_activator_gone(w, guard_id, "org.example.Guarded");
+        nobody_try(b, "org.example.Guarded", NULL, r);
+        g_assert_cmpint(r[0], ==, 0);
+        kdbus_conn_close(free_act);
+        kdbus_conn_close(w);
+}
+
+/* Default deny: sending to org.example.Allowed (and the driver, and replies) only; nothing
+ * may receive a "Secret". */
+static const char deny_conf[] =
+        "<busconfig>\n"
+        "  <type>session</type>\n"
+        "  <listen>unix:tmpdir=/tmp</listen>\n"
+        "  <auth>EXTERNAL</auth>\n"
+        "  <policy context=\"default\">\n"
+        "    <allow user=\"*\"/>\n"
+        "    <allow own=\"*\"/>\n"
+        "    <allow send_destination=\"org.freedesktop.DBus\"/>\n"
+        "    <allow send_destination=\"org.example.Allowed\"/>\n"
+        "    <allow send_type=\"method_return\"/>\n"
+        "    <allow send_type=\"error\"/>\n"
+        "    <allow receive_sender=\"*\"/>\n"
+        "    <deny receive_interface=\"org.example.Test\" receive_member=\"Secret\"/>\n"
+        "  </policy>\n"
+        "</busconfig>\n";
+
+/*
+ * dbus-daemon's activation checks: the send rules against the activatable name when the
+ * call comes (an allowed name passes, a denied one is refused: EPERM natively, AccessDenied
+ * for dbus-send), and both checks with the real owner when the call moves to it: a call its
+ * receive rules deny is dropped and its caller told (REPLY_DEAD).
+ */
+static void test_xml_policy(KBus *b, gconstpointer ctx) {
+        KdbusConn *allowed = NULL, *denied = NULL, *a = kpeer(b, 0), *svc = kpeer(b, 0);
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", b->legacy);
+        const char *argv[] = { "dbus-send", bus_arg, "--print-reply", "--dest=org.example.Denied",
+                               "/org/example", "org.example.Test.Echo", "string:legacy",
+                               NULL };
+        g_autofree char *err = NULL;
+        const struct kdbus_msg *m;
+        WireHeader h;
+        WireArgs ar;
+        int status;
+
+        g_assert_cmpint(activator_hello(b, "org.example.Allowed", &allowed), ==, 0);
+        g_assert_cmpint(activator_hello(b, "org.example.Denied", &denied), ==, 0);
+        g_assert_cmpint(kcall(a, 0, "org.example.Denied", 1, false, "Echo", "x", 0, NULL), ==,
+                        -EPERM);
+        g_assert_null(peek(denied));
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                   NULL, &err, &status, NULL));
+        g_assert_false(g_spawn_check_wait_status(status, NULL));
+        g_assert_nonnull(strstr(err, "AccessDenied"));
+        g_assert_null(peek(denied));
+
+        g_assert_cmpint(kcall(a, 0, "org.example.Allowed", 2, false, "Echo", "native", 0, NULL),
+                        ==, 0);
+        g_assert_cmpint(kcall(a, 0, "org.example.Allowed", 3, false, "Secret", "s", 0, NULL),
+                        ==, 0);
+        g_assert_nonnull(peek(allowed));
+
+        /* the service comes: the Echo moves to it, the Secret its receive rules deny does not */
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Allowed", 0, NULL), ==, 0);
+        g_assert_cmpint(krecv_wait(a, 5000, true, &m), ==, 0);
+        g_assert_cmpuint(m->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+        g_assert_cmpuint(m->items[0].type, ==, KDBUS_ITEM_REPLY_DEAD);
+        g_assert_cmpuint(m->cookie_reply, ==, 3);
+        kfree_msg(a, m);
+        m = krecv(svc, &h, &ar);
+        g_assert_cmpuint(m->cookie, ==, 2);
+        g_assert_cmpstr(h.member, ==, "Echo");
+        kfree_msg(svc, m);
+        kassert_empty(svc);
+        g_assert_null(peek(allowed));
+        g_assert_cmpint(kreply(svc, a->id, 100, 2, "svc:native"), ==, 0);
+        m = krecv(a, &h, &ar);
+        g_assert_cmpuint(m->cookie_reply, ==, 2);
+        g_assert_cmpstr(ar.str[0], ==, "svc:native");
+        kfree_msg(a, m);
+        kdbus_conn_close(allowed);
+        kdbus_conn_close(denied);
+        kdbus_conn_close(a);
+        kdbus_conn_close(svc);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
         g_test_add("/selftests/activator", KBus, kbus_open_conf, kbus_setup, test_activator,
                    kbus_teardown);
+        g_test_add("/selftests/activator/notify", KBus, kbus_open_conf, kbus_setup, test_notify,
+                   kbus_teardown);
+        g_test_add("/selftests/activator/activatable-changed", KBus, kbus_open_conf, kbus_setup,
+                   test_activatable_changed, kbus_teardown);
+        g_test_add("/selftests/activator/policy-access", KBus, kbus_open_conf, kbus_setup,
+                   test_policy_access, kbus_teardown);
+        g_test_add("/selftests/activator/xml-policy", KBus, deny_conf, kbus_setup,
+                   test_xml_policy, kbus_teardown);
         return g_test_run();
 }
