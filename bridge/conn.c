@@ -51,6 +51,7 @@
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "util/siphash24.h"
+#include "wire/message.h"
 #include "wire/protocol.h"
 
 static void creds_clear(BridgeCreds *c) {
@@ -296,8 +297,9 @@ static int conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
 
 /*
  * A legacy peer needs dbus1 bytes: read a native sender's memfd parts now (once per
- * message; native peers get the memfds themselves). Return: 0, 1 (the body is invalid or
- * unreadable: this receiver does not get the message), or -ENOMEM.
+ * message; native peers get the memfds themselves). Return: 0, BRIDGE_E_MSG_TOO_LARGE
+ * (whole, it exceeds max_message_size: never read), BRIDGE_E_BAD_BODY (invalid or
+ * unreadable; either way this receiver does not get the message), or -ENOMEM.
  */
 static int conn_msg_prepare(const BridgeConn *conn, BridgeMsg *msg) {
         int r;
@@ -307,7 +309,9 @@ static int conn_msg_prepare(const BridgeConn *conn, BridgeMsg *msg) {
         r = bridge_msg_materialize(msg);
         if (r == -ENOMEM)
                 return error_trace(r);
-        return r ? 1 : 0;
+        if (!r)
+                return 0;
+        return r == WIRE_E_TOO_LARGE ? BRIDGE_E_MSG_TOO_LARGE : BRIDGE_E_BAD_BODY;
 }
 
 /* Append without any check but conn_msg_prepare(). Return: 0 (queued, or dropped for an
@@ -694,10 +698,10 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return BRIDGE_E_FDS_REFUSED;
         /* a legacy receiver of a native sender's memfd body: read and validate it now, so
-         * that the sender learns of an invalid one (EBADMSG) */
+         * that the sender learns of an invalid one (EBADMSG) or one too large (EMSGSIZE) */
         r = conn_msg_prepare(dst, msg);
         if (r)
-                return r < 0 ? r : BRIDGE_E_BAD_BODY;
+                return r;
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) &&
             sender->n_replies_out >= sender->bus->limits.max_replies_per_connection)
                 return BRIDGE_E_REPLIES_QUOTA;
@@ -740,7 +744,9 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
  * Return: 0, -ENOMEM, or BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_QUOTA,
  * BRIDGE_E_FDS_REFUSED, BRIDGE_E_REPLY_UNEXPECTED, BRIDGE_E_REPLIES_QUOTA, BRIDGE_E_NOT_ACTIVE,
  * BRIDGE_E_BAD_BODY (a native memfd body a legacy receiver would get is invalid),
- * BRIDGE_E_FDS_QUOTA (a native receiver holds the fds the sender's user may queue there).
+ * BRIDGE_E_FDS_QUOTA (a native receiver holds the fds the sender's user may queue there),
+ * BRIDGE_E_MSG_TOO_LARGE (a native memfd message over max_message_size to a legacy
+ * receiver).
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
         int r;

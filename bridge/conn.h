@@ -70,6 +70,9 @@ enum {
                                          * a valid dbus1 message) */
         BRIDGE_E_FDS_QUOTA,             /* the sender's user holds all the fds it may queue
                                          * at a native receiver (kdbus: 16; EMFILE) */
+        BRIDGE_E_MSG_TOO_LARGE,         /* a native sender's memfd message, whole, exceeds
+                                         * max_message_size and a legacy receiver would
+                                         * need its bytes (EMSGSIZE) */
         _BRIDGE_E_N,
 };
 

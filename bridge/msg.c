@@ -402,6 +402,16 @@ int bridge_msg_materialize(BridgeMsg *m) {
 }
 
 /**
+ * bridge_msg_refuse_bytes() - the memfd parts of @m are never to be read
+ * @m:          a message with memfd parts, not materialized
+ * @error:      the WIRE_E_* code reading it fails with from now on
+ */
+void bridge_msg_refuse_bytes(BridgeMsg *m, int error) {
+        if (m->n_parts && !m->data)
+                m->body_error = error;
+}
+
+/**
  * bridge_msg_get_args() - the leading body arguments as match rules see them
  * @m:          the message (materialized if it has memfd parts)
  * @ret:        the arguments; none when the body cannot be had

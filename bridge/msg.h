@@ -126,6 +126,9 @@ size_t bridge_msg_inline_size(const BridgeMsg *m);
  * failed), or the WIRE_E_* code of an invalid body (then @data stays NULL, for good).
  */
 int bridge_msg_materialize(BridgeMsg *m);
+/* Mark a message with memfd parts as one whose bytes must never be read (@error, a
+ * WIRE_E_* code: bridge_msg_materialize() and bridge_msg_get_args() fail with it). */
+void bridge_msg_refuse_bytes(BridgeMsg *m, int error);
 
 /* The leading body arguments as match rules see them; none if the body cannot be had
  * (bridge_msg_materialize() failed). Return: 0 or what bridge_msg_materialize() returned. */

@@ -77,6 +77,7 @@ int native_errno_from_bridge(int r) {
         case BRIDGE_E_ACCESS_DENIED:    return -EPERM;  /* kdbus: no TALK (or XML policy) */
         case BRIDGE_E_BAD_BODY:         return -EBADMSG;
         case BRIDGE_E_FDS_QUOTA:        return -EMFILE; /* kdbus_conn_quota_inc() */
+        case BRIDGE_E_MSG_TOO_LARGE:    return -EMSGSIZE;
         default:
                 return r < 0 ? r : -EIO;
         }

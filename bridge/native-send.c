@@ -54,6 +54,17 @@ typedef struct SendParts {
         const char *dst_name;
 } SendParts;
 
+/* The bytes of @p's memfd parts. */
+static uint64_t send_memfd_bytes(const SendParts *p) {
+        uint64_t n = 0;
+        unsigned i;
+
+        for (i = 0; i < p->n; ++i)
+                if (p->memfd[i] >= 0)
+                        n += p->len[i];
+        return n;
+}
+
 static void send_parts_clear(SendParts *p) {
         unsigned i;
 
@@ -355,7 +366,8 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * is not whole before the first memfd, or a legacy receiver would get an invalid memfd
  * body), EOPNOTSUPP (a payload type other than DBUS), ETXTBSY (a memfd not sealed
  * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
- * EMFILE (more than 16 fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds),
+ * EMSGSIZE (the inline bytes exceed max_message_size, or the whole message with its memfds
+ * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds),
  * EDESTADDRREQ, EREMCHG, ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an
  * activator holds), ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose
  * timeout_ns passed), EBADF (a CANCEL_FD or memfd index outside the datagram's fds, a
@@ -425,6 +437,13 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         r = send_check_header(nc, km, &hdr, &p);
         if (r)
                 goto out;
+        /* max_message_size bounds what the bus holds in its memory: the inline bytes,
+         * always (as for a legacy sender's message); memfd bytes only where the bus must
+         * read them (below) */
+        if (p.total - send_memfd_bytes(&p) > nc->conn->bus->limits.max_message_size) {
+                r = -EMSGSIZE;
+                goto out;
+        }
 
         if (p.with_memfd)
                 r = send_new_parts_msg(nc, &p, payload, head_size, &hdr, &m);
@@ -435,6 +454,12 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
                 goto out;
         }
+        /* kdbus let memfds be as large as they were (KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE bounds
+         * the vecs only): a native receiver maps the sender's file, the bus holds an fd.
+         * A legacy receiver needs the bytes in the bus: over max_message_size they are
+         * never read (unicast: EMSGSIZE; broadcasts, monitors: legacy ones skip it) */
+        if (p.with_memfd && p.total > nc->conn->bus->limits.max_message_size)
+                bridge_msg_refuse_bytes(m, WIRE_E_TOO_LARGE);
         m->priority = km->priority;
         m->reply_deadline_usec = deadline_usec;
         if (nc->hello_flags & KDBUS_HELLO_CAPTURE_PER_MESSAGE) {

@@ -140,6 +140,9 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         [BRIDGE_E_FDS_QUOTA] = { E("LimitsExceeded"),
                 "Rejected: the destination holds the 16 unix fds one user may queue to a "
                 "native (kdbus) connection; %s" },
+        /* only native senders meet it (EMSGSIZE); named for completeness */
+        [BRIDGE_E_MSG_TOO_LARGE] = { E("LimitsExceeded"),
+                "The message in the sender's memfd exceeds the bus's max_message_size" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */

@@ -295,6 +295,62 @@ static void test_broadcast(NFixture *n, gconstpointer ctx) {
         free(msg);
 }
 
+/*
+ * max_message_size (4096 here) and memfds: a native receiver gets a larger message, its
+ * memfd unread (kdbus did not limit memfds); a legacy receiver would need the bytes in the
+ * bus: a unicast to it fails EMSGSIZE, a broadcast skips it (the bus reads nothing); inline
+ * bytes over the limit are EMSGSIZE whoever receives them.
+ */
+static void test_too_large(NFixture *n, gconstpointer ctx) {
+        BridgeMatchKeys all = { 0 };
+        BridgeConn *legacy = fixture_conn(&n->f, 0);    /* :1.1 */
+        uint64_t before = bridge_msg_memfd_bytes_read;
+        BridgeMatchRule *rule;
+        WireHeader h;
+        uint8_t *msg;
+        size_t size;
+        int fd;
+
+        n->f.bus->limits.max_message_size = 4096;
+        peer_hello(&n->f, &n->a, 0);                    /* :1.2 */
+        peer_hello(&n->f, &n->b, 0);                    /* :1.3 */
+        msg = blob_msg(WIRE_MSG_METHOD_CALL, 3, ":1.3", "hello", 10000, &size, &h);
+        fd = memfd_with(msg, size, ALL_SEALS);
+        g_assert_cmpint(send_parts(&n->a, 3, &h, (Part[]){ VEC(msg, h.body_offset),
+                        MEMFD(0, h.body_offset, h.body_size) }, 2, &fd, 1), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, 0);
+        g_assert_cmpuint(n->b.n_fds, ==, 1);
+        /* inline, the same message is refused */
+        g_assert_cmpint(send_parts(&n->a, 3, &h, (Part[]){ VEC(msg, size) }, 1, NULL, 0), ==,
+                        -EMSGSIZE);
+        (void) close(fd);
+        free(msg);
+
+        msg = blob_msg(WIRE_MSG_METHOD_CALL, 4, ":1.1", "hello", 10000, &size, &h);
+        fd = memfd_with(msg, size, ALL_SEALS);
+        g_assert_cmpint(send_parts(&n->a, 1, &h, (Part[]){ VEC(msg, h.body_offset),
+                        MEMFD(0, h.body_offset, h.body_size) }, 2, &fd, 1), ==, -EMSGSIZE);
+        g_assert_null(bridge_conn_queue_peek(legacy));
+        (void) close(fd);
+        free(msg);
+
+        g_assert_cmpint(bridge_match_rule_new(&all, &rule), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(legacy, rule), ==, 0);
+        g_assert_cmpint(bridge_match_rule_new(&all, &rule), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(n->b.nc->conn, rule), ==, 0);
+        msg = blob_msg(WIRE_MSG_SIGNAL, 5, NULL, "hello", 10000, &size, &h);
+        fd = memfd_with(msg, size, ALL_SEALS);
+        g_assert_cmpint(send_parts(&n->a, KDBUS_DST_ID_BROADCAST, &h, (Part[]){
+                        VEC(msg, h.body_offset), MEMFD(0, h.body_offset, h.body_size) }, 2,
+                        &fd, 1), ==, 0);
+        g_assert_null(bridge_conn_queue_peek(legacy));
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, 0);
+        g_assert_cmpuint(n->b.n_fds, ==, 1);
+        g_assert_cmpuint(bridge_msg_memfd_bytes_read, ==, before);
+        (void) close(fd);
+        free(msg);
+}
+
 /* A monitor needs the bytes of a native -> native message: read for it only. */
 static void test_monitor(NFixture *n, gconstpointer ctx) {
         BridgeConn *mon = fixture_conn(&n->f, 0);
@@ -380,5 +436,6 @@ int main(int argc, char **argv) {
         ADD("broadcast", test_broadcast);
         ADD("monitor", test_monitor);
         ADD("refused", test_refused);
+        ADD("too-large", test_too_large);
         return g_test_run();
 }
