@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "bridge/activator.h"
 #include "bridge/bus-internal.h"
+#include "bridge/bloom.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
@@ -58,6 +59,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->endpoints);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
         bus->owner_uid = geteuid();
+        bus->bloom = bloom_params_default;
         r = bridge_msg_cache_new(&bus->msg_cache);
         if (r < 0)
                 return error_trace(r);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "bridge/bloom.h"
 #include "bridge/limits.h"
 #include "util/hash-table.h"
 #include "util/list.h"
@@ -126,6 +127,10 @@ struct Bus {
                                          * offers of itself in BUS_CREATOR_INFO (kdbus) */
         struct NativeMeta *creator_meta; /* the maker's /proc items, read at BUS_MAKE as
                                           * far as it offers them; NULL: none */
+
+        /* bloom filter geometry of broadcasts and match masks (bridge/bloom.h): kdbusd
+         * --native-bloom=, a bus instance's BUS_MAKE; set before anyone connects */
+        BloomParams bloom;
 };
 
 /* Bus.attach_rule */

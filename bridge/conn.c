@@ -530,6 +530,7 @@ void bridge_conn_kick(BridgeConn *conn) {
 static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                              const BridgeConn *addressed, bool eavesdrop_only) {
         PolicyMsgInfo pinfo = { .db = NULL };
+        size_t n_words = bloom_words(&bus->bloom);
         WireArgs args;
         List *pos, *tmp;
         int r;
@@ -541,8 +542,9 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
         r = bridge_msg_get_args(msg, &args);
         if (r == -ENOMEM)
                 return error_trace(r);
-        if (!msg->has_bloom)
-                bridge_msg_compute_bloom_args(msg, &args);
+        r = bridge_msg_compute_bloom_args(msg, &bus->bloom, &args);
+        if (r < 0)
+                return error_trace(r);
 
         list_for_each_safe(pos, tmp, &bus->match_conns) {
                 BridgeConn *conn = container_of(pos, BridgeConn, match_link);
@@ -559,7 +561,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
 
                         if (eavesdrop_only && !rule->keys.eavesdrop)
                                 continue;
-                        if (bloom_contains(msg->bloom, rule->mask) &&
+                        if (bridge_match_rule_bloom_matches(rule, msg, n_words) &&
                             bridge_match_rule_matches(rule, msg, sender, &args)) {
                                 match = true;
                                 break;

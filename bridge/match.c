@@ -99,7 +99,7 @@ int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret) {
                 rule->keys.arg_kind[i] = keys->arg_kind[i];
                 rule->keys.arg[i] = keys_copy_string(&pos, keys->arg[i]);
         }
-        bloom_mask_from_keys(rule->mask, &rule->keys);
+        bloom_mask_from_keys(rule->mask, &bloom_params_default, &rule->keys);
 
         *ret = rule;
         return 0;
@@ -127,6 +127,8 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
                 if (!owner->n_matches)
                         list_unlink(&owner->match_link);
         }
+        free(rule->gen_masks);
+        free(rule->mask_ext);
         free(rule);
         return NULL;
 }
@@ -272,13 +274,38 @@ bool bridge_match_rule_matches(const BridgeMatchRule *rule, const BridgeMsg *msg
 }
 
 /**
+ * bridge_match_rule_bloom_matches() - the bloom prefilter of broadcast routing
+ * @rule:       the rule (in the bus's geometry: added with bridge_conn_add_match())
+ * @msg:        the message, its filter computed (bridge_msg_compute_bloom())
+ * @n_words:    the bus's filter size in 64-bit words
+ *
+ * Return: false if @msg cannot match @rule; true if the keys must decide.
+ */
+bool bridge_match_rule_bloom_matches(const BridgeMatchRule *rule, const BridgeMsg *msg,
+                                     size_t n_words) {
+        const uint64_t *filter = bridge_msg_bloom(msg);
+        uint64_t g;
+
+        if (!bloom_contains(filter, bridge_match_rule_mask(rule), n_words))
+                return false;
+        if (!rule->n_generations)
+                return true;
+        /* kdbus: the mask of the filter's generation, or the newest the rule has */
+        g = msg->bloom_generation < rule->n_generations ? msg->bloom_generation :
+                                                          rule->n_generations - 1;
+        return bloom_contains(filter, rule->gen_masks + g * n_words, n_words);
+}
+
+/**
  * bridge_conn_add_match() - give @conn a rule
  * @conn:       the connection
  * @rule:       a new rule, taken also on failure
  *
- * Return: 0, BRIDGE_E_MATCH_QUOTA (max_match_rules_per_connection), BRIDGE_E_NOT_ACTIVE.
+ * Return: 0, BRIDGE_E_MATCH_QUOTA (max_match_rules_per_connection), BRIDGE_E_NOT_ACTIVE, -ENOMEM.
  */
 int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
+        const BloomParams *bp;
+
         if (!bridge_conn_is_active(conn)) {
                 bridge_match_rule_free(rule);
                 return BRIDGE_E_NOT_ACTIVE;
@@ -286,6 +313,21 @@ int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
         if (conn->n_matches >= conn->bus->limits.max_match_rules_per_connection) {
                 bridge_match_rule_free(rule);
                 return BRIDGE_E_MATCH_QUOTA;
+        }
+        /* bridge_match_rule_new() knows no bus: redo the mask in this bus's geometry */
+        bp = &conn->bus->bloom;
+        if (bp->size != bloom_params_default.size || bp->n_hash != bloom_params_default.n_hash) {
+                uint64_t *mask = rule->mask;
+
+                if (bloom_words(bp) > BUS_BLOOM_WORDS) {
+                        rule->mask_ext = calloc(bloom_words(bp), sizeof(uint64_t));
+                        if (!rule->mask_ext) {
+                                bridge_match_rule_free(rule);
+                                return error_origin(-ENOMEM);
+                        }
+                        mask = rule->mask_ext;
+                }
+                bloom_mask_from_keys(mask, bp, &rule->keys);
         }
         rule->owner = conn;
         list_append(&conn->matches, &rule->conn_link);

@@ -42,9 +42,21 @@ typedef struct BridgeMatchRule {
         List conn_link;                 /* BridgeConn.matches */
         BridgeConn *owner;
         BridgeMatchKeys keys;           /* strings point into @strings */
-        uint64_t mask[BUS_BLOOM_WORDS]; /* bloom bits every matching message has */
+        /* a native entry's BLOOM_MASK items (owned): n_generations masks of the bus's size;
+         * a message's filter of generation g must contain the one at min(g, n - 1) */
+        uint64_t *gen_masks;
+        uint64_t n_generations;
+        uint64_t *mask_ext;             /* owned: the keys' mask when the bus's filter is
+                                         * larger than @mask (bridge_match_rule_mask()) */
+        uint64_t mask[BUS_BLOOM_WORDS]; /* bloom bits every matching message has (the
+                                         * default geometry until bridge_conn_add_match()
+                                         * puts it in the bus's) */
         char strings[];
 } BridgeMatchRule;
+
+static inline const uint64_t *bridge_match_rule_mask(const BridgeMatchRule *rule) {
+        return rule->mask_ext ? rule->mask_ext : rule->mask;
+}
 
 /* Return: 0 or -ENOMEM. */
 int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret);
@@ -61,7 +73,17 @@ bool bridge_match_keys_equal(const BridgeMatchKeys *a, const BridgeMatchKeys *b)
 bool bridge_match_rule_matches(const BridgeMatchRule *rule, const BridgeMsg *msg,
                                const BridgeConn *sender, const WireArgs *args);
 
-/* Take @rule (also on failure). Return: 0, BRIDGE_E_MATCH_QUOTA, BRIDGE_E_NOT_ACTIVE. */
+/*
+ * Could @msg match @rule as far as the bloom filters tell (@msg's filter computed with the
+ * bus's geometry of @n_words words)? False: it cannot; true: check the keys.
+ */
+bool bridge_match_rule_bloom_matches(const BridgeMatchRule *rule, const BridgeMsg *msg,
+                                     size_t n_words);
+
+/*
+ * Take @rule (also on failure); its mask is recomputed in the bus's bloom geometry.
+ * Return: 0, BRIDGE_E_MATCH_QUOTA, BRIDGE_E_NOT_ACTIVE, -ENOMEM.
+ */
 int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule);
 /* Remove one rule equal to @keys. Return: 0 or BRIDGE_E_MATCH_NOT_FOUND. */
 int bridge_conn_remove_match(BridgeConn *conn, const BridgeMatchKeys *keys);

@@ -504,6 +504,7 @@ BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
                 free(m->data);
         if (m->sender_meta_free)
                 m->sender_meta_free(m->sender_meta);
+        free(m->bloom_ext);
         bridge_msg_release(m);
         return NULL;
 }

@@ -64,8 +64,17 @@ typedef struct BridgeMsg {
         bool data_separate;             /* @data is its own allocation (bridge_msg_new_take) */
         bool monitored;                 /* held for activation: monitors saw it when it was
                                          * sent, not again when it is delivered */
+        bool bloom_seeded;              /* @bloom holds a native sender's BLOOM_FILTER */
+        uint64_t bloom_generation;      /* that filter's generation (kdbus); 0 otherwise */
+        uint64_t *bloom_ext;            /* owned: the filter when the bus's is larger than
+                                         * @bloom (bridge_msg_bloom()) */
         uint64_t bloom[BUS_BLOOM_WORDS];
 } BridgeMsg;
+
+/* The message's filter (valid once has_bloom or bloom_seeded; the bus's geometry). */
+static inline const uint64_t *bridge_msg_bloom(const BridgeMsg *m) {
+        return m->bloom_ext ? m->bloom_ext : m->bloom;
+}
 
 /**
  * bridge_msg_new_stamped() - copy a received message into a new BridgeMsg, stamping SENDER

@@ -3,10 +3,10 @@
  * BUS_MAKE: the request's checks (see native-busmake.h). kdbus's rules: MAKE_NAME and
  * BLOOM_PARAMETER are mandatory (EBADMSG without), the name starts with the caller's
  * "<uid>-" (EINVAL otherwise), the bloom size is a multiple of 8 between 8 and 4096 bytes
- * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD. Ours:
- * the bus computes every broadcast's bloom filter itself with fixed parameters (64 bytes,
- * 8 hash functions, bridge/bloom.c), so an instance must use those (EOPNOTSUPP for any
- * other, which kdbus would have accepted). ATTACH_FLAGS_SEND is what the maker offers of
+ * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD; the
+ * instance uses those bloom parameters for every filter and mask on it (Bus.bloom: HELLO
+ * reports them, MATCH_ADD and SEND check sizes against them, the bus computes the filters
+ * of broadcasts with them). ATTACH_FLAGS_SEND is what the maker offers of
  * its own metadata in BUS_CREATOR_INFO (kdbus's attach_flags_owner, in its earlier and its
  * final tree). ATTACH_FLAGS_RECV is the instance's required metadata, every sender on it
  * must consent to those (HELLO ECONNREFUSED otherwise, bridge/native-meta.c): kdbus's
@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include "bridge/bloom.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/limits.h"
@@ -43,7 +44,7 @@ static int attach_flags(const struct kdbus_item *item, uint64_t *ret) {
  * @size:       bytes at @buf
  * @ret:        what to make
  *
- * Return: 0, 1 (NEGOTIATE answered), -EINVAL, -EBADMSG, -EOPNOTSUPP.
+ * Return: 0, 1 (NEGOTIATE answered), -EINVAL, -EBADMSG.
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret) {
         struct kdbus_cmd *cmd = buf;
@@ -97,17 +98,16 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
                 return -EBADMSG;
         if (!bus_node_name_is_valid(creds->uid, name))
                 return -EINVAL;
-        if (bloom->size < 8 || bloom->size > NATIVE_BUS_BLOOM_MAX_SIZE || bloom->size % 8 ||
-            bloom->n_hash < 1)
+        if (!bloom_params_are_valid(bloom->size, bloom->n_hash))
                 return -EINVAL;
-        if (bloom->size != BUS_BLOOM_SIZE || bloom->n_hash != BUS_BLOOM_N_HASH)
-                return -EOPNOTSUPP;
 
         memset(ret, 0, sizeof(*ret));
         memcpy(ret->name, name, strlen(name) + 1);
         ret->access = cmd->flags;
         ret->attach_owner = send;
         ret->attach_req = recv;
+        ret->bloom_size = bloom->size;
+        ret->bloom_n_hash = bloom->n_hash;
         cmd->return_flags = 0;
         return 0;
 }

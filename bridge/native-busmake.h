@@ -13,21 +13,21 @@ typedef struct BridgeCreds BridgeCreds;
 
 /* kdbus's node names: at most this long (BUS_ENDPOINT_NAME_MAX, bus_node_name_is_valid()). */
 #define NATIVE_BUS_NAME_MAX 63u
-/* kdbus's upper bound for a bus's bloom filter size (KDBUS_BUS_BLOOM_MAX_SIZE). */
-#define NATIVE_BUS_BLOOM_MAX_SIZE 4096u
 
 typedef struct NativeBusMake {
         char name[NATIVE_BUS_NAME_MAX + 1];     /* MAKE_NAME: "<uid>-<name>" */
         uint64_t access;                        /* KDBUS_MAKE_ACCESS_GROUP / _WORLD */
         uint64_t attach_owner;                  /* ATTACH_FLAGS_SEND: Bus.attach_flags_owner */
         uint64_t attach_req;                    /* ATTACH_FLAGS_RECV: Bus.attach_flags_req */
+        uint64_t bloom_size;                    /* BLOOM_PARAMETER: Bus.bloom */
+        uint64_t bloom_n_hash;
 } NativeBusMake;
 
 /*
  * Read and check BUS_MAKE's @buf (@size bytes) from a peer with @creds.
  * Return: 0 (*ret filled), 1 (NEGOTIATE: the known flags are in the struct, nothing to
- * make), or -EINVAL (bad struct, flags, items, name or bloom size), -EBADMSG (MAKE_NAME
- * or BLOOM_PARAMETER missing), -EOPNOTSUPP (bloom parameters other than the bus's fixed
- * ones: see docs/native.md).
+ * make), or -EINVAL (bad struct, flags, items, name, or bloom parameters outside kdbus's
+ * bounds: size 8..4096 and a multiple of 8, n_hash >= 1), -EBADMSG (MAKE_NAME or
+ * BLOOM_PARAMETER missing).
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);

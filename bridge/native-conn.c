@@ -233,8 +233,8 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         item = bridge_pool_ptr(nc->pool, slice);
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
         item->type = KDBUS_ITEM_BLOOM_PARAMETER;
-        item->bloom_parameter.size = BUS_BLOOM_SIZE;
-        item->bloom_parameter.n_hash = BUS_BLOOM_N_HASH;
+        item->bloom_parameter.size = nc->conn->bus->bloom.size;
+        item->bloom_parameter.n_hash = nc->conn->bus->bloom.n_hash;
 
         if (cmd->flags & KDBUS_HELLO_POLICY_HOLDER)
                 nc->conn->flags |= BRIDGE_CONN_POLICY_HOLDER;

@@ -2,11 +2,15 @@
 /*
  * MATCH_ADD and MATCH_REMOVE of native peers. A kdbus match entry becomes one core match
  * rule (bridge/match.h) whose exact keys are only the sender (NAME or ID item) and whose
- * bloom mask is the BLOOM_MASK item: broadcasts reach the peer when mask ⊆ the message's
- * filter, which the bus computes from the dbus1 header and arguments (bridge/bloom.c: the
- * entries and the fixed SipHash keys are public, libkdbus builds masks the same way); a
- * sender's BLOOM_FILTER item is not needed. An entry without items matches every
- * broadcast. Entries are found again by the cookie the peer chose (NativeMatch records).
+ * bloom masks are the BLOOM_MASK items: broadcasts reach the peer when mask ⊆ the
+ * message's filter, which the bus computes from the dbus1 header and arguments in its own
+ * geometry (Bus.bloom; bridge/bloom.c: the entries and the fixed SipHash keys are public,
+ * libkdbus builds masks the same way), on top of a native sender's BLOOM_FILTER item. As
+ * in kdbus, a BLOOM_MASK is one or more generations of the bus's bloom size (EDOM for any
+ * other size) and a filter of generation g is tested against the mask of generation
+ * min(g, n - 1); several BLOOM_MASK items must all match. An entry without items matches
+ * every broadcast. Entries are found again by the cookie the peer chose (NativeMatch
+ * records).
  *
  * Notification items (NAME_ADD, NAME_REMOVE, NAME_CHANGE: kdbus_notify_name_change with
  * old/new id, KDBUS_MATCH_ID_ANY for any, and an optional name; ID_ADD, ID_REMOVE:
@@ -18,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bridge/bloom.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/limits.h"
@@ -96,6 +101,49 @@ static int match_add_notify(NativeMatch *m, const struct kdbus_item *item) {
         return 0;
 }
 
+/* kdbus's bound on a whole command (KDBUS_CMD_MAX_SIZE) applied to one entry's masks */
+#define NATIVE_MATCH_MASK_MAX (32u * 1024u)
+
+/*
+ * AND one BLOOM_MASK item (@len bytes at @data) into the entry's masks *@masks
+ * (*@n_gen generations of @n_words words): for every generation g, the combined mask holds
+ * each item's mask of generation min(g, its count - 1), so testing min(g, n - 1) of the
+ * combination equals testing each item. Return: 0, -EDOM, -EMSGSIZE, -ENOMEM.
+ */
+static int match_add_mask(uint64_t **masks, uint64_t *n_gen, size_t n_words,
+                          const uint64_t *data, size_t len) {
+        size_t row = n_words * sizeof(uint64_t);
+        uint64_t n = len / row, g, have = *n_gen, total = have > n ? have : n;
+        size_t i;
+
+        if (len < row || len % row)
+                return -EDOM;
+        if (len > NATIVE_MATCH_MASK_MAX || total * row > NATIVE_MATCH_MASK_MAX)
+                return -EMSGSIZE;
+        if (total > have) {
+                uint64_t *m = realloc(*masks, total * row);
+
+                if (!m)
+                        return -ENOMEM;
+                /* new generations start as the newest one so far (all zero for none) */
+                for (g = have; g < total; ++g) {
+                        if (have)
+                                memcpy(m + g * n_words, m + (have - 1) * n_words, row);
+                        else
+                                memset(m + g * n_words, 0, row);
+                }
+                *masks = m;
+                *n_gen = total;
+        }
+        for (g = 0; g < total; ++g) {
+                const uint64_t *src = data + (g < n ? g : n - 1) * n_words;
+
+                for (i = 0; i < n_words; ++i)
+                        (*masks)[g * n_words + i] |= src[i];
+        }
+        return 0;
+}
+
 /* Entries (core rules and notification-only ones) of @nc. */
 static unsigned matches_count(const NativeConn *nc) {
         const List *pos;
@@ -114,18 +162,18 @@ static unsigned matches_count(const NativeConn *nc) {
  *
  * KDBUS_MATCH_REPLACE first removes the entries with the same cookie.
  *
- * Return: 0, or -EINVAL, -EDOM (a mask of another size than the bus's bloom size),
- * -EMFILE (too many matches), -ENOMEM.
+ * Return: 0, or -EINVAL, -EDOM (a mask that is not a whole number of generations of the
+ * bus's bloom size), -EMSGSIZE (masks over 32 KiB), -EMFILE (too many matches), -ENOMEM.
  */
 int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_match *cmd = buf;
-        uint64_t mask[BUS_BLOOM_WORDS] = { 0 };
+        size_t n_words = bloom_words(&nc->conn->bus->bloom);
+        uint64_t *masks = NULL, n_gen = 0;
         const struct kdbus_item *item;
         BridgeMatchKeys keys = { 0 };
         BridgeMatchRule *rule;
         NativeMatch *m;
         char idname[32];
-        unsigned i;
         int r;
 
         if (cmd->size < sizeof(*cmd) || cmd->size > size ||
@@ -145,12 +193,12 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                 switch (item->type) {
                 case KDBUS_ITEM_BLOOM_MASK:
                         m->notify_only = false;
-                        if (len != BUS_BLOOM_SIZE) {
+                        r = match_add_mask(&masks, &n_gen, n_words, item->data64, len);
+                        if (r) {
+                                free(masks);
                                 native_match_free(m);
-                                return -EDOM;
+                                return r;
                         }
-                        for (i = 0; i < BUS_BLOOM_WORDS; ++i)
-                                mask[i] |= item->data64[i];
                         break;
                 case KDBUS_ITEM_NAME:
                         m->notify_only = false;
@@ -181,6 +229,7 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                 case KDBUS_ITEM_ID_REMOVE:
                         r = match_add_notify(m, item);
                         if (r) {
+                                free(masks);
                                 native_match_free(m);
                                 return r;
                         }
@@ -191,6 +240,7 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         }
 
         if (m->n_notify) {
+                free(masks);
                 /* no core rule: the entry only ever matches notifications */
                 if (cmd->flags & KDBUS_MATCH_REPLACE)
                         (void) matches_remove(nc, cmd->cookie);
@@ -205,16 +255,19 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         }
         r = bridge_match_rule_new(&keys, &rule);
         if (r) {
+                free(masks);
                 native_match_free(m);
                 return error_trace(r);
         }
-        for (i = 0; i < BUS_BLOOM_WORDS; ++i)
-                rule->mask[i] |= mask[i];
+        rule->gen_masks = masks;
+        rule->n_generations = n_gen;
         if (cmd->flags & KDBUS_MATCH_REPLACE)
                 (void) matches_remove(nc, cmd->cookie);
         r = bridge_conn_add_match(nc->conn, rule);      /* takes the rule, also on failure */
         if (r) {
                 native_match_free(m);
+                if (r < 0)
+                        return error_trace(r);
                 return r == BRIDGE_E_MATCH_QUOTA ? -EMFILE : native_errno_from_bridge(r);
         }
         m->cookie = cmd->cookie;
@@ -224,6 +277,7 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         return 0;
 
 einval:
+        free(masks);
         native_match_free(m);
         return -EINVAL;
 }

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bridge/activator.h"
+#include "bridge/bloom.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
@@ -52,6 +53,7 @@ typedef struct SendParts {
         int msg_fds[KDBUS_MSG_MAX_FDS];         /* duplicates, owned until taken */
         unsigned n_msg_fds;
         const char *dst_name;
+        const struct kdbus_bloom_filter *bloom; /* BLOOM_FILTER, the bus's size; NULL */
 } SendParts;
 
 /* The bytes of @p's memfd parts. */
@@ -120,7 +122,7 @@ static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds
 }
 
 /* Walk the message's items into @p. Return: 0 or -errno for the peer. */
-static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
+static int send_collect(SendParts *p, const BloomParams *bp, const uint8_t *buf, size_t size,
                         const struct kdbus_msg *km, const int *fds, unsigned n_fds) {
         const struct kdbus_item *item;
         unsigned i, n;
@@ -176,7 +178,15 @@ static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
                         p->dst_name = item->str;
                         break;
                 case KDBUS_ITEM_BLOOM_FILTER:
-                        /* the bus computes the filter from the dbus1 header itself */
+                        /* kdbus's checks (the size counted past the generation, wrapping
+                         * as kdbus's u64 did); the bus adds its own entries to it */
+                        if (p->bloom)
+                                return -EEXIST;
+                        if ((payload - sizeof(uint64_t)) % 8)
+                                return -EFAULT;
+                        if (payload - sizeof(uint64_t) != bp->size)
+                                return -EDOM;
+                        p->bloom = &item->bloom_filter;
                         break;
                 default:
                         return -EINVAL;
@@ -420,9 +430,15 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                         deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
         }
 
-        r = send_collect(&p, buf, size, km, fds, n_fds);
+        r = send_collect(&p, &nc->conn->bus->bloom, buf, size, km, fds, n_fds);
         if (r)
                 goto out;
+        /* kdbus: a bloom filter only on a signal (one is optional here: the bus computes
+         * the filter of every broadcast from its header and arguments) */
+        if (p.bloom && !(km->flags & KDBUS_MSG_SIGNAL)) {
+                r = -EBADMSG;
+                goto out;
+        }
         /* the inline bytes: everything, or the vec parts before the first memfd */
         r = parts_join(&p, p.with_memfd ? p.first_memfd : p.n, &payload, &head_size, &joined);
         if (r)
@@ -462,6 +478,12 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
                 bridge_msg_refuse_bytes(m, WIRE_E_TOO_LARGE);
         m->priority = km->priority;
         m->reply_deadline_usec = deadline_usec;
+        if (p.bloom) {
+                r = bridge_msg_set_sender_bloom(m, &nc->conn->bus->bloom, p.bloom->data,
+                                                p.bloom->generation);
+                if (r)
+                        goto out;
+        }
         if (nc->hello_flags & KDBUS_HELLO_CAPTURE_PER_MESSAGE) {
                 r = native_meta_capture_msg(nc, m);     /* the sender as it is now */
                 if (r)

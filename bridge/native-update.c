@@ -130,6 +130,9 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
  * @buf:        kdbus_cmd_info (attach_flags; no items); offset and info_size written
  * @size:       bytes at @buf
  *
+ * The info holds MAKE_NAME, BLOOM_PARAMETER (the bus's; not in kdbus), the declined
+ * attach flags (ATTACH_FLAGS_SEND) and CREDS / PIDS as asked.
+ *
  * Return: 0, or -EINVAL, -ENOBUFS (no room in the pool), -ENOMEM.
  */
 int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
@@ -160,7 +163,8 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         else
                 name_len = (size_t)snprintf(name, sizeof(name), "%u-kdbus",
                                             (unsigned)geteuid()) + 1;
-        total = sizeof(*info) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + name_len);
+        total = sizeof(*info) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + name_len) +
+                KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter));
         if (declined)
                 total += KDBUS_ITEM_SIZE(sizeof(uint64_t));
         if (attach & KDBUS_ATTACH_CREDS)
@@ -181,6 +185,13 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         item->type = KDBUS_ITEM_MAKE_NAME;
         memcpy(item->name.name, name, name_len);
         p = (uint8_t *)item + KDBUS_ALIGN8(item->size);
+        /* our addition (kdbus's had none): the bus's bloom parameters, as HELLO gives them */
+        item = (void *)p;
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
+        item->type = KDBUS_ITEM_BLOOM_PARAMETER;
+        item->bloom_parameter.size = bus->bloom.size;
+        item->bloom_parameter.n_hash = bus->bloom.n_hash;
+        p += KDBUS_ALIGN8(item->size);
         if (declined) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);

@@ -183,6 +183,21 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
  * Return: 0 or the negative errno of BUS_MAKE (EINVAL, EBADMSG, EEXIST, EBADFD, ...).
  */
 int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
+        return kdbus_bus_make_bloom(c, name, flags, 64, 8);
+}
+
+/**
+ * kdbus_bus_make_bloom() - kdbus_bus_make() with the instance's bloom parameters
+ * @c:          the handle (kdbus_conn_open())
+ * @name:       "<uid>-<name>", the caller's uid
+ * @flags:      KDBUS_MAKE_ACCESS_GROUP / _WORLD
+ * @bloom_size: bytes of every bloom filter on the bus (kdbus: 8..4096, a multiple of 8)
+ * @n_hash:     hash functions per entry (>= 1)
+ *
+ * Return: 0 or the negative errno of BUS_MAKE (EINVAL for parameters out of bounds).
+ */
+int kdbus_bus_make_bloom(KdbusConn *c, const char *name, uint64_t flags, uint64_t bloom_size,
+                         uint64_t n_hash) {
         uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd *cmd = (void *)buf;
         struct kdbus_item *item = cmd->items;
@@ -198,8 +213,8 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
         item = KDBUS_ITEM_NEXT(item);
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_parameter);
         item->type = KDBUS_ITEM_BLOOM_PARAMETER;
-        item->bloom_parameter.size = 64;
-        item->bloom_parameter.n_hash = 8;
+        item->bloom_parameter.size = bloom_size;
+        item->bloom_parameter.n_hash = n_hash;
         item = KDBUS_ITEM_NEXT(item);
         /* what the maker shows of itself in BUS_CREATOR_INFO: its ids and pid */
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
@@ -393,6 +408,7 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
         struct kdbus_item *item;
         unsigned n_fds = 0, i;
         bool memfd = s->memfd >= 0;
+        uint64_t bloom_size = s->bloom_size ? s->bloom_size : c->bloom_size;
         uint8_t *buf;
         int r;
 
@@ -405,6 +421,8 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
         if (s->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(s->n_fds * sizeof(int));
+        if (s->bloom_filter)
+                msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_filter) + bloom_size);
         cmd_size = sizeof(*cmd) + (s->cancel_fd ? KDBUS_ITEM_SIZE(sizeof(int)) : 0);
         total = sizeof(*req) + cmd_size + msg_size + ALIGN8(size);
         buf = calloc(1, total);
@@ -449,6 +467,14 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 item->size = KDBUS_ITEM_HEADER_SIZE + strlen(s->dst_name) + 1;
                 item->type = KDBUS_ITEM_DST_NAME;
                 strcpy(item->str, s->dst_name);
+                item = KDBUS_ITEM_NEXT(item);
+        }
+        if (s->bloom_filter) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) +
+                             bloom_size;
+                item->type = KDBUS_ITEM_BLOOM_FILTER;
+                item->bloom_filter.generation = s->bloom_generation;
+                memcpy(item->bloom_filter.data, s->bloom_filter, bloom_size);
                 item = KDBUS_ITEM_NEXT(item);
         }
         if (s->n_fds) {
@@ -748,21 +774,25 @@ static const uint8_t bloom_keys[4][16] = {
 void kdbus_bloom_add(uint64_t *bloom, uint64_t size, uint64_t n_hash, const char *prefix,
                      const char *value) {
         char buf[BLOOM_ENTRY_MAX];
-        uint64_t nbits = size * 8, i, h = 0;
+        uint64_t nbits = size * 8, i, h = 0, n_idx;
         unsigned bits = 0, have = 0, key = 0;
         size_t p = strlen(prefix), n;
 
-        if (nbits == 0 || (nbits & (nbits - 1)))
-                return;                 /* the bus only uses power-of-two sizes */
+        if (size < 8 || size > 4096 || size % 8)
+                return;                 /* not a geometry a bus can have (BUS_MAKE: EINVAL) */
         while ((UINT64_C(1) << bits) < nbits)
                 ++bits;
+        /* the indices repeat after one cycle through the 4 keys: more set no other bit */
+        n_idx = 4 * (64 / bits);
+        if (n_hash < n_idx)
+                n_idx = n_hash;
         if (p > sizeof(buf) - 1)
                 p = sizeof(buf) - 1;
         memcpy(buf, prefix, p);
         buf[p++] = ':';
         n = MIN(strlen(value), sizeof(buf) - p);
         memcpy(buf + p, value, n);
-        for (i = 0; i < n_hash; ++i) {
+        for (i = 0; i < n_idx; ++i) {
                 uint64_t bit;
 
                 if (have < bits) {
@@ -770,7 +800,7 @@ void kdbus_bloom_add(uint64_t *bloom, uint64_t size, uint64_t n_hash, const char
                         ++key;
                         have = 64;
                 }
-                bit = h & (nbits - 1);
+                bit = (h & ((UINT64_C(1) << bits) - 1)) % nbits;
                 h >>= bits;
                 have -= bits;
                 bloom[bit / 64] |= UINT64_C(1) << (bit % 64);

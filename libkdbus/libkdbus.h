@@ -46,12 +46,15 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
 
 /*
  * BUS_MAKE on a handle that did not say HELLO: a bus instance named @name ("<uid>-..."),
- * @flags KDBUS_MAKE_ACCESS_*, with the bus's bloom parameters (64 bytes, 8 hashes). It
+ * @flags KDBUS_MAKE_ACCESS_*, with the bloom parameters 64 bytes, 8 hashes. It
  * lives while @c stays open; its sockets are DIR/@name/bus (native) and
  * DIR/@name/bus.dbus1 (legacy), DIR being the directory of the socket @c is on. The maker
  * offers its CREDS and PIDS to BUS_CREATOR_INFO (ATTACH_FLAGS_SEND) and requires nothing.
  */
 int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags);
+/* The same with the instance's bloom parameters (HELLO on it reports them). */
+int kdbus_bus_make_bloom(KdbusConn *c, const char *name, uint64_t flags, uint64_t bloom_size,
+                         uint64_t n_hash);
 
 /* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. */
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
@@ -82,6 +85,12 @@ typedef struct KdbusSend {
         uint64_t memfd_size;
         const int *cancel_fd;           /* SYNC_REPLY: a CANCEL_FD item for *cancel_fd (the
                                          * call fails ECANCELED once it is readable); NULL */
+        /* a BLOOM_FILTER item (signals only): @bloom_size bytes (0: the bus's, from HELLO)
+         * built with kdbus_bloom_add() and the bus's parameters; the bus adds its own
+         * entries to it. NULL: none (the bus computes the filter alone) */
+        const uint64_t *bloom_filter;
+        uint64_t bloom_size;
+        uint64_t bloom_generation;
 } KdbusSend;
 
 /* A call's timeout_ns that never expires (the bus's reply timeout still applies). */
@@ -126,8 +135,10 @@ int kdbus_conn_match_add(KdbusConn *c, uint64_t cookie, uint64_t flags, const ui
 int kdbus_conn_match_remove(KdbusConn *c, uint64_t cookie);
 
 /*
- * Add the entry "@prefix:@value" to a bloom mask of @size bytes with @n_hash hash functions
- * (the bus's parameters from HELLO), the way kdbusd builds the filters of broadcasts: the
+ * Add the entry "@prefix:@value" to a bloom mask or filter of @size bytes with @n_hash hash
+ * functions: the bus's parameters from HELLO (c->bloom_size, c->bloom_n_hash), which differ
+ * between buses (kdbusd --native-bloom=, BUS_MAKE), never assumed. The same bits as kdbusd
+ * sets for the filters of broadcasts: the
  * entries are message-type, interface, member, path, path-slash-prefix, sender (":1.<id>"),
  * arg<N>, arg0-dot-prefix (see bridge/bloom.c).
  */

@@ -86,6 +86,9 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
         bi->server->bus->attach_flags_req = mk->attach_req;
         bi->server->bus->attach_flags_owner = mk->attach_owner;
+        /* the maker's bloom parameters (checked by native_bus_make_parse()) */
+        bi->server->bus->bloom.size = mk->bloom_size;
+        bi->server->bus->bloom.n_hash = mk->bloom_n_hash;
         bi->server->bus->attach_rule = parent->bus->attach_rule;
         bi->server->bus->proc_public = parent->bus->proc_public;
         bi->server->bus->creator_gid = gid;

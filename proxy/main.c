@@ -50,6 +50,7 @@ typedef struct Args {
         const char *native_address;     /* --native: kdbus ABI socket */
         unsigned attach_rule;           /* --native-attach-rule: BUS_ATTACH_* */
         uint64_t attach_flags_req;      /* --native-attach-required */
+        BloomParams bloom;              /* --native-bloom; size 0: the default */
         int print_address_fd;           /* -1: do not print */
         int print_pid_fd;
         int fork;                       /* -1: as the configuration says */
@@ -100,6 +101,10 @@ static void help(void) {
                "  --native-attach-required=LIST\n"
                "                        metadata every native sender must consent to (HELLO\n"
                "                        fails ECONNREFUSED): comma-separated creds, pids, ...\n"
+               "  --native-bloom=SIZE,N_HASH\n"
+               "                        the bus's bloom filter geometry as kdbus's BUS_MAKE\n"
+               "                        takes it (bytes 8..4096, a multiple of 8; N_HASH >= 1;\n"
+               "                        default 64,8): native peers get it from HELLO\n"
                "  --version, --help\n");
 }
 
@@ -135,6 +140,7 @@ enum {
         ARG_NATIVE,
         ARG_NATIVE_ATTACH_RULE,
         ARG_NATIVE_ATTACH_REQUIRED,
+        ARG_NATIVE_BLOOM,
 };
 
 /* --introspect, as dbus-daemon: what the driver answers to Introspect on its own path. */
@@ -176,6 +182,7 @@ static int parse_args(int argc, char **argv, Args *a) {
                 { "native-attach-rule", required_argument, NULL, ARG_NATIVE_ATTACH_RULE },
                 { "native-attach-required", required_argument, NULL,
                   ARG_NATIVE_ATTACH_REQUIRED },
+                { "native-bloom", required_argument, NULL, ARG_NATIVE_BLOOM },
                 {}
         };
         int c;
@@ -254,6 +261,10 @@ static int parse_args(int argc, char **argv, Args *a) {
                         break;
                 case ARG_NATIVE_ATTACH_REQUIRED:
                         if (native_option_attach_flags(optarg, &a->attach_flags_req) < 0)
+                                return -1;
+                        break;
+                case ARG_NATIVE_BLOOM:
+                        if (native_option_bloom(optarg, &a->bloom) < 0)
                                 return -1;
                         break;
                 default:
@@ -572,7 +583,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kdbusd: cannot set up the bus: %s\n", strerror(-r));
                 return EXIT_FAILURE;
         }
-        native_options_apply(s->bus, a.attach_rule, a.attach_flags_req);
+        native_options_apply(s->bus, a.attach_rule, a.attach_flags_req,
+                             a.bloom.size ? &a.bloom : NULL);
         r = proxy_config_apply(s, config);
         if (r < 0) {
                 fprintf(stderr, "kdbusd: cannot install the configuration: %s\n",

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Options of kdbusd about native peers' metadata. See native-options.h and docs/native.md
- * (Metadata).
+ * Options of kdbusd about native peers' metadata and bloom filters. See native-options.h
+ * and docs/native.md (Metadata, Bloom filters).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -95,7 +95,28 @@ void native_options_probe_proc(Bus *bus) {
         (void) fclose(f);
 }
 
-void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req) {
+int native_option_bloom(const char *value, BloomParams *ret) {
+        unsigned long long size, n_hash;
+        char tail;
+
+        if (sscanf(value, "%llu,%llu%c", &size, &n_hash, &tail) != 2 ||
+            !bloom_params_are_valid(size, n_hash) || value[0] == '-' ||
+            strchr(value, ',')[1] == '-') {
+                fprintf(stderr, "kdbusd: --native-bloom=%s: say SIZE,N_HASH: SIZE in bytes from "
+                        "%u to %u and a multiple of 8, N_HASH at least 1 (kdbus's bounds; "
+                        "default %u,%u)\n", value, BLOOM_MIN_SIZE, BLOOM_MAX_SIZE,
+                        BUS_BLOOM_SIZE, BUS_BLOOM_N_HASH);
+                return -EINVAL;
+        }
+        ret->size = size;
+        ret->n_hash = n_hash;
+        return 0;
+}
+
+void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req,
+                          const BloomParams *bloom) {
+        if (bloom)
+                bus->bloom = *bloom;
         bus->attach_rule = attach_rule;
         bus->attach_flags_req = attach_flags_req;
         native_options_probe_proc(bus);

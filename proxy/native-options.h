@@ -2,12 +2,17 @@
 #pragma once
 /*
  * kdbusd's options for native peers' metadata (--native-attach-rule=,
- * --native-attach-required=) and the fact about /proc the kdbus attach rule needs
- * (Bus.attach_rule, attach_flags_req, proc_public; bridge/native-meta.c).
+ * --native-attach-required=), the bus's bloom geometry (--native-bloom=: Bus.bloom) and
+ * the fact about /proc the kdbus attach rule needs (Bus.attach_rule, attach_flags_req,
+ * proc_public; bridge/native-meta.c).
  */
 #include <stdint.h>
+#include "bridge/bloom.h"
 
 typedef struct Bus Bus;
+
+/* "SIZE,N_HASH" within kdbus's bounds -> Bus.bloom. Return: 0 or -EINVAL (on stderr). */
+int native_option_bloom(const char *value, BloomParams *ret);
 
 /* "opt-in" or "kdbus" -> BUS_ATTACH_*. Return: 0 or -EINVAL (message on stderr). */
 int native_option_attach_rule(const char *value, unsigned *ret);
@@ -19,5 +24,6 @@ int native_option_attach_rule(const char *value, unsigned *ret);
 int native_option_attach_flags(const char *value, uint64_t *ret);
 /* Bus.proc_public from the mount options of the /proc kdbusd sees (no hidepid). */
 void native_options_probe_proc(Bus *bus);
-/* Put the options on @bus and probe /proc. */
-void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req);
+/* Put the options on @bus (@bloom NULL: the default geometry) and probe /proc. */
+void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req,
+                          const BloomParams *bloom);

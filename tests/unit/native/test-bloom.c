@@ -9,7 +9,8 @@
 #include "libkdbus/libkdbus.h"
 #include <glib.h>
 
-static void test_same_bits(void) {
+static void test_same_bits(gconstpointer ctx) {
+        const BloomParams *bp = ctx;
         static const char *const entries[][2] = {
                 { "member", "Changed" },
                 { "interface", "org.freedesktop.DBus" },
@@ -24,23 +25,39 @@ static void test_same_bits(void) {
         memset(long_value, 'v', sizeof(long_value) - 1);
         long_value[sizeof(long_value) - 1] = '\0';
         for (i = 0; i <= G_N_ELEMENTS(entries); ++i) {
-                uint64_t ours[BUS_BLOOM_WORDS] = { 0 }, lib[BUS_BLOOM_WORDS] = { 0 };
+                static uint64_t ours[BLOOM_MAX_WORDS], lib[BLOOM_MAX_WORDS];
                 const char *prefix = i < G_N_ELEMENTS(entries) ? entries[i][0] : "arg3";
                 const char *value = i < G_N_ELEMENTS(entries) ? entries[i][1] : long_value;
                 unsigned bits = 0, w;
 
-                bloom_add(ours, prefix, value);
-                kdbus_bloom_add(lib, BUS_BLOOM_SIZE, BUS_BLOOM_N_HASH, prefix, value);
+                memset(ours, 0, sizeof(ours));
+                memset(lib, 0, sizeof(lib));
+                bloom_add(ours, bp, prefix, value);
+                kdbus_bloom_add(lib, bp->size, bp->n_hash, prefix, value);
                 g_assert_cmpmem(ours, sizeof(ours), lib, sizeof(lib));
-                for (w = 0; w < BUS_BLOOM_WORDS; ++w)
+                for (w = 0; w < bloom_words(bp); ++w)
                         bits += (unsigned)__builtin_popcountll(lib[w]);
                 g_assert_cmpuint(bits, >=, 1);
-                g_assert_cmpuint(bits, <=, BUS_BLOOM_N_HASH);
+                g_assert_cmpuint(bits, <=, bp->n_hash);
         }
 }
 
 int main(int argc, char **argv) {
+        /* the default, and geometries BUS_MAKE / --native-bloom= may give a bus */
+        static const BloomParams geo[] = { { BUS_BLOOM_SIZE, BUS_BLOOM_N_HASH }, { 8, 1 },
+                                           { 24, 2 }, { 512, 3 }, { 4096, 64 },
+                                           { 64, UINT64_MAX } };
+        unsigned i;
+
         g_test_init(&argc, &argv, NULL);
-        g_test_add_func("/native/bloom/libkdbus-equals-bus", test_same_bits);
+        g_test_add_data_func("/native/bloom/libkdbus-equals-bus", &geo[0], test_same_bits);
+        for (i = 1; i < G_N_ELEMENTS(geo); ++i) {
+                char *name = g_strdup_printf("/native/bloom/libkdbus-equals-bus/%llu-%llu",
+                                             (unsigned long long)geo[i].size,
+                                             (unsigned long long)geo[i].n_hash);
+
+                g_test_add_data_func(name, &geo[i], test_same_bits);
+                g_free(name);
+        }
         return g_test_run();
 }

@@ -717,7 +717,7 @@ static int peer_match(TestPeer *p, uint64_t cookie, uint64_t flags, const char *
         cmd->flags = flags;
         cmd->cookie = cookie;
         if (member) {
-                bloom_add(mask, "member", member);
+                bloom_add(mask, &bloom_params_default, "member", member);
                 item->size = KDBUS_ITEM_HEADER_SIZE + mask_size;
                 item->type = KDBUS_ITEM_BLOOM_MASK;
                 memcpy(item->data, mask, mask_size);

@@ -123,12 +123,13 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         cmd->size = sizeof(*cmd);
         g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, sizeof(*cmd), NULL, 0), ==, 0);
         g_assert_cmpuint(cmd->flags, ==, KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD);
-        /* kdbus's bloom limits (EINVAL); ours: only the bus's 64 bytes / 8 hashes
-         * (EOPNOTSUPP) */
+        /* kdbus's bloom limits (EINVAL): 8..4096 bytes, a multiple of 8, n_hash >= 1 */
         g_assert_cmpint(make_raw(h, name, 12, 8, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 0, 1, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 4, 1, 0), ==, -EINVAL);
         g_assert_cmpint(make_raw(h, name, 64, 0, 0), ==, -EINVAL);
+        g_assert_cmpint(make_raw(h, name, 4104, 8, 0), ==, -EINVAL);
         g_assert_cmpint(make_raw(h, name, 8192, 8, 0), ==, -EINVAL);
-        g_assert_cmpint(make_raw(h, name, 32, 8, 0), ==, -EOPNOTSUPP);
         g_assert_false(g_file_test(dir, G_FILE_TEST_EXISTS));
         {
                 /* ATTACH_FLAGS_RECV: the instance's required metadata (kdbus's
@@ -255,6 +256,10 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                 item = rec->items;
                 g_assert_cmpuint(item->type, ==, KDBUS_ITEM_MAKE_NAME);
                 g_assert_cmpstr(item->name.name, ==, name);
+                item = (const void *)((const uint8_t *)item + KDBUS_ALIGN8(item->size));
+                g_assert_cmpuint(item->type, ==, KDBUS_ITEM_BLOOM_PARAMETER);
+                g_assert_cmpuint(item->bloom_parameter.size, ==, 64);
+                g_assert_cmpuint(item->bloom_parameter.n_hash, ==, 8);
                 item = (const void *)((const uint8_t *)item + KDBUS_ALIGN8(item->size));
                 g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
                 g_assert_cmpuint(item->creds.uid, ==, geteuid());
@@ -534,6 +539,245 @@ static void test_kdbusctl(KBus *b, gconstpointer ctx) {
         g_assert_true(wait_path(dir, false));
 }
 
+/* BUS_CREATOR_INFO's BLOOM_PARAMETER item (our addition), or fails the test. */
+static void creator_bloom(KdbusConn *c, uint64_t *ret_size, uint64_t *ret_n_hash) {
+        struct kdbus_cmd_info info = { .size = sizeof(info) };
+        const struct kdbus_info *rec;
+        const struct kdbus_item *item;
+
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info, sizeof(info),
+                                           NULL, 0), ==, 0);
+        rec = (const void *)(c->pool + info.offset);
+        for (item = kdbus_item_first(rec, sizeof(*rec), rec->size); item;
+             item = kdbus_item_next(rec, rec->size, item))
+                if (item->type == KDBUS_ITEM_BLOOM_PARAMETER)
+                        break;
+        g_assert_nonnull(item);
+        *ret_size = item->bloom_parameter.size;
+        *ret_n_hash = item->bloom_parameter.n_hash;
+        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+}
+
+/* MATCH_ADD of one BLOOM_MASK item of @size bytes (@mask, zero-padded). */
+static int match_raw(KdbusConn *c, uint64_t cookie, const uint64_t *mask, size_t mask_bytes,
+                     size_t size) {
+        g_autofree uint8_t *buf = g_malloc0(sizeof(struct kdbus_cmd_match) +
+                                            KDBUS_ITEM_SIZE(size));
+        struct kdbus_cmd_match *cmd = (void *)buf;
+
+        cmd->size = sizeof(*cmd) + KDBUS_ITEM_SIZE(size);
+        cmd->cookie = cookie;
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + size;
+        cmd->items[0].type = KDBUS_ITEM_BLOOM_MASK;
+        memcpy(cmd->items[0].data, mask, MIN(mask_bytes, size));
+        return kdbus_conn_command(c, KDBUS_CMD_MATCH_ADD, cmd, cmd->size, NULL, 0);
+}
+
+/* A broadcast org.example.Test.@member from @c with a BLOOM_FILTER item (@filter, @size
+ * bytes, 0: the bus's) of @generation. */
+static int signal_with_filter(KdbusConn *c, uint32_t serial, const char *member,
+                              const uint64_t *filter, uint64_t size, uint64_t generation) {
+        KdbusSend s = { .dst_id = KDBUS_DST_ID_BROADCAST, .memfd = -1, .bloom_filter = filter,
+                        .bloom_size = size, .bloom_generation = generation };
+        uint8_t *data;
+        size_t len;
+        int r;
+
+        data = kbuild(WIRE_MSG_SIGNAL, serial, 0, NULL, member, NULL, &len);
+        g_assert_cmpint(kdbus_send_from_dbus1(&s, data, len), ==, 0);
+        r = kdbus_conn_send(c, &s, data, len, NULL);
+        free(data);
+        return r;
+}
+
+/*
+ * kdbus accepted any valid bloom parameters at BUS_MAKE: each instance keeps its own,
+ * HELLO and BUS_CREATOR_INFO report them, and nothing on it assumes 64 / 8.
+ */
+static void test_bloom_parameters(KBus *b, gconstpointer ctx) {
+        static const struct { uint64_t size, n_hash; } ok[] = {
+                { 8, 1 }, { 512, 3 }, { 64, 8 }, { 24, 2 }, { 4096, UINT64_MAX },
+        };
+        g_autofree char *name = g_strdup_printf("%u-bloom", (unsigned)geteuid());
+        g_autofree char *dir = instance_path(b, name, NULL);
+        g_autofree char *native = instance_path(b, name, "bus");
+        unsigned i;
+
+        for (i = 0; i < G_N_ELEMENTS(ok); ++i) {
+                KdbusConn *h = kopen(b), *c = NULL;
+                uint64_t size = 0, n_hash = 0;
+
+                g_assert_cmpint(kdbus_bus_make_bloom(h, name, 0, ok[i].size, ok[i].n_hash), ==, 0);
+                g_assert_cmpint(kdbus_conn_open(native, &c), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(c, 0, KPOOL), ==, 0);
+                g_assert_cmpuint(c->bloom_size, ==, ok[i].size);
+                g_assert_cmpuint(c->bloom_n_hash, ==, ok[i].n_hash);
+                creator_bloom(c, &size, &n_hash);
+                g_assert_cmpuint(size, ==, ok[i].size);
+                g_assert_cmpuint(n_hash, ==, ok[i].n_hash);
+                kdbus_conn_close(c);
+                kdbus_conn_close(h);
+                g_assert_true(wait_path(dir, false));
+        }
+        {
+                /* the main bus keeps its own (64 / 8) meanwhile */
+                KdbusConn *m = kpeer(b, 0);
+
+                g_assert_cmpuint(m->bloom_size, ==, 64);
+                g_assert_cmpuint(m->bloom_n_hash, ==, 8);
+                kdbus_conn_close(m);
+        }
+}
+
+/*
+ * On an instance of 512 bytes / 3 hashes: a native receiver's masks built with the
+ * parameters from HELLO get a legacy sender's signal (dbus-send on bus.dbus1: the bus
+ * computes the filter in the instance's geometry) and a native sender's, whose own
+ * BLOOM_FILTER entries count; masks and filters of another size are refused (EDOM), a
+ * filter on a method call too (EBADMSG), as in kdbus.
+ */
+static void test_bloom_instance(KBus *b, gconstpointer ctx) {
+        g_autofree char *name = g_strdup_printf("%u-bloom3", (unsigned)geteuid());
+        g_autofree char *dir = instance_path(b, name, NULL);
+        g_autofree char *native = instance_path(b, name, "bus");
+        g_autofree char *legacy = instance_path(b, name, "bus.dbus1");
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", legacy);
+        KdbusConn *h = kopen(b), *r = NULL, *s = NULL;
+        uint64_t mask[64] = { 0 }, custom[64] = { 0 }, filter[66] = { 0 }, two[128] = { 0 };
+        const struct kdbus_msg *m;
+        WireHeader hdr;
+
+        g_assert_cmpint(kdbus_bus_make_bloom(h, name, 0, 512, 3), ==, 0);
+        g_assert_cmpint(kdbus_conn_open(native, &r), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(r, 0, KPOOL), ==, 0);
+        g_assert_cmpint(kdbus_conn_open(native, &s), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello(s, 0, KPOOL), ==, 0);
+        g_assert_cmpuint(r->bloom_size, ==, sizeof(mask));
+
+        /* masks: exactly a whole number of generations of the bus's size (kdbus: EDOM) */
+        kdbus_bloom_add(mask, r->bloom_size, r->bloom_n_hash, "member", "Ping");
+        g_assert_cmpint(match_raw(r, 9, mask, sizeof(mask), 64), ==, -EDOM);
+        g_assert_cmpint(match_raw(r, 9, mask, sizeof(mask), 512 + 8), ==, -EDOM);
+        g_assert_cmpint(match_raw(r, 9, mask, sizeof(mask), 8), ==, -EDOM);
+        g_assert_cmpint(kdbus_conn_match_add(r, 1, 0, mask, KDBUS_MATCH_ID_ANY), ==, 0);
+
+        /* a legacy sender: Other is filtered out by the mask, Ping arrives */
+        {
+                const char *other[] = { "--type=signal", "/org/example",
+                                        "org.example.Test.Other", NULL };
+                const char *ping[] = { "--type=signal", "/org/example",
+                                       "org.example.Test.Ping", NULL };
+
+                g_free(dbus_send(bus_arg, other));
+                g_free(dbus_send(bus_arg, ping));
+        }
+        m = krecv(r, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Ping");
+        kfree_msg(r, m);
+        kassert_empty(r);
+
+        /* a native sender: its filter's own entry (x-custom, which the bus does not add)
+         * reaches a mask with only that entry; without it the signal does not */
+        kdbus_bloom_add(custom, r->bloom_size, r->bloom_n_hash, "x-custom", "one");
+        g_assert_cmpint(kdbus_conn_match_add(r, 2, 0, custom, KDBUS_MATCH_ID_ANY), ==, 0);
+        kdbus_bloom_add(filter, s->bloom_size, s->bloom_n_hash, "member", "Unrelated");
+        g_assert_cmpint(signal_with_filter(s, 1, "NoCustom", filter, 0, 0), ==, 0);
+        kdbus_bloom_add(filter, s->bloom_size, s->bloom_n_hash, "x-custom", "one");
+        g_assert_cmpint(signal_with_filter(s, 2, "Custom", filter, 0, 0), ==, 0);
+        m = krecv(r, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Custom");
+        kfree_msg(r, m);
+        /* and a native signal matching the first mask by the bus's own entries */
+        g_assert_cmpint(ksignal(s, 3, "Ping", NULL), ==, 0);
+        m = krecv(r, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Ping");
+        kfree_msg(r, m);
+        kassert_empty(r);
+
+        /* generations (kdbus): a filter of generation g meets the mask's generation
+         * min(g, n - 1): generation 0 wants x-custom:zero, 1 (and later) x-custom:one */
+        g_assert_cmpint(kdbus_conn_match_remove(r, 1), ==, 0);
+        g_assert_cmpint(kdbus_conn_match_remove(r, 2), ==, 0);
+        kdbus_bloom_add(two, r->bloom_size, r->bloom_n_hash, "x-custom", "zero");
+        kdbus_bloom_add(two + 64, r->bloom_size, r->bloom_n_hash, "x-custom", "one");
+        g_assert_cmpint(match_raw(r, 3, two, sizeof(two), sizeof(two)), ==, 0);
+        g_assert_cmpint(signal_with_filter(s, 4, "Gen0", filter, 0, 0), ==, 0);
+        g_assert_cmpint(signal_with_filter(s, 5, "Gen7", filter, 0, 7), ==, 0);
+        m = krecv(r, &hdr, NULL);
+        g_assert_cmpstr(hdr.member, ==, "Gen7");
+        kfree_msg(r, m);
+        kassert_empty(r);
+
+        /* filters: the bus's size (EDOM), not on a call (EBADMSG) */
+        g_assert_cmpint(signal_with_filter(s, 6, "Ping", filter, 64, 0), ==, -EDOM);
+        g_assert_cmpint(signal_with_filter(s, 7, "Ping", filter, 512 + 8, 0), ==, -EDOM);
+        g_assert_cmpint(signal_with_filter(s, 8, "Ping", filter, 12, 0), ==, -EFAULT);
+        {
+                KdbusSend call = { .dst_id = r->id, .memfd = -1, .bloom_filter = filter };
+                g_autofree char *dest = g_strdup(kunique(r->id));
+                uint8_t *data;
+                size_t len;
+
+                data = kbuild(WIRE_MSG_METHOD_CALL, 9, 0, dest, "Call", NULL, &len);
+                data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;         /* the header's flags byte */
+                g_assert_cmpint(kdbus_send_from_dbus1(&call, data, len), ==, 0);
+                g_assert_cmpint(kdbus_conn_send(s, &call, data, len, NULL), ==, -EBADMSG);
+                free(data);
+        }
+        kassert_empty(r);
+
+        kdbus_conn_close(r);
+        kdbus_conn_close(s);
+        kdbus_conn_close(h);
+        g_assert_true(wait_path(dir, false));
+}
+
+/* kdbusd --native-bloom=SIZE,N_HASH: the main bus's geometry; bad values stop kdbusd. */
+static void test_bloom_option(void) {
+        const char *exe = g_getenv("KDBUSD");
+        g_autofree char *tmp = g_dir_make_tmp("kdbus-bloom-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(tmp, "native", NULL);
+        g_autofree char *native_arg = g_strdup_printf("--native=unix:path=%s", path);
+        const char *bad[] = { "12,1", "64,0", "0,1", "8192,8", "64", "64,8x", "-8,1", "64,-1" };
+        KdbusConn *c = NULL;
+        unsigned i;
+        int status;
+        GPid pid;
+
+        g_assert_nonnull(exe);
+        for (i = 0; i < G_N_ELEMENTS(bad); ++i) {
+                g_autofree char *opt = g_strdup_printf("--native-bloom=%s", bad[i]);
+                g_autofree char *err = NULL;
+                const char *argv[] = { exe, "--session", "--nofork", native_arg, opt, NULL };
+
+                g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL,
+                                           NULL, NULL, NULL, &err, &status, NULL));
+                g_assert_false(g_spawn_check_wait_status(status, NULL));
+                g_assert_nonnull(strstr(err, "--native-bloom="));
+        }
+        {
+                const char *argv[] = { exe, "--session", "--nofork", native_arg,
+                                       "--native-bloom=24,2", NULL };
+
+                g_assert_true(g_spawn_async(NULL, (char **)argv, NULL,
+                                            G_SPAWN_DO_NOT_REAP_CHILD, kbus_child_setup, NULL,
+                                            &pid, NULL));
+        }
+        for (i = 0; i < 500 && kdbus_conn_open(path, &c) < 0; ++i)
+                g_usleep(10000);
+        g_assert_nonnull(c);
+        g_assert_cmpint(kdbus_conn_hello(c, 0, KPOOL), ==, 0);
+        g_assert_cmpuint(c->bloom_size, ==, 24);
+        g_assert_cmpuint(c->bloom_n_hash, ==, 2);
+        kdbus_conn_close(c);
+        (void) kill(pid, SIGTERM);
+        g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
+        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        g_spawn_close_pid(pid);
+        (void) unlink(path);
+        (void) rmdir(tmp);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/selftests/bus-make/errors", KBus, NULL, kbus_setup, test_errors,
@@ -542,5 +786,10 @@ int main(int argc, char **argv) {
                    test_unprivileged, kbus_teardown);
         g_test_add("/native/selftests/bus-make/kdbusctl", KBus, NULL, kbus_setup, test_kdbusctl,
                    kbus_teardown);
+        g_test_add("/native/selftests/bus-make/bloom-parameters", KBus, NULL, kbus_setup,
+                   test_bloom_parameters, kbus_teardown);
+        g_test_add("/native/selftests/bus-make/bloom-instance", KBus, NULL, kbus_setup,
+                   test_bloom_instance, kbus_teardown);
+        g_test_add_func("/native/selftests/bus-make/bloom-option", test_bloom_option);
         return g_test_run();
 }

@@ -138,6 +138,11 @@ static void test_bus_creator_info(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_MAKE_NAME);
         g_assert_cmpstr(item->name.name, ==, name);
         item = KDBUS_ITEM_NEXT(item);
+        /* the bus's bloom parameters, as HELLO gives them (our addition to kdbus's info) */
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_BLOOM_PARAMETER);
+        g_assert_cmpuint(item->bloom_parameter.size, ==, BUS_BLOOM_SIZE);
+        g_assert_cmpuint(item->bloom_parameter.n_hash, ==, BUS_BLOOM_N_HASH);
+        item = KDBUS_ITEM_NEXT(item);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_ATTACH_FLAGS_SEND);
         g_assert_cmpuint(item->data64[0], ==, KDBUS_ATTACH_EXE);
         item = KDBUS_ITEM_NEXT(item);
