@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bridge/activator.h"
@@ -55,6 +56,35 @@ typedef struct SendParts {
         const char *dst_name;
         const struct kdbus_bloom_filter *bloom; /* BLOOM_FILTER, the bus's size; NULL */
 } SendParts;
+
+/*
+ * Is @fd a connection to this bus (either front end, a custom endpoint, a bus instance),
+ * or one of its listening sockets? kdbus refused its own handles as payload (EOPNOTSUPP,
+ * kdbus_get_fd()): a connection queued in a pool holds itself open, so a peer that sends
+ * its own connection to itself (or two that send each other theirs) and closes it would
+ * never be disconnected, and the kernel's unix garbage collector cannot see into the
+ * bus's queues. Such a socket is a unix socket whose peer credentials are the bus
+ * process's: the kernel gives a connected socket the credentials of whoever called
+ * listen() (or socketpair()) for its peer, and kdbusd does that only for its own sockets
+ * (it forks, if at all, before it listens). Sockets a service manager listened on for
+ * kdbusd (LISTEN_FDS) carry the manager's pid and are not recognised. O_PATH fds are not
+ * sockets one can talk through and pass, as kdbus let them.
+ */
+static bool fd_is_bus_connection(int fd) {
+        struct ucred cred = { .pid = 0 };
+        socklen_t len = sizeof(cred);
+        int domain = 0;
+        socklen_t dlen = sizeof(domain);
+        struct stat st;
+
+        if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
+                return false;
+        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 || domain != AF_UNIX)
+                return false;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+                return false;
+        return cred.pid > 0 && cred.pid == getpid();
+}
 
 /* The bytes of @p's memfd parts. */
 static uint64_t send_memfd_bytes(const SendParts *p) {
@@ -165,6 +195,8 @@ static int send_collect(SendParts *p, const BloomParams *bp, const uint8_t *buf,
                         for (i = 0; i < n; ++i) {
                                 if (item->fds[i] < 0 || (unsigned)item->fds[i] >= n_fds)
                                         return -EBADF;
+                                if (fd_is_bus_connection(fds[item->fds[i]]))
+                                        return -EOPNOTSUPP;
                                 p->msg_fds[i] = fcntl(fds[item->fds[i]], F_DUPFD_CLOEXEC, 3);
                                 if (p->msg_fds[i] < 0)
                                         return -errno;
@@ -376,6 +408,7 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * is not whole before the first memfd, or a legacy receiver would get an invalid memfd
  * body), EOPNOTSUPP (a payload type other than DBUS), ETXTBSY (a memfd not sealed
  * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
+ * EOPNOTSUPP (also: an FDS fd is a connection to this bus, as kdbus refused its handles),
  * EMSGSIZE (the inline bytes exceed max_message_size, or the whole message with its memfds
  * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds),
  * EDESTADDRREQ, EREMCHG, ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an

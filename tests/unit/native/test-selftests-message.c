@@ -9,6 +9,7 @@
  * selftest to these tests.
  */
 #include <grp.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include "kdbusd-fixture.h"
 
@@ -477,7 +478,8 @@ static void test_sync_byebye(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(a);
 }
 
-/* fd-passing: 16 fds arrive in order and work; refusals ECOMM, EMFILE, ENOTUNIQ */
+/* fd-passing: 16 fds arrive in order and work; refusals ECOMM, EMFILE, ENOTUNIQ, and
+ * EOPNOTSUPP for a connection to the bus itself (kdbus: its own handles) */
 static void test_fd_passing(KBus *b, gconstpointer ctx) {
         KdbusConn *a = kpeer(b, KDBUS_HELLO_ACCEPT_FD), *c = kpeer(b, KDBUS_HELLO_ACCEPT_FD);
         KdbusConn *nofd = kpeer(b, 0);
@@ -545,6 +547,43 @@ static void test_fd_passing(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_send_from_dbus1(&s, data, size), ==, 0);
         g_assert_cmpint(kdbus_conn_send(a, &s, data, size, NULL), ==, -ENOTUNIQ);
         free(data);
+        data = NULL;
+        /* a connection to the bus itself is refused as kdbus refused its handles
+         * (EOPNOTSUPP): the sender's own native socket, and a legacy connection; a unix
+         * socket of the sender's own still passes and works */
+        {
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int legacy = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), pair[2];
+                char got = 0;
+
+                g_assert_cmpint(legacy, >=, 0);
+                g_assert_cmpuint(strlen(b->legacy), <, sizeof(sa.sun_path));
+                strcpy(sa.sun_path, b->legacy);
+                g_assert_cmpint(connect(legacy, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+                g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), ==, 0);
+                spec = (WireMsgSpec){ .type = WIRE_MSG_METHOD_CALL, .serial = 5, .path = "/",
+                                      .member = "Fds", .destination = dest, .n_fds = 1,
+                                      .flags = WIRE_FLAG_NO_REPLY_EXPECTED };
+                g_assert_cmpint(wire_message_build(&spec, NULL, &data, &size), ==, 0);
+                s = (KdbusSend){ .dst_id = c->id, .memfd = -1, .fds = &a->fd, .n_fds = 1 };
+                g_assert_cmpint(kdbus_send_from_dbus1(&s, data, size), ==, 0);
+                g_assert_cmpint(kdbus_conn_send(a, &s, data, size, NULL), ==, -EOPNOTSUPP);
+                s.fds = &legacy;
+                g_assert_cmpint(kdbus_conn_send(a, &s, data, size, NULL), ==, -EOPNOTSUPP);
+                kassert_empty(c);
+                s.fds = &pair[1];
+                g_assert_cmpint(kdbus_conn_send(a, &s, data, size, NULL), ==, 0);
+                m = krecv(c, &h, NULL);
+                g_assert_cmpuint(c->n_recv_fds, ==, 1);
+                g_assert_cmpint(write(c->recv_fds[0], "s", 1), ==, 1);
+                g_assert_cmpint(read(pair[0], &got, 1), ==, 1);
+                g_assert_cmpint(got, ==, 's');
+                kfree_msg(c, m);
+                free(data);
+                (void) close(legacy);
+                (void) close(pair[0]);
+                (void) close(pair[1]);
+        }
         for (i = 0; i < G_N_ELEMENTS(pipes); ++i) {
                 (void) close(pipes[i][0]);
                 (void) close(pipes[i][1]);
