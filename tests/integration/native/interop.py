@@ -359,6 +359,77 @@ def sc_one_name_registry(bus):
     check(noc == want, 'NameOwnerChanged %s, want %s' % (noc, want))
 
 
+# default deny: sends to the driver, to org.example.Activated and replies only
+ACTIVATOR_CONF = '''<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="org.freedesktop.DBus"/>
+    <allow send_destination="org.example.Activated"/>
+    <allow send_type="method_return"/>
+    <allow send_type="error"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>'''
+
+
+@scenario
+def sc_activator_legacy_view(bus):
+    """Native activators under a default-deny XML policy, seen by legacy clients: each one
+    coming and going is an ActivatableServicesChanged, their names are in
+    ListActivatableNames, never in NameOwnerChanged (the service appears with old owner "",
+    as on dbus-daemon); a dbus-send call to the allowed name waits at the activator (the
+    send rules are checked against the name) and is answered by the native service that
+    takes the name; one to a denied name gets AccessDenied at once."""
+    lw = legacy(bus)
+    lw.expect("match type='signal',sender='org.freedesktop.DBus'", 'ok')
+
+    def changed():
+        return len([x for x in lw.events() if 'ActivatableServicesChanged' in x])
+
+    act = Peer(bus, [NATIVE_PEER, bus.native, '--activator', 'org.example.Activated'],
+               'activator')
+    closed = Peer(bus, [NATIVE_PEER, bus.native, '--activator', 'org.example.Closed'],
+                  'activator')
+    check(lw.r.wait(lambda lines: changed() >= 2, 10), 'events %s' % lw.events())
+    rc, out, err = run(['dbus-send', '--bus=' + bus.address, '--print-reply',
+                        '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus',
+                        'org.freedesktop.DBus.ListActivatableNames'])
+    check(rc == 0 and '"org.example.Activated"' in out and '"org.example.Closed"' in out,
+          'ListActivatableNames: %s %s' % (out, err))
+    rc, out, err = run(['dbus-send', '--bus=' + bus.address, '--print-reply',
+                        '--dest=org.example.Closed', '/org/example', 'org.example.Test.Echo',
+                        'string:x'])
+    check(rc != 0 and 'AccessDenied' in err, 'denied name: %d %s %s' % (rc, out, err))
+    closed.expect('peek', 'err EAGAIN')
+    call = popen(['dbus-send', '--bus=' + bus.address, '--print-reply',
+                  '--dest=org.example.Activated', '/org/example', 'org.example.Test.Echo',
+                  'string:from-dbus-send'], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                 stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 10
+    while act.cmd('peek') != 'msg Echo from-dbus-send':
+        check(time.monotonic() < deadline, 'the call did not wait at the activator')
+        time.sleep(0.02)
+    svc = native(bus)
+    svc.expect('echo on', 'ok')
+    svc.expect('acquire org.example.Activated', 'ok 20')
+    out, err = call.communicate(timeout=20)
+    check(call.returncode == 0 and b'string "native:from-dbus-send"' in out,
+          'dbus-send: %s %s' % (out, err))
+    act.expect('peek', 'err EAGAIN')
+    svc.expect('release org.example.Activated', 'ok')
+    lw.wait_event('org.example.Activated|%s|' % svc.unique)
+    act.close()
+    check(lw.r.wait(lambda lines: changed() >= 3, 10), 'events %s' % lw.events())
+    noc = [x.split(' ', 3)[3] for x in matching(lw.events(), 'signal org.freedesktop.DBus ')
+           if 'NameOwnerChanged' in x and 'org.example.' in x]
+    want = ['org.example.Activated||' + svc.unique, 'org.example.Activated|%s|' % svc.unique]
+    check(noc == want, 'NameOwnerChanged %s, want %s' % (noc, want))
+
+
 POLICY_CONF = OPEN_CONF.replace('</busconfig>', '''  <policy user="nobody">
     <deny send_destination="org.example.Guarded"/>
     <deny own="org.example.Forbidden"/>
@@ -494,7 +565,8 @@ def sc_xml_policy_native_broadcast(bus):
           'destination="org.freedesktop.DBus"' in seen[1].body[0], seen[1].body[0])
 
 
-SCENARIO_CONF = {'xml-policy-native-senders': POLICY_CONF,
+SCENARIO_CONF = {'activator-legacy-view': ACTIVATOR_CONF,
+                 'xml-policy-native-senders': POLICY_CONF,
                  'xml-policy-native-connect': CONNECT_CONF,
                  'xml-policy-native-broadcast': BROADCAST_CONF}
 

@@ -5,7 +5,10 @@
  * "ready :1.<id>", then reads commands from stdin and answers each with one "= ..." line;
  * whatever the bus delivers is printed as an event line as soon as it is there.
  *
- * usage: native-peer SOCKET [--uid UID]     (--uid: drop to that uid/gid before connecting)
+ * usage: native-peer SOCKET [--uid UID] [--activator NAME]
+ *        (--uid: drop to that uid/gid before connecting; --activator: HELLO as the
+ *        activator of NAME, which receives nothing itself so that what waits in its pool
+ *        moves to the service that takes the name; its commands answer as the bus does)
  *
  * Commands (tokens separated by single spaces; string arguments have no spaces):
  *   acquire NAME [queue] [allow] [replace]   NAME_ACQUIRE      = ok FLAGS | = err ERRNO
@@ -17,6 +20,7 @@
  *   match-bloom COOKIE KEY=VALUE...          (KEY: member, interface, arg0 ... as bridge/bloom.c)
  *   match-notify COOKIE name-add|name-remove|name-change|id-add|id-remove
  *   echo on|off                              answer method calls with "native:" + arg0
+ *   peek                                     RECV PEEK: = msg MEMBER ARGS | = err ERRNO
  *   bloom-fp KEY VALUE N                     = fp S1 .. SN: strings whose bloom entries
  *                                            "arg1:S1" .. "argN:SN" set every bit of
  *                                            "KEY:VALUE" (a false positive to order)
@@ -45,6 +49,7 @@
 static KdbusConn *conn;
 static uint32_t next_serial = 1;
 static bool echo;
+static bool activator;
 
 static const char *errname(int r) {
         const char *n = strerrorname_np(r < 0 ? -r : r);
@@ -149,6 +154,8 @@ static void answer(const struct kdbus_msg *m, const uint8_t *data, const WireHea
 
 /* Print (and answer) everything queued now. */
 static void drain(void) {
+        if (activator)
+                return;         /* its messages wait in its pool for the service */
         for (;;) {
                 const struct kdbus_msg *m;
                 const uint8_t *data;
@@ -335,6 +342,24 @@ static void command(char *line) {
                         printf("= err %s\n", errname(r));
                 else
                         printf("= ok %llx\n", (unsigned long long)rf);
+        } else if (!strcmp(t[0], "peek") && n == 1) {
+                const struct kdbus_msg *m;
+                const uint8_t *data;
+                WireHeader h;
+                size_t size;
+
+                /* the first waiting message, left in place (an activator's) */
+                r = kdbus_conn_recv(conn, KDBUS_RECV_PEEK, 0, &m, NULL);
+                if (r) {
+                        printf("= err %s\n", errname(r));
+                } else if (kdbus_msg_payload(m, &data, &size) ||
+                           wire_message_parse(data, size, 0, 0, &h)) {
+                        printf("= bad-message\n");
+                } else {
+                        printf("= msg %s", h.member ? h.member : "?");
+                        print_args(data, &h);
+                        printf("\n");
+                }
         } else if (!strcmp(t[0], "release") && n == 2) {
                 r = kdbus_conn_name_release(conn, t[1]);
                 if (r)
@@ -368,26 +393,38 @@ static void command(char *line) {
 }
 
 int main(int argc, char **argv) {
+        const char *uid_arg = NULL, *activator_name = NULL;
         char buf[4096];
         size_t have = 0;
-        int r;
+        int i, r;
 
         setvbuf(stdout, NULL, _IOLBF, 0);
-        if (argc != 2 && !(argc == 4 && !strcmp(argv[2], "--uid"))) {
-                fprintf(stderr, "usage: %s SOCKET [--uid UID]\n", argv[0]);
+        for (i = 2; i + 1 < argc; i += 2) {
+                if (!strcmp(argv[i], "--uid"))
+                        uid_arg = argv[i + 1];
+                else if (!strcmp(argv[i], "--activator"))
+                        activator_name = argv[i + 1];
+                else
+                        break;
+        }
+        if (argc < 2 || i != argc) {
+                fprintf(stderr, "usage: %s SOCKET [--uid UID] [--activator NAME]\n", argv[0]);
                 return 2;
         }
-        if (argc == 4) {
-                uid_t uid = (uid_t)strtoul(argv[3], NULL, 10);
+        if (uid_arg) {
+                uid_t uid = (uid_t)strtoul(uid_arg, NULL, 10);
 
                 if (setgroups(0, NULL) || setresgid(uid, uid, uid) || setresuid(uid, uid, uid)) {
                         fprintf(stderr, "native-peer: cannot become uid %u: %m\n", uid);
                         return 1;
                 }
         }
+        activator = activator_name != NULL;
         r = kdbus_conn_open(argv[1], &conn);
         if (!r)
-                r = kdbus_conn_hello(conn, KDBUS_HELLO_ACCEPT_FD, POOL);
+                r = kdbus_conn_hello_name(conn, activator ? KDBUS_HELLO_ACTIVATOR :
+                                                            KDBUS_HELLO_ACCEPT_FD,
+                                          POOL, activator_name);
         if (r) {
                 fprintf(stderr, "native-peer: %s: connect/HELLO failed: %s\n", argv[1],
                         strerror(-r));
