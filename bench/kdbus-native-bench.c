@@ -16,6 +16,12 @@
  * Metadata: --client-hello-flags (e.g. 0x100000000, KDBUS_HELLO_CAPTURE_PER_MESSAGE) and
  * --client-attach-send (the client's consent) and --service-attach-recv (what the service
  * asks for), KDBUS_ATTACH_* numbers: what each call costs the bus with metadata.
+ *
+ * By default both peers say HELLO with KDBUS_HELLO_WIRE_BATCH (kdbusd's extension): the
+ * client's FREE of a reply rides with its next SEND, the service's FREE of a call with its
+ * reply, and the service goes back to the wakeup eventfd when the reply's batch result says
+ * nothing else waits (KDBUS_WIRE_RETURN_RECV_EMPTY) instead of asking RECV for EAGAIN.
+ * --plain: kdbus's commands only, one datagram round trip each (SEND, RECV, FREE).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +53,7 @@ typedef struct Options {
         uint64_t client_hello_flags;
         uint64_t client_attach_send;            /* UINT64_MAX: libkdbus's default */
         uint64_t service_attach_recv;           /* UINT64_MAX: libkdbus's default */
+        bool plain;                             /* no KDBUS_HELLO_WIRE_BATCH */
 } Options;
 
 static double now_s(void) {
@@ -117,9 +124,11 @@ static int connect_peer(const char *path, uint64_t hello_flags, uint64_t send, u
 static int service_run(const Options *o, int ready_fd) {
         KdbusConn *c;
         uint64_t id;
+        bool idle = false;
         int r;
 
-        r = connect_peer(o->native, 0, UINT64_MAX, o->service_attach_recv, &c);
+        r = connect_peer(o->native, o->plain ? 0 : KDBUS_HELLO_WIRE_BATCH, UINT64_MAX,
+                         o->service_attach_recv, &c);
         if (r)
                 return r;
         id = c->id;
@@ -135,6 +144,13 @@ static int service_run(const Options *o, int ready_fd) {
                 size_t size;
                 int n, i;
 
+                if (idle) {
+                        /* the last reply's batch result said nothing waits */
+                        r = kdbus_conn_wait(c, -1);
+                        if (r)
+                                return r;
+                        idle = false;
+                }
                 r = kdbus_conn_recv(c, 0, 0, &m, NULL);
                 if (r == -EAGAIN) {
                         r = kdbus_conn_wait(c, -1);
@@ -171,10 +187,15 @@ static int service_run(const Options *o, int ready_fd) {
                         s.dst_id = m->src_id;
                         s.cookie = m->cookie;
                         s.cookie_reply = m->cookie;
-                        r = kdbus_conn_send(c, &s, reply, size, NULL);
+                        /* done with @m: with batching its FREE rides with the reply */
+                        r = kdbus_conn_free_later(c, kdbus_conn_offset(c, m));
+                        if (r == 0)
+                                r = kdbus_conn_send(c, &s, reply, size, NULL);
                         free(reply);
                         if (r)
                                 return r;
+                        idle = c->batch && (c->wire_return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY);
+                        continue;
                 }
                 r = kdbus_conn_free(c, kdbus_conn_offset(c, m));
                 if (r)
@@ -249,7 +270,8 @@ static int client_run(const Options *o, uint64_t service_id) {
         unsigned i;
         int fd = -1, r;
 
-        r = connect_peer(o->native, o->client_hello_flags, o->client_attach_send, UINT64_MAX,
+        r = connect_peer(o->native, o->client_hello_flags |
+                         (o->plain ? 0 : KDBUS_HELLO_WIRE_BATCH), o->client_attach_send, UINT64_MAX,
                          &c);
         if (r)
                 return r;
@@ -281,8 +303,8 @@ static int client_run(const Options *o, uint64_t service_id) {
                         r = kdbus_send_from_dbus1(&s, call, size);
                         if (r == 0)
                                 r = kdbus_conn_send(c, &s, call, size, &reply);
-                        if (r == 0)
-                                r = kdbus_conn_free(c, reply.offset);
+                        if (r == 0)     /* with batching: with the next SEND */
+                                r = kdbus_conn_free_later(c, reply.offset);
                         if (r) {
                                 fprintf(stderr, "kdbus-native-bench: call: %s\n", strerror(-r));
                                 return r;
@@ -308,8 +330,9 @@ static int client_run(const Options *o, uint64_t service_id) {
                         (double) (cpu1 - cpu0) * 1e6 / (double) sysconf(_SC_CLK_TCK) /
                         (double) total_calls : -1;
 
-                printf("RESULT native-%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
-                       "bus_cpu_us_per_call=%.2f\n", o->workload, memfd ? o->size : 8, med,
+                printf("RESULT native-%s%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
+                       "bus_cpu_us_per_call=%.2f\n", o->workload, o->plain ? "-plain" : "",
+                       memfd ? o->size : 8, med,
                        rates[0], rates[o->repeat - 1],
                        memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
         }
@@ -331,6 +354,7 @@ int main(int argc, char **argv) {
                 { "client-hello-flags", required_argument, NULL, 'H' },
                 { "client-attach-send", required_argument, NULL, 'S' },
                 { "service-attach-recv", required_argument, NULL, 'R' },
+                { "plain", no_argument, NULL, 'P' },
                 {}
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
@@ -350,6 +374,7 @@ int main(int argc, char **argv) {
                 case 'H': o.client_hello_flags = strtoull(optarg, NULL, 0); break;
                 case 'S': o.client_attach_send = strtoull(optarg, NULL, 0); break;
                 case 'R': o.service_attach_recv = strtoull(optarg, NULL, 0); break;
+                case 'P': o.plain = true; break;
                 default: return 2;
                 }
         }
@@ -359,7 +384,7 @@ int main(int argc, char **argv) {
                 fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
                       "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
                       "[--client-hello-flags N] [--client-attach-send N] "
-                      "[--service-attach-recv N]\n", stderr);
+                      "[--service-attach-recv N] [--plain]\n", stderr);
                 return 2;
         }
         if (pipe2(ready, O_CLOEXEC) < 0)

@@ -145,7 +145,8 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                 return -EINVAL;
         if (cmd->flags & ~(uint64_t)(KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
                                      KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR |
-                                     KDBUS_HELLO_CAPTURE_PER_MESSAGE))
+                                     KDBUS_HELLO_CAPTURE_PER_MESSAGE |
+                                     KDBUS_HELLO_WIRE_BATCH))
                 return -EINVAL;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
@@ -784,6 +785,54 @@ static int native_conn_free_cmd(NativeConn *nc, struct kdbus_cmd_free *cmd, size
                 return -ENXIO;
         native_conn_drain(nc);
         return 0;
+}
+
+/**
+ * native_conn_free_slices() - the FREEs of a KDBUS_WIRE_BATCH, in order
+ * @nc:         the connection
+ * @offsets:    slice offsets
+ * @n:          their number
+ * @ret_n_freed: how many were freed
+ *
+ * Each is exactly a FREE command (the same checks and errnos); the first that fails ends
+ * the batch.
+ *
+ * Return: 0 or the negative errno of the FREE that failed.
+ */
+int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
+                            size_t *ret_n_freed) {
+        size_t i;
+
+        for (i = 0; i < n; ++i) {
+                struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offsets[i] };
+                size_t reply_size;
+                int *fds;
+                unsigned n_fds;
+                int r;
+
+                r = native_conn_command(nc, KDBUS_CMD_FREE, &cmd, sizeof(cmd), NULL, 0,
+                                        &reply_size, &fds, &n_fds);
+                if (r) {
+                        *ret_n_freed = i;
+                        return r;
+                }
+        }
+        *ret_n_freed = n;
+        return 0;
+}
+
+/**
+ * native_conn_recv_empty() - would RECV surely answer EAGAIN now?
+ * @nc:         the connection
+ *
+ * Nothing in the pool to receive and nothing in the core's queue (which RECV would move
+ * into the pool first). Does not drain: it is asked from sync_done too, i.e. in the middle
+ * of a delivery to @nc, where a drain would deliver the same message twice.
+ *
+ * Return: true when nothing waits to be received.
+ */
+bool native_conn_recv_empty(NativeConn *nc) {
+        return list_is_empty(&nc->recv_list) && (!nc->conn || !bridge_conn_queue_peek(nc->conn));
 }
 
 static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size) {

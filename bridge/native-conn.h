@@ -221,6 +221,14 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                         const int *fds, unsigned n_fds, size_t *ret_reply_size,
                         int **ret_fds, unsigned *ret_n_fds);
 
+/* The FREEs of a KDBUS_WIRE_BATCH: each exactly a FREE command; stops at the first that
+ * fails. Return: 0 or its -errno; *ret_n_freed: how many were done. */
+int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
+                            size_t *ret_n_freed);
+/* true when RECV would answer EAGAIN now: nothing in the pool or the core's queue
+ * (KDBUS_WIRE_RETURN_RECV_EMPTY). No drain, so safe inside a delivery. */
+bool native_conn_recv_empty(NativeConn *nc);
+
 /* End the pending SYNC_REPLY: NativeConnOps.sync_done with these, then the cancel fd is
  * closed. (native-conn.c; used by delivery and reply_lost.) */
 void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,

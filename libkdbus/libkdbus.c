@@ -99,20 +99,29 @@ static int conn_sendv(KdbusConn *c, struct iovec *iov, unsigned n_iov, const int
         return 0;
 }
 
-/* Read one reply: its error, the struct into @out (at most @out_size), fds to recv_fds. */
-static int conn_read_reply(KdbusConn *c, void *out, size_t out_size) {
+/* Read one reply: its error, the struct into @out (at most @out_size), fds to recv_fds;
+ * @batch: the reply of a KDBUS_WIRE_BATCH, whose kdbus_wire_batch_reply goes there. */
+static int conn_read_reply(KdbusConn *c, void *out, size_t out_size,
+                           struct kdbus_wire_batch_reply *batch) {
         union {
                 struct cmsghdr cmsg;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * LIBKDBUS_MAX_FDS)];
         } control;
         struct kdbus_wire_reply hdr;
+        struct kdbus_wire_batch_reply pre = { 0 };
         uint8_t body[512] __attribute__((aligned(8)));
-        struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { body, sizeof(body) } };
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = &control,
+        struct iovec iov[3] = { { &hdr, sizeof(hdr) } };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1, .msg_control = &control,
                              .msg_controllen = sizeof(control) };
+        size_t skip = batch ? sizeof(pre) : 0;
         struct cmsghdr *cm;
         ssize_t n;
 
+        if (batch) {
+                *batch = pre;
+                iov[mh.msg_iovlen++] = (struct iovec){ &pre, sizeof(pre) };
+        }
+        iov[mh.msg_iovlen++] = (struct iovec){ body, sizeof(body) };
         conn_drop_fds(c);
         do
                 n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
@@ -135,12 +144,55 @@ static int conn_read_reply(KdbusConn *c, void *out, size_t out_size) {
                                         (void) close(fd);
                         }
                 }
-        if ((size_t)n < sizeof(hdr) || hdr.size != (size_t)n - sizeof(hdr) ||
+        if ((size_t)n < sizeof(hdr) + skip || hdr.size != (size_t)n - sizeof(hdr) ||
             (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
                 return -EBADMSG;
-        if (out && hdr.size)
-                memcpy(out, body, MIN(out_size, (size_t)hdr.size));
+        if (batch)
+                *batch = pre;
+        if (out && hdr.size > skip)
+                memcpy(out, body, MIN(out_size, (size_t)hdr.size - skip));
         return (int)hdr.error;
+}
+
+/*
+ * Send the request @iov (a kdbus_wire_request and its struct, @size bytes in all) and read
+ * its reply into @out. On a batching connection it goes as a KDBUS_WIRE_BATCH with the
+ * held-back FREEs before it (those done, and one that failed, are forgotten).
+ */
+static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t size,
+                         const int *fds, unsigned n_fds, void *out, size_t out_size) {
+        struct kdbus_wire_request outer = { .command = KDBUS_WIRE_BATCH };
+        struct kdbus_wire_batch b = { .n_free = c->n_free_later };
+        struct kdbus_wire_batch_reply res;
+        struct iovec v[8];
+        uint64_t done;
+        unsigned i;
+        int r;
+
+        if (!c->batch) {
+                r = conn_sendv(c, iov, n_iov, fds, n_fds);
+                return r ? r : conn_read_reply(c, out, out_size, NULL);
+        }
+        if (n_iov > ELEMENTSOF(v) - 3)
+                return -EINVAL;
+        outer.size = sizeof(b) + b.n_free * sizeof(uint64_t) + size;
+        v[0] = (struct iovec){ &outer, sizeof(outer) };
+        v[1] = (struct iovec){ &b, sizeof(b) };
+        v[2] = (struct iovec){ c->free_later, b.n_free * sizeof(uint64_t) };
+        for (i = 0; i < n_iov; ++i)
+                v[3 + i] = iov[i];
+        r = conn_sendv(c, v, 3 + n_iov, fds, n_fds);
+        if (r)
+                return r;
+        r = conn_read_reply(c, out, out_size, &res);
+        done = res.n_freed + (res.free_error ? 1 : 0);
+        if (done > c->n_free_later)
+                return -EBADMSG;
+        memmove(c->free_later, c->free_later + done,
+                (c->n_free_later - done) * sizeof(uint64_t));
+        c->n_free_later -= (unsigned)done;
+        c->wire_return_flags = res.return_flags;
+        return r;
 }
 
 /**
@@ -171,7 +223,7 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
         r = conn_sendv(c, iov, 2, fds, n_fds);
         if (r)
                 return r;
-        return conn_read_reply(c, cmd, cmd_size);
+        return conn_read_reply(c, cmd, cmd_size, NULL);
 }
 
 /**
@@ -288,6 +340,7 @@ int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, cons
         c->pool = map;
         c->pool_size = pool_size;
         c->id = hello.id;
+        c->batch = !!(flags & KDBUS_HELLO_WIRE_BATCH);
         memcpy(c->id128, hello.id128, sizeof(c->id128));
         if (hello.offset >= pool_size || hello.items_size > pool_size - hello.offset)
                 return -EBADMSG;
@@ -490,11 +543,11 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 item->fds[0] = (int)n_fds;      /* an index into the datagram's fds */
                 fds[n_fds++] = *s->cancel_fd;
         }
-        r = conn_sendv(c, &(struct iovec){ buf, total }, 1, fds, n_fds);
-        if (r == 0) {
+        {
                 struct kdbus_cmd_send back = { 0 };
 
-                r = conn_read_reply(c, &back, sizeof(back));
+                r = conn_transact(c, &(struct iovec){ buf, total }, 1, total, fds, n_fds,
+                                  &back, sizeof(back));
                 if (r == 0 && ret_reply)
                         *ret_reply = back.reply;
         }
@@ -515,9 +568,11 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {
         struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
+        struct kdbus_wire_request req = { .command = KDBUS_CMD_RECV, .size = sizeof(cmd) };
+        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
         int r;
 
-        r = kdbus_conn_command(c, KDBUS_CMD_RECV, &cmd, sizeof(cmd), NULL, 0);
+        r = conn_transact(c, iov, 2, sizeof(req) + sizeof(cmd), NULL, 0, &cmd, sizeof(cmd));
         if (ret_dropped)
                 *ret_dropped = cmd.dropped_msgs;
         if (r)
@@ -535,11 +590,41 @@ int kdbus_conn_free(KdbusConn *c, uint64_t offset) {
         return kdbus_conn_command(c, KDBUS_CMD_FREE, &cmd, sizeof(cmd), NULL, 0);
 }
 
+int kdbus_conn_free_later(KdbusConn *c, uint64_t offset) {
+        int r;
+
+        if (!c->batch)
+                return kdbus_conn_free(c, offset);
+        if (c->n_free_later == ELEMENTSOF(c->free_later)) {
+                r = kdbus_conn_free_flush(c);
+                if (r)
+                        return r;
+        }
+        c->free_later[c->n_free_later++] = offset;
+        return 0;
+}
+
+int kdbus_conn_free_flush(KdbusConn *c) {
+        while (c->n_free_later) {
+                uint64_t offset = c->free_later[0];
+                int r;
+
+                memmove(c->free_later, c->free_later + 1, --c->n_free_later * sizeof(uint64_t));
+                r = kdbus_conn_free(c, offset);
+                if (r)
+                        return r;
+        }
+        return 0;
+}
+
 int kdbus_conn_wait(KdbusConn *c, int timeout_ms) {
         struct pollfd p = { .fd = c->wake_fd, .events = POLLIN };
         uint64_t v;
         int r;
 
+        r = kdbus_conn_free_flush(c);
+        if (r)
+                return r;
         r = poll(&p, 1, timeout_ms);
         if (r < 0)
                 return -errno;

@@ -29,6 +29,13 @@ typedef struct KdbusConn {
          * PAYLOAD_MEMFD item (kdbus_msg_parts()) */
         int recv_fds[KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS];
         unsigned n_recv_fds;
+        /* HELLO with KDBUS_HELLO_WIRE_BATCH (kdbusd's extension): kdbus_conn_send() and
+         * kdbus_conn_recv() go as KDBUS_WIRE_BATCH, carrying the FREEs that
+         * kdbus_conn_free_later() held back, and tell wire_return_flags */
+        bool batch;
+        uint64_t wire_return_flags;     /* KDBUS_WIRE_RETURN_* of the last batched command */
+        uint64_t free_later[KDBUS_WIRE_BATCH_MAX_FREE];
+        unsigned n_free_later;
 } KdbusConn;
 
 /* Connect to the socket at @path (no HELLO yet). */
@@ -56,7 +63,9 @@ int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags);
 int kdbus_bus_make_bloom(KdbusConn *c, const char *name, uint64_t flags, uint64_t bloom_size,
                          uint64_t n_hash);
 
-/* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. */
+/* HELLO, map the pool read-only, read the bloom parameters and FREE their slice. With
+ * KDBUS_HELLO_WIRE_BATCH in @flags (kdbusd's extension, include/kdbus/kdbus.h) commands
+ * may be batched (KdbusConn.batch; a bus that does not know the flag: EINVAL). */
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
 /* The same with a NAME item (@name: an activator's name; NULL: none). */
 int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, const char *name);
@@ -118,7 +127,18 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
 int kdbus_conn_free(KdbusConn *c, uint64_t offset);
-/* Wait until a message may be waiting (the wakeup eventfd); @timeout_ms as poll(). */
+/*
+ * FREE @offset with the next kdbus_conn_send() / kdbus_conn_recv() (in the same datagram,
+ * before that command), or at kdbus_conn_wait() / kdbus_conn_free_flush(); at once without
+ * KdbusConn.batch. The slice stays allocated until then: do not hold it back longer if the
+ * pool is small. A held-back FREE that fails (ENXIO) fails the command it rode with, which is
+ * then not run; the FREEs after it stay held.
+ */
+int kdbus_conn_free_later(KdbusConn *c, uint64_t offset);
+/* The held-back FREEs, now, one FREE each. Return: 0 or the first errno (that one dropped). */
+int kdbus_conn_free_flush(KdbusConn *c);
+/* Wait until a message may be waiting (the wakeup eventfd); @timeout_ms as poll(). The
+ * held-back FREEs are done first (a message may be waiting for their room). */
 int kdbus_conn_wait(KdbusConn *c, int timeout_ms);
 
 int kdbus_conn_name_acquire(KdbusConn *c, const char *name, uint64_t flags,

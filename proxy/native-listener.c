@@ -5,7 +5,14 @@
  * read-only only: bridge/pool.c seals it) and the wakeup eventfd. A SEND with SYNC_REPLY
  * holds its reply back until the core delivers the answer (NativeConnOps.sync_done); while
  * it waits, the client's socket is not read, as a thread blocked in ioctl() would not send
- * anything either.
+ * anything either; it stays in epoll all the same (no epoll_ctl per call): if it becomes
+ * readable, the peer either closed (its call ends now) or sent from another thread, and only
+ * then is it taken out of epoll until the answer.
+ *
+ * KDBUS_WIRE_BATCH (our extension, include/kdbus/kdbus.h; for peers whose HELLO had
+ * KDBUS_HELLO_WIRE_BATCH): FREEs of earlier slices and one command in one datagram, its
+ * reply prefixed with struct kdbus_wire_batch_reply, so that a call costs a peer one round
+ * trip instead of two or three.
  *
  * A reply that cannot be written at once (the peer does not read its socket) ends the
  * client: peers wait for each reply, so a full socket means a broken peer. A datagram that
@@ -72,6 +79,8 @@ typedef struct NativeClient {
         NativeConn *nc;
         BridgeCreds creds;              /* until HELLO takes them */
         uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
+        bool sync_batch;                /* that SEND came in a KDBUS_WIRE_BATCH */
+        uint64_t sync_n_freed;          /* whose FREEs were done */
         LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
         bool dead;
         bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */
@@ -100,17 +109,26 @@ static void native_client_free(NativeClient *c) {
         free(c);
 }
 
-/* Send one reply datagram. Return: 0 or -errno (the client is to be closed). */
-static int native_client_reply(NativeClient *c, int error, const void *data, size_t size,
-                               const int *fds, unsigned n_fds) {
-        struct kdbus_wire_reply hdr = { .error = error, .size = size };
-        struct iovec iov[2] = { { &hdr, sizeof(hdr) }, { (void *)data, size } };
+/* Send one reply datagram, with @batch (a KDBUS_WIRE_BATCH's result, or NULL) before the
+ * struct. Return: 0 or -errno (the client is to be closed). */
+static int native_client_reply_batch(NativeClient *c, int error,
+                                     const struct kdbus_wire_batch_reply *batch,
+                                     const void *data, size_t size, const int *fds,
+                                     unsigned n_fds) {
+        size_t bsize = batch ? sizeof(*batch) : 0;
+        struct kdbus_wire_reply hdr = { .error = error, .size = bsize + size };
+        struct iovec iov[3] = { { &hdr, sizeof(hdr) } };
         union {
                 struct cmsghdr cmsg;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS)];
         } control;
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = size ? 2 : 1 };
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1 };
         ssize_t n;
+
+        if (batch)
+                iov[mh.msg_iovlen++] = (struct iovec){ (void *)batch, bsize };
+        if (size)
+                iov[mh.msg_iovlen++] = (struct iovec){ (void *)data, size };
 
         if (n_fds) {
                 if (n_fds > NATIVE_MAX_REQUEST_FDS)
@@ -126,7 +144,23 @@ static int native_client_reply(NativeClient *c, int error, const void *data, siz
         n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n < 0)
                 return -errno;
-        return (size_t)n == sizeof(hdr) + size ? 0 : -EIO;
+        return (size_t)n == sizeof(hdr) + bsize + size ? 0 : -EIO;
+}
+
+/* Send one reply datagram. Return: 0 or -errno (the client is to be closed). */
+static int native_client_reply(NativeClient *c, int error, const void *data, size_t size,
+                               const int *fds, unsigned n_fds) {
+        return native_client_reply_batch(c, error, NULL, data, size, fds, n_fds);
+}
+
+/* A batch's result, its return flags as of now. */
+static struct kdbus_wire_batch_reply native_client_batch_result(NativeClient *c, int free_error,
+                                                                uint64_t n_freed) {
+        return (struct kdbus_wire_batch_reply){
+                .free_error = free_error,
+                .n_freed = n_freed,
+                .return_flags = native_conn_recv_empty(c->nc) ? KDBUS_WIRE_RETURN_RECV_EMPTY : 0,
+        };
 }
 
 static void native_client_kill(NativeClient *c, int r) {
@@ -160,7 +194,13 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, int error, u
         }
         cmd->reply.offset = offset;
         cmd->reply.msg_size = size;
-        r = native_client_reply(c, error, cmd, sizeof(*cmd), fds, n_fds);
+        if (c->sync_batch) {
+                struct kdbus_wire_batch_reply b = native_client_batch_result(c, 0,
+                                                                             c->sync_n_freed);
+
+                r = native_client_reply_batch(c, error, &b, cmd, sizeof(*cmd), fds, n_fds);
+        } else
+                r = native_client_reply(c, error, cmd, sizeof(*cmd), fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
         free(fds);
@@ -170,7 +210,8 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, int error, u
                 c->dead = true;
                 return;
         }
-        /* read commands again (the loop calls us back; we are inside the core here) */
+        /* read commands again if they were held back (native_client_io; the loop calls us
+         * back, we are inside the core here); a no-op when the source stayed on */
         (void) loop_source_set_enabled(c->io, 1);
 }
 
@@ -355,15 +396,93 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
         return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
 }
 
+/*
+ * One command of a connected peer; @batch: it came in a KDBUS_WIRE_BATCH whose FREEs were
+ * done (@n_freed of them), so the reply carries a kdbus_wire_batch_reply.
+ * Return: 0, or -errno: close the client.
+ */
+static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, size_t size,
+                             const int *fds, unsigned n_fds, bool batch, uint64_t n_freed) {
+        size_t reply_size;
+        int *out_fds = NULL;
+        unsigned n_out = 0, i;
+        int r, q;
+
+        r = native_conn_command(c->nc, command, cmd, size, fds, n_fds, &reply_size,
+                                &out_fds, &n_out);
+        if (r == 1) {
+                /* SYNC_REPLY: keep the struct until the answer; the socket stays in epoll
+                 * (native_client_io holds back whatever comes meanwhile) */
+                c->sync_cmd = malloc(sizeof(struct kdbus_cmd_send));
+                if (!c->sync_cmd)
+                        return -ENOMEM;
+                memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
+                c->sync_batch = batch;
+                c->sync_n_freed = n_freed;
+                if (c->nc->sync_cancel_fd >= 0) {
+                        r = sd_event_add_io(c->listener->server->loop, &c->cancel_io,
+                                            c->nc->sync_cancel_fd, EPOLLIN,
+                                            native_client_cancel, c);
+                        if (r < 0) {
+                                /* epoll refuses it (EPERM): kdbus's "no poll method" */
+                                native_conn_sync_cancel(c->nc);
+                                return r == -EPERM ? 0 : r;
+                        }
+                }
+                return 0;
+        }
+        if (batch) {
+                struct kdbus_wire_batch_reply b = native_client_batch_result(c, 0, n_freed);
+
+                q = native_client_reply_batch(c, r, &b, cmd, reply_size, out_fds, n_out);
+        } else
+                q = native_client_reply(c, r, cmd, reply_size, out_fds, n_out);
+        for (i = 0; i < n_out; ++i)
+                (void) close(out_fds[i]);
+        free(out_fds);
+        return q;
+}
+
+/*
+ * KDBUS_WIRE_BATCH: the FREEs, then the command (include/kdbus/kdbus.h). A malformed batch
+ * or a failed FREE is answered with the batch reply alone, the command not run.
+ * Return: 0, or -errno: close the client.
+ */
+static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const int *fds,
+                               unsigned n_fds) {
+        const struct kdbus_wire_batch *b = (const void *)buf;
+        const struct kdbus_wire_request *req;
+        struct kdbus_wire_batch_reply res;
+        size_t head, n_freed = 0;
+        int r;
+
+        if (size < sizeof(*b) || b->flags || b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
+                goto malformed;
+        head = sizeof(*b) + b->n_free * sizeof(uint64_t);
+        if (size < head + sizeof(*req))
+                goto malformed;
+        req = (const void *)(buf + head);
+        if (req->size != size - head - sizeof(*req))
+                goto malformed;
+        r = native_conn_free_slices(c->nc, b->offsets, b->n_free, &n_freed);
+        if (r) {
+                res = native_client_batch_result(c, r, n_freed);
+                return native_client_reply_batch(c, r, &res, NULL, 0, NULL, 0);
+        }
+        return native_client_run(c, req->command, buf + head + sizeof(*req), req->size, fds,
+                                 n_fds, true, n_freed);
+
+malformed:
+        res = native_client_batch_result(c, -EINVAL, 0);
+        return native_client_reply_batch(c, -EINVAL, &res, NULL, 0, NULL, 0);
+}
+
 /* One request. Return: 0, or -errno: close the client. */
 static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const int *fds,
                                   unsigned n_fds) {
         const struct kdbus_wire_request *req = (const void *)buf;
         uint8_t *cmd = buf + sizeof(*req);
-        size_t size = n - sizeof(*req), reply_size;
-        int *out_fds = NULL;
-        unsigned n_out = 0, i;
-        int r, q;
+        size_t size = n - sizeof(*req);
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
@@ -385,33 +504,10 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
                         return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
                 return native_client_hello(c, cmd, size);
         }
-
-        r = native_conn_command(c->nc, req->command, cmd, size, fds, n_fds, &reply_size,
-                                &out_fds, &n_out);
-        if (r == 1) {
-                /* SYNC_REPLY: keep the struct, stop reading until the answer */
-                c->sync_cmd = malloc(sizeof(struct kdbus_cmd_send));
-                if (!c->sync_cmd)
-                        return -ENOMEM;
-                memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
-                (void) loop_source_set_enabled(c->io, 0);
-                if (c->nc->sync_cancel_fd >= 0) {
-                        r = sd_event_add_io(c->listener->server->loop, &c->cancel_io,
-                                            c->nc->sync_cancel_fd, EPOLLIN,
-                                            native_client_cancel, c);
-                        if (r < 0) {
-                                /* epoll refuses it (EPERM): kdbus's "no poll method" */
-                                native_conn_sync_cancel(c->nc);
-                                return r == -EPERM ? 0 : r;
-                        }
-                }
-                return 0;
-        }
-        q = native_client_reply(c, r, cmd, reply_size, out_fds, n_out);
-        for (i = 0; i < n_out; ++i)
-                (void) close(out_fds[i]);
-        free(out_fds);
-        return q;
+        /* without the HELLO flag a batch is an unknown command (ENOTTY), as before */
+        if (req->command == KDBUS_WIRE_BATCH && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH))
+                return native_client_batch(c, cmd, size, fds, n_fds);
+        return native_client_run(c, req->command, cmd, size, fds, n_fds, false, 0);
 }
 
 static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
@@ -437,6 +533,21 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         ssize_t n;
         int r;
 
+        if (c->sync_cmd) {
+                /* readable while its SYNC_REPLY waits: a closed peer ends now (its call
+                 * with it); a command from another of its threads waits for the answer,
+                 * the source off until then (native_client_sync_done) */
+                uint8_t b;
+
+                n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+                if (n == 0)
+                        native_client_free(c);
+                else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                        native_client_kill(c, -errno);
+                else if (n > 0)
+                        (void) loop_source_set_enabled(c->io, 0);
+                return 0;
+        }
         n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)

@@ -330,6 +330,10 @@ enum kdbus_hello_flags {
          * PIDS and /proc items per message, at SEND, from the datagram's SCM_CREDENTIALS
          * and SCM_PIDFD, instead of once at connect (docs/native.md, Metadata) */
         KDBUS_HELLO_CAPTURE_PER_MESSAGE = 1ULL << 32,
+        /* kdbus-compat's extension (not in kdbus): this peer may send KDBUS_WIRE_BATCH
+         * datagrams (FREEs carried with the next command; see the socket framing below
+         * and docs/native.md, "Batched commands") */
+        KDBUS_HELLO_WIRE_BATCH          = 1ULL << 33,
 };
 
 struct kdbus_cmd_hello {
@@ -450,6 +454,48 @@ struct kdbus_wire_request {
 struct kdbus_wire_reply {
         int64_t error;                  /* 0 or a negative errno, as ioctl() would fail */
         uint64_t size;                  /* bytes after this header */
+};
+
+/*
+ * kdbus-compat's extension (not in kdbus; only after a HELLO with KDBUS_HELLO_WIRE_BATCH,
+ * ENOTTY otherwise): one request datagram that FREEs earlier slices and then runs one
+ * command, so that a peer does not pay a datagram round trip per FREE. The request is
+ *
+ *   struct kdbus_wire_request { KDBUS_WIRE_BATCH, size }
+ *   struct kdbus_wire_batch   { n_free, flags 0, offsets[n_free] }
+ *   struct kdbus_wire_request { KDBUS_CMD_*, size } and that command's struct, as alone
+ *
+ * The FREEs are done in order, exactly as n_free FREE commands would be; at the first that
+ * fails the rest and the command are not run. The reply is
+ *
+ *   struct kdbus_wire_reply       { error, size }
+ *   struct kdbus_wire_batch_reply { free_error, n_freed, return_flags, 0 }
+ *   the command's struct as the bus updated it (none if it was not run)
+ *
+ * where @error is the command's errno (or free_error when it was not run). A malformed
+ * batch (sizes that do not add up, n_free over KDBUS_WIRE_BATCH_MAX_FREE, flags) is EINVAL
+ * in both fields. A SEND with SYNC_REPLY in a batch gets this reply when its answer came.
+ */
+#define KDBUS_WIRE_BATCH                 _IOWR(KDBUS_IOCTL_MAGIC, 0xc0, struct kdbus_wire_batch)
+#define KDBUS_WIRE_BATCH_MAX_FREE        64u
+
+struct kdbus_wire_batch {
+        uint64_t n_free;                /* slice offsets to FREE before the command */
+        uint64_t flags;                 /* none yet: 0 */
+        uint64_t offsets[];
+};
+
+enum kdbus_wire_return_flags {
+        /* after the command nothing waited in the receive queue: RECV would say EAGAIN
+         * (the wakeup eventfd is written when something arrives) */
+        KDBUS_WIRE_RETURN_RECV_EMPTY    = 1ULL << 0,
+};
+
+struct kdbus_wire_batch_reply {
+        int64_t free_error;             /* 0, or the errno of the FREE that failed */
+        uint64_t n_freed;               /* FREEs done (all of them when free_error is 0) */
+        uint64_t return_flags;          /* KDBUS_WIRE_RETURN_* */
+        uint64_t reserved;
 };
 
 /* The largest datagram either side sends or accepts. */
