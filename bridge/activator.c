@@ -10,12 +10,12 @@
  * pushed to the new holder's queue, each with its reply slot re-pointed at the new callee,
  * so the reply of the service that is now running passes. A message the new holder cannot
  * take is dropped and its caller gets reply_lost (NoReply / REPLY_DEAD), and a native new
- * holder's dropped count rises (kdbus_conn_lost_message()): fds it does not accept, a full
- * queue (the core's byte and fd limits; a native holder's pool quota then applies as to any
- * queued message), and, moving to a real owner, the XML policy checked with the real
- * receiver as dbus-daemon checks the messages of a finished activation (the sender's send
- * rules, the owner's receive rules; the send rules were checked against the name when the
- * message reached the activator, bridge/policy-route.c). Messages a peer already received
+ * holder's dropped count rises (kdbus_conn_lost_message()): fds it does not accept, its
+ * quota for the sender's account (the core's per-account byte and fd limits and a native
+ * holder's pool quota, bridge_conn_queue_check()), and, moving to a real owner, the XML
+ * policy checked with the real receiver as dbus-daemon checks the messages of a finished
+ * activation (the sender's send rules, the owner's receive rules; the send rules were
+ * checked against the name when the message reached the activator, policy-route.c). Messages a peer already received
  * (RECV without PEEK) are its own and do not move.
  *
  * Notifications: the activator holds its name while no owner does, as in kdbus's names.c:
@@ -189,7 +189,9 @@ static int take_messages(BridgeConn *conn, const char *name, BridgeMsg ***ret_ms
 static bool may_take(BridgeConn *caller, BridgeConn *to, BridgeMsg *m, bool checked) {
         if (m->n_fds && !(to->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return false;
-        if (bridge_conn_queue_is_full(to))
+        /* the limits per (receiver, sending account), and a native receiver's pool quota,
+         * as for a message sent to it now (kdbus's move charged the new receiver's quota) */
+        if (bridge_conn_queue_check(to, m))
                 return false;
         /* as dbus-daemon delivers what waited for an activation: both checks with the real
          * receiver; a sender that is gone sends nothing any more */

@@ -481,6 +481,40 @@ static void test_xml_policy(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(svc);
 }
 
+/*
+ * A moved call counts against the new owner's quota for its sender like any other (kdbus's
+ * move charged the receiver's quota): a service whose pool quota for the caller's user is
+ * used up (ENOBUFS for a direct send of the same size) does not get it; it is dropped and
+ * its caller gets REPLY_DEAD.
+ */
+static void test_queue_limit(KBus *b, gconstpointer ctx) {
+        KdbusConn *act = NULL, *a = kpeer(b, 0), *svc = kpeer(b, 0);
+        g_autofree char *big = g_strnfill(2048, 'x');
+        const struct kdbus_msg *m;
+        unsigned n;
+        int r = 0;
+
+        g_assert_cmpint(activator_hello(b, "org.example.Busy", &act), ==, 0);
+        for (n = 0; n < 10000; ++n) {
+                r = kcall(a, svc->id, NULL, 1000 + n, true, "Fill", big, 0, NULL);
+                if (r)
+                        break;
+        }
+        g_assert_cmpint(r, ==, -ENOBUFS);
+        g_assert_cmpint(kcall(a, 0, "org.example.Busy", 7, false, "Echo", big, 0, NULL), ==, 0);
+        g_assert_nonnull(peek(act));
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Busy", 0, NULL), ==, 0);
+        g_assert_null(peek(act));
+        g_assert_cmpint(krecv_wait(a, 5000, true, &m), ==, 0);
+        g_assert_cmpuint(m->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+        g_assert_cmpuint(m->items[0].type, ==, KDBUS_ITEM_REPLY_DEAD);
+        g_assert_cmpuint(m->cookie_reply, ==, 7);
+        kfree_msg(a, m);
+        kdbus_conn_close(act);
+        kdbus_conn_close(a);
+        kdbus_conn_close(svc);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
@@ -494,5 +528,7 @@ int main(int argc, char **argv) {
                    test_policy_access, kbus_teardown);
         g_test_add("/selftests/activator/xml-policy", KBus, deny_conf, kbus_setup,
                    test_xml_policy, kbus_teardown);
+        g_test_add("/selftests/activator/queue-limit", KBus, kbus_open_conf, kbus_setup,
+                   test_queue_limit, kbus_teardown);
         return g_test_run();
 }
