@@ -8,6 +8,9 @@
  * bus -> service), which is what the native memfd path avoids.
  *
  * Usage: legacy-payload-bench --address ADDR --size BYTES [--seconds S] [--repeat N]
+ *                             [--bus-pid PID]
+ * --bus-pid: also the bus's CPU time (utime + stime of /proc/PID/stat) per call over the
+ * timed rounds, as kdbus-native-bench reports it.
  */
 #include <dbus/dbus.h>
 #include <signal.h>
@@ -25,6 +28,26 @@ static double now(void) {
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* the bus's utime + stime in clock ticks, or -1 */
+static long bus_cpu_ticks(int pid) {
+        char path[64], buf[1024], *p;
+        unsigned long ut, st;
+        FILE *f;
+        size_t n;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        f = fopen(path, "re");
+        if (!f)
+                return -1;
+        n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        p = strrchr(buf, ')');
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+                return -1;
+        return (long)(ut + st);
 }
 
 static DBusConnection *connect_bus(const char *address) {
@@ -80,7 +103,8 @@ int main(int argc, char **argv) {
         const char *address = NULL;
         double seconds = 1.0, rates[64];
         long size = 1024 * 1024;
-        int repeat = 3, pipefd[2];
+        int repeat = 3, pipefd[2], bus_pid = 0;
+        long total_calls = 0, cpu0 = -1, cpu1 = -1;
         char c;
         pid_t pid;
 
@@ -93,11 +117,13 @@ int main(int argc, char **argv) {
                         seconds = atof(argv[i + 1]);
                 else if (!strcmp(argv[i], "--repeat"))
                         repeat = atoi(argv[i + 1]);
+                else if (!strcmp(argv[i], "--bus-pid"))
+                        bus_pid = atoi(argv[i + 1]);
                 else
                         break;
         }
         if (!address || size <= 0 || repeat < 1 || repeat > 64 || seconds <= 0) {
-                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)]\n",
+                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)] [--bus-pid PID]\n",
                         argv[0]);
                 return 2;
         }
@@ -122,6 +148,8 @@ int main(int argc, char **argv) {
             !dbus_message_append_args(call, DBUS_TYPE_ARRAY, DBUS_TYPE_BYTE, &payload, (int)size,
                                       DBUS_TYPE_INVALID))
                 return 1;
+        if (bus_pid)
+                cpu0 = bus_cpu_ticks(bus_pid);
         for (int r = 0; r < repeat; ++r) {
                 double start = now(), end;
                 long calls = 0;
@@ -144,10 +172,16 @@ int main(int argc, char **argv) {
                         end = now();
                 } while (end - start < seconds);
                 rates[r] = (double)calls / (end - start);
+                total_calls += calls;
                 printf("round %d: %.1f calls/s, %.0f MB/s\n", r + 1, rates[r],
                        rates[r] * (double)size / 1e6);
         }
+        if (bus_pid)
+                cpu1 = bus_cpu_ticks(bus_pid);
         qsort(rates, (size_t)repeat, sizeof(rates[0]), cmp_double);
+        if (cpu0 >= 0 && cpu1 >= 0 && total_calls)
+                printf("bus_cpu_us_per_call: %.2f\n", (double)(cpu1 - cpu0) * 1e6 /
+                       (double)sysconf(_SC_CLK_TCK) / (double)total_calls);
         printf("median: %.1f calls/s, %.0f MB/s (size %ld)\n", rates[repeat / 2],
                rates[repeat / 2] * (double)size / 1e6, size);
         kill(pid, SIGTERM);

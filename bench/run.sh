@@ -3,6 +3,7 @@
 # kdbusd vs dbus-daemon vs dbus-broker, side by side in one run (see bench/README.md).
 #
 #   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile] [--policy]
+#                [--no-native]
 #
 # Builds kdbusd and the bench programs in their own release build dir ($BENCH_BUILDDIR,
 # default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
@@ -18,6 +19,9 @@
 # --policy: kdbusd and dbus-daemon each with allow-all (session policy) and with Debian's
 # system.conf + system.d + bench/policy/org.kdbus.Bench.conf; call-1, call-64, signal-8;
 # checks first that the system policy denies; adds instructions per operation (callgrind).
+# Last, unless --no-native or --policy: bench/native.sh (native kdbus-ABI small calls, plain
+# and batched, against kdbusd's legacy path, dbus-daemon and dbus-broker; 1 MiB / 16 MiB
+# native memfd payloads against the legacy paths; ratios).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +36,7 @@ do_extra=1
 do_profile=0
 policy=0
 from_tree=0
+native=1
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -42,7 +47,8 @@ while [ $# -gt 0 ]; do
         --no-extra) do_extra=0 ;;
         --profile) do_profile=1 ;;
         --policy) policy=1 ;;
-        -h|--help) sed -n '3,22p' "$0"; exit 0 ;;
+        --no-native) native=0 ;;
+        -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -83,8 +89,10 @@ if [ "$do_build" = 1 ]; then
                 meson setup "$build" "$src" --buildtype=release -Dtests=false -Dwerror=true \
                         >"$run/setup.log" 2>&1 || { cat "$run/setup.log" >&2; exit 1; }
         fi
-        if ! nice ninja -C "$build" -j2 proxy/kdbusd bench/kdbus-bench bench/malloc-count.so \
-                        >"$run/ninja.log" 2>&1; then
+        targets=(proxy/kdbusd bench/kdbus-bench bench/malloc-count.so)
+        [ "$native" = 1 ] && [ "$policy" = 0 ] &&
+                targets+=(bench/kdbus-native-bench bench/legacy-payload-bench)
+        if ! nice ninja -C "$build" -j2 "${targets[@]}" >"$run/ninja.log" 2>&1; then
                 tail -30 "$run/ninja.log" >&2
                 echo "bench/run.sh: build failed (log: $build.ninja.log)" >&2
                 exit 1
@@ -444,5 +452,13 @@ elif [ "$do_extra" = 1 ]; then
                 echo "kdbusd profile, pipelined calls (perf record, self time by symbol):"
                 cat "$run/kdbusd.profile"
         fi
+fi
+if [ "$native" = 1 ] && [ "$policy" = 0 ]; then
+        # its own bus processes, started after the ones above are stopped
+        stop_buses
+        echo
+        echo "native peers (bench/native.sh, $src):"
+        BENCH_ROUNDS=$rounds BENCH_SECONDS=$seconds BENCH_BUS_CPU=$bus_cpu BENCH_PEER_CPU=$peer_cpu \
+                "$src/bench/native.sh" "$build"
 fi
 if [ -n "$json" ]; then echo "bench: JSON in $json"; fi

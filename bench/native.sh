@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Native (kdbus ABI) peers against the legacy path and the reference buses, one run (issue
+# #4; bench/run.sh calls it unless --no-native; see bench/README.md):
+#
+#   small calls (8-byte `ay` body, one call in flight):
+#     native batched   kdbus-native-bench --workload call (KDBUS_HELLO_WIRE_BATCH)
+#     native plain     the same with --plain (kdbus's commands only, one round trip each)
+#     kdbusd legacy, dbus-daemon, dbus-broker: legacy-payload-bench --size 8 (libdbus)
+#   payloads (1 MiB, 16 MiB): native sealed memfd against the same `ay` through kdbusd's
+#     dbus1 socket, dbus-daemon and dbus-broker
+#
+# Buses on CPU $BENCH_BUS_CPU (0), peers on $BENCH_PEER_CPU (1). Rounds of $BENCH_SECONDS (1)
+# are interleaved, one per configuration in turn, $BENCH_ROUNDS (5) times, so background load
+# hits every configuration alike; medians. Bus CPU per call: utime + stime of the bus process
+# over the timed rounds (clock ticks: coarse at low rates).
+#
+# Usage: bench/native.sh BUILDDIR     (a release build with kdbus-native-bench and
+#        legacy-payload-bench: meson setup -Dbuildtype=release BUILDDIR)
+set -euo pipefail
+build=${1:?usage: bench/native.sh BUILDDIR}
+root=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${BENCH_SECONDS:-1}
+rounds=${BENCH_ROUNDS:-5}
+bus_cpu=${BENCH_BUS_CPU:-0}
+peer_cpu=${BENCH_PEER_CPU:-1}
+py=/usr/bin/python3
+for f in "$build/proxy/kdbusd" "$build/bench/kdbus-native-bench" "$build/bench/legacy-payload-bench"; do
+        [ -x "$f" ] || { echo "bench/native.sh: $f is missing (build it first)" >&2; exit 1; }
+done
+run=$(mktemp -d /tmp/kdbus-native-bench-XXXXXX)
+pids=()
+cleanup() {
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        wait 2>/dev/null || true
+        rm -rf "$run"
+}
+trap cleanup EXIT
+
+wait_sock() {
+        for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done
+        echo "bench/native.sh: no socket $1; stderr of the buses:" >&2
+        cat "$run"/*.err >&2
+        exit 1
+}
+
+sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
+        /usr/share/dbus-1/session.conf >"$run/dbus-daemon.conf"
+taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
+        --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
+        >/dev/null 2>"$run/kdbusd.err" &
+pids+=($!)
+declare -A bus_pid=([kdbusd]=$!)
+taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" --nofork \
+        --address="unix:path=$run/dbus-daemon.sock" >/dev/null 2>"$run/dbus-daemon.err" &
+pids+=($!)
+bus_pid[dbus-daemon]=$!
+taskset -c "$bus_cpu" "$py" "$root/bench/broker-controller.py" --listen "$run/dbus-broker.sock" \
+        >/dev/null 2>"$run/dbus-broker.err" &
+pids+=($!)
+for b in kdbusd.sock kdbusd.native dbus-daemon.sock dbus-broker.sock; do wait_sock "$run/$b"; done
+# the broker is the controller's child: that is the process doing the bus work
+bus_pid[dbus-broker]=$(pgrep -P "${pids[2]}" -x dbus-broker)
+
+# one round of configuration $1 at payload size $2: "RATE CPU_US" on stdout (CPU -1: unknown)
+one() {
+        local cfg=$1 size=$2 out
+        case "$cfg" in
+        native-batch|native-plain|native-memfd)
+                local -a args=(--workload call)
+                [ "$cfg" = native-plain ] && args+=(--plain)
+                [ "$cfg" = native-memfd ] && args=(--workload memfd --size "$size")
+                out=$(taskset -c "$peer_cpu" "$build/bench/kdbus-native-bench" \
+                        --native "$run/kdbusd.native" "${args[@]}" --seconds "$seconds" \
+                        --repeat 1 --bus-pid "${bus_pid[kdbusd]}")
+                sed -n 's/^RESULT .* median=\([0-9.]*\) .*bus_cpu_us_per_call=\([-0-9.]*\).*/\1 \2/p' <<<"$out"
+                ;;
+        *)
+                out=$(taskset -c "$peer_cpu" "$build/bench/legacy-payload-bench" \
+                        --address "unix:path=$run/$cfg.sock" --size "$size" --seconds "$seconds" \
+                        --repeat 1 --bus-pid "${bus_pid[$cfg]}")
+                echo "$(awk '/^median/ {print $2}' <<<"$out") $(awk '/^bus_cpu_us_per_call/ {print $2}' <<<"$out")"
+                ;;
+        esac
+}
+
+echo "native bench $(date -u +%FT%TZ): kdbusd $("$build/proxy/kdbusd" --version 2>/dev/null | head -1 || true)," \
+     "load $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds of ${seconds}s," \
+     "buses on CPU $bus_cpu, peers on CPU $peer_cpu"
+small=(native-batch native-plain kdbusd dbus-daemon dbus-broker)
+big=(native-memfd kdbusd dbus-daemon dbus-broker)
+: >"$run/results"
+for r in $(seq "$rounds"); do
+        for cfg in "${small[@]}"; do
+                echo "small $cfg $(one "$cfg" 8)" >>"$run/results"
+        done
+        for size in 1048576 16777216; do
+                for cfg in "${big[@]}"; do
+                        echo "$size $cfg $(one "$cfg" "$size")" >>"$run/results"
+                done
+        done
+done
+
+"$py" - "$run/results" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 4:
+        sys.exit("bench/native.sh: a round failed: %r" % line)
+    rows.setdefault((f[0], f[1]), []).append((float(f[2]), float(f[3])))
+
+def med(key):
+    rates = [r for r, _ in rows[key]]
+    cpus = [c for _, c in rows[key] if c >= 0]
+    return (statistics.median(rates), min(rates), max(rates),
+            statistics.median(cpus) if cpus else float('nan'))
+
+names = {'native-batch': 'kdbusd native, batched', 'native-plain': 'kdbusd native, plain',
+         'kdbusd': 'kdbusd legacy', 'dbus-daemon': 'dbus-daemon', 'dbus-broker': 'dbus-broker'}
+print()
+print('Small calls (8-byte body, one in flight); ratio: native batched / that one')
+print()
+print('| path | calls/s median (min-max) | bus CPU µs per call | native batched / this |')
+print('| --- | --- | --- | --- |')
+nb = med(('small', 'native-batch'))[0]
+for cfg in ('native-batch', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'):
+    m, lo, hi, cpu = med(('small', cfg))
+    print('| %s | %.0f (%.0f-%.0f) | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu, nb / m))
+print()
+print('Payloads (one `ay` body, one call in flight); ratio: native memfd / that one')
+print()
+print('| size | kdbusd native memfd | kdbusd legacy | dbus-daemon | dbus-broker | vs kdbusd legacy | vs dbus-daemon | vs dbus-broker |')
+print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+for size in ('1048576', '16777216'):
+    ms = [med((size, c))[0] for c in ('native-memfd', 'kdbusd', 'dbus-daemon', 'dbus-broker')]
+    cell = lambda r: '%.1f calls/s (%.0f MB/s)' % (r, r * int(size) / 1e6)
+    print('| %d MiB | %s | %.1fx | %.1fx | %.1fx |' % (
+        int(size) >> 20, ' | '.join(cell(r) for r in ms), ms[0] / ms[1], ms[0] / ms[2], ms[0] / ms[3]))
+PY
