@@ -11,6 +11,12 @@
 #define BUS_BLOOM_SIZE 64u
 #define BUS_BLOOM_WORDS (BUS_BLOOM_SIZE / 8u)
 #define BUS_BLOOM_N_HASH 8u
+/* A native match entry's BLOOM_MASK items together (kdbus's bound on a whole command,
+ * KDBUS_CMD_MAX_SIZE; EMSGSIZE), and the masks of all entries of one native connection
+ * (EMFILE): 256 entries of the largest filter, kdbus's KDBUS_MATCH_MAX of 4096 bytes;
+ * masks are the peer's memory in the bus that no other limit counts. */
+#define NATIVE_MATCH_MASK_MAX (32u * 1024u)
+#define NATIVE_MATCH_MASKS_PER_CONN_MAX (1024u * 1024u)
 
 typedef struct BusLimits {
         uint64_t max_incoming_bytes;            /* max_incoming_bytes: a sender's unread input */

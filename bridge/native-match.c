@@ -101,9 +101,6 @@ static int match_add_notify(NativeMatch *m, const struct kdbus_item *item) {
         return 0;
 }
 
-/* kdbus's bound on a whole command (KDBUS_CMD_MAX_SIZE) applied to one entry's masks */
-#define NATIVE_MATCH_MASK_MAX (32u * 1024u)
-
 /*
  * AND one BLOOM_MASK item (@len bytes at @data) into the entry's masks *@masks
  * (*@n_gen generations of @n_words words): for every generation g, the combined mask holds
@@ -144,6 +141,21 @@ static int match_add_mask(uint64_t **masks, uint64_t *n_gen, size_t n_words,
         return 0;
 }
 
+/* Bytes of the BLOOM_MASK items @nc's entries hold. */
+static uint64_t matches_mask_bytes(const NativeConn *nc) {
+        size_t row = bloom_words(&nc->conn->bus->bloom) * sizeof(uint64_t);
+        const List *pos;
+        uint64_t n = 0;
+
+        list_for_each(pos, &nc->matches) {
+                const NativeMatch *m = container_of(pos, NativeMatch, link);
+
+                if (m->rule)
+                        n += m->rule->n_generations * row;
+        }
+        return n;
+}
+
 /* Entries (core rules and notification-only ones) of @nc. */
 static unsigned matches_count(const NativeConn *nc) {
         const List *pos;
@@ -163,7 +175,8 @@ static unsigned matches_count(const NativeConn *nc) {
  * KDBUS_MATCH_REPLACE first removes the entries with the same cookie.
  *
  * Return: 0, or -EINVAL, -EDOM (a mask that is not a whole number of generations of the
- * bus's bloom size), -EMSGSIZE (masks over 32 KiB), -EMFILE (too many matches), -ENOMEM.
+ * bus's bloom size), -EMSGSIZE (an entry's masks over NATIVE_MATCH_MASK_MAX), -EMFILE (too
+ * many matches, or masks over NATIVE_MATCH_MASKS_PER_CONN_MAX), -ENOMEM.
  */
 int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_match *cmd = buf;
@@ -252,6 +265,15 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                 list_append(&nc->matches, &m->link);
                 cmd->return_flags = 0;
                 return 0;
+        }
+        /* the masks are the peer's memory in the bus: at most NATIVE_MATCH_MASKS_PER_CONN_MAX
+         * (those of the entries REPLACE would remove still count) */
+        if (n_gen && n_gen * n_words * sizeof(uint64_t) >
+                     NATIVE_MATCH_MASKS_PER_CONN_MAX - MIN(matches_mask_bytes(nc),
+                                                           NATIVE_MATCH_MASKS_PER_CONN_MAX)) {
+                free(masks);
+                native_match_free(m);
+                return -EMFILE;
         }
         r = bridge_match_rule_new(&keys, &rule);
         if (r) {

@@ -725,6 +725,23 @@ static void test_bloom_instance(KBus *b, gconstpointer ctx) {
                 free(data);
         }
         kassert_empty(r);
+        {
+                /* masks are bounded: 32 KiB per entry (EMSGSIZE), 1 MiB per connection
+                 * (EMFILE; entry 3 holds 1 KiB): 31 entries of 64 generations fit */
+                g_autofree uint64_t *big = g_malloc0(32 * 1024 + 512);
+                unsigned n = 0;
+                int rr;
+
+                g_assert_cmpint(match_raw(r, 99, big, 0, 32 * 1024 + 512), ==, -EMSGSIZE);
+                while ((rr = match_raw(r, 100 + n, big, 0, 32 * 1024)) == 0)
+                        ++n;
+                g_assert_cmpint(rr, ==, -EMFILE);
+                g_assert_cmpuint(n, ==, 31);
+                g_assert_cmpint(kdbus_conn_match_remove(r, 100), ==, 0);
+                g_assert_cmpint(match_raw(r, 100, big, 0, 32 * 1024), ==, 0);
+                /* an entry without masks still may come */
+                g_assert_cmpint(kdbus_conn_match_add(r, 200, 0, NULL, s->id), ==, 0);
+        }
 
         kdbus_conn_close(r);
         kdbus_conn_close(s);
