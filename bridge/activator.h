@@ -11,7 +11,8 @@
  * move back (kdbus's loss-free exit-on-idle handover).
  *
  * An activator is not an owner: the name registry, GetNameOwner, ListNames and the
- * NameOwnerChanged signals do not see it (as dbus-daemon shows an activatable name). It
+ * NameOwnerChanged signals do not see it (as dbus-daemon shows an activatable name);
+ * native peers' NAME_* notifications do, flagged KDBUS_NAME_ACTIVATOR (activator.c). It
  * has an id, but is not in the id table (it cannot be addressed by id), is not announced,
  * and sends nothing. Invariant: an activator is active, has BRIDGE_CONN_ACTIVATOR and
  * exactly one BridgeActivator on Bus.activators, removed at its disconnect.
