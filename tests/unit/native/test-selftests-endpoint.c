@@ -361,6 +361,26 @@ static void test_kdbusctl(KBus *b, gconstpointer ctx) {
                 g_assert_nonnull(strstr(out, "\"org.kdbus.EpTalk\""));
                 g_assert_null(strstr(out, "EpHidden"));
         }
+        /* activators' names in ListActivatableNames: only those the endpoint lets it see */
+        {
+                const char *send[] = { "dbus-send", bus_arg, "--print-reply",
+                                       "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                       "org.freedesktop.DBus.ListActivatableNames", NULL };
+                KdbusConn *act_see = kopen(b), *act_hidden = kopen(b);
+
+                g_assert_cmpint(kdbus_conn_hello_name(act_see, KDBUS_HELLO_ACTIVATOR, KPOOL,
+                                                      "org.kdbus.EpTalk"), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello_name(act_hidden, KDBUS_HELLO_ACTIVATOR, KPOOL,
+                                                      "org.kdbus.EpHiddenAct"), ==, 0);
+                g_clear_pointer(&out, g_free);
+                g_assert_true(g_spawn_sync(NULL, (char **)send, NULL, G_SPAWN_SEARCH_PATH, NULL,
+                                           NULL, &out, NULL, &status, NULL));
+                g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                g_assert_nonnull(strstr(out, "\"org.kdbus.EpTalk\""));
+                g_assert_null(strstr(out, "EpHiddenAct"));
+                kdbus_conn_close(act_see);
+                kdbus_conn_close(act_hidden);
+        }
 
         (void) kill(pid, SIGTERM);
         g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
