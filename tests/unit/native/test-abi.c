@@ -74,6 +74,11 @@ SIZE(kdbus_cmd, 24);
 SIZE(kdbus_item_list, 8);
 SIZE(kdbus_wire_request, 16);
 SIZE(kdbus_wire_reply, 16);
+/* our KDBUS_WIRE_BATCH framing (not kdbus's): a peer built against it must keep working */
+SIZE(kdbus_wire_batch, 16);
+OFF(kdbus_wire_batch, offsets, 16);
+SIZE(kdbus_wire_batch_reply, 32);
+OFF(kdbus_wire_batch_reply, return_flags, 16);
 
 static void test_item_types(void) {
         g_assert_cmpuint(KDBUS_ITEM_NEGOTIATE, ==, 1);
@@ -145,6 +150,11 @@ static void test_commands(void) {
         g_assert_cmphex(KDBUS_CMD_LIST, ==, 0x80289526);
         g_assert_cmphex(KDBUS_CMD_CONN_INFO, ==, 0x80389524);
         g_assert_cmphex(_IOC_NR(KDBUS_CMD_ENDPOINT_UPDATE), ==, 0x51);
+        /* ours, in a number kdbus never used */
+        g_assert_cmphex(KDBUS_WIRE_BATCH, ==, 0xc01095c0);
+        g_assert_cmpuint(KDBUS_HELLO_WIRE_BATCH, ==, 1ULL << 33);
+        g_assert_cmpuint(KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 1);
+        g_assert_cmpuint(KDBUS_WIRE_BATCH_MAX_FREE, ==, 64);
 }
 
 static void test_item_size(void) {
