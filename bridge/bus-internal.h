@@ -75,7 +75,9 @@ static inline void bus_stats_note_matches(Bus *bus, BridgeConn *conn) {
 
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn);
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn);
+/* @old_flags / @new_flags: the BRIDGE_NAME_* flags the old / new primary owner asked with
+ * (for native peers' NAME_* items; 0 for none or a unique name). */
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
-                            BridgeConn *new_owner);
+                            unsigned old_flags, BridgeConn *new_owner, unsigned new_flags);
 int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool timed_out,
                           const char *callee_name);

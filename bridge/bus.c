@@ -166,10 +166,10 @@ int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
 }
 
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
-                            BridgeConn *new_owner) {
+                            unsigned old_flags, BridgeConn *new_owner, unsigned new_flags) {
         int r = 0;
 
-        native_notify_name(bus, name, old_owner, new_owner);
+        native_notify_name(bus, name, old_owner, old_flags, new_owner, new_flags);
         if (bus->notify && bus->notify->name_changed)
                 r = bus->notify->name_changed(bus->notify_userdata, name, old_owner, new_owner);
         /* after NameOwnerChanged / NameAcquired, as .service activation routes its waiting

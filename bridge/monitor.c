@@ -59,7 +59,7 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
         bridge_conn_drop_replies(conn);
 
         /* while its old rules still count: it gets the NameOwnerChanged its rules match */
-        (void) bus_notify_name_changed(bus, conn->unique_name, conn, NULL);
+        (void) bus_notify_name_changed(bus, conn->unique_name, conn, 0, NULL, 0);
         while ((o = list_first_entry(&conn->owned, BridgeNameOwner, conn_link))) {
                 char name[WIRE_MAX_NAME_LEN + 1];
 

@@ -142,7 +142,7 @@ static int name_acquire_new(Bus *bus, BridgeConn *conn, const char *s, unsigned 
                 return error_trace(r);
         }
         name_owner_link(o, steal_ptr(&name), false);
-        return error_trace(bus_notify_name_changed(bus, s, NULL, conn));
+        return error_trace(bus_notify_name_changed(bus, s, NULL, 0, conn, flags));
 }
 
 /**
@@ -160,6 +160,7 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
         BridgeConn *old_conn;
         Bus *bus = conn->bus;
         BridgeName *n;
+        unsigned old_flags;
         bool can_replace;
         int r;
 
@@ -230,9 +231,10 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
         }
         /* the old primary is now second: the front of the queue */
         old_conn = primary->conn;
+        old_flags = primary->flags;
         if (primary->flags & BRIDGE_NAME_DO_NOT_QUEUE)
                 name_owner_free(bus, primary);
-        return error_trace(bus_notify_name_changed(bus, name, old_conn, conn));
+        return error_trace(bus_notify_name_changed(bus, name, old_conn, old_flags, conn, flags));
 }
 
 /*
@@ -242,6 +244,8 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
 static int name_owner_release(Bus *bus, BridgeNameOwner *o) {
         BridgeName *n = o->name;
         BridgeConn *old_conn = o->conn, *new_conn;
+        unsigned old_flags = o->flags;
+        BridgeNameOwner *next;
         char buf[256];
         bool was_primary = name_primary_owner(n) == o;
         size_t len;
@@ -259,8 +263,10 @@ static int name_owner_release(Bus *bus, BridgeNameOwner *o) {
 
         name_owner_free(bus, o);
         n = bus_find_name(bus, buf);
-        new_conn = n ? bridge_name_primary(n) : NULL;
-        return error_trace(bus_notify_name_changed(bus, buf, old_conn, new_conn));
+        next = n ? name_primary_owner(n) : NULL;
+        new_conn = next ? next->conn : NULL;
+        return error_trace(bus_notify_name_changed(bus, buf, old_conn, old_flags, new_conn,
+                                                   next ? next->flags : 0));
 }
 
 /**

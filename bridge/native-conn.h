@@ -287,13 +287,17 @@ void native_conn_matches_clear(NativeConn *nc);
 /* From bridge/native-notify.c: kdbus's notifications (KDBUS_SRC_ID_KERNEL messages), called
  * by the bus's notification helpers (bridge/bus.c) next to the installed handler. */
 void native_notify_id(Bus *bus, BridgeConn *conn, bool added);
-void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
-                        BridgeConn *new_owner);
+void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner, unsigned old_flags,
+                        BridgeConn *new_owner, unsigned new_flags);
 /* One NAME_* notification with the ids and flags given (activators: bridge/activator.c). */
 void native_notify_name_change(Bus *bus, uint64_t type, const char *name, uint64_t old_id,
                                uint64_t old_flags, uint64_t new_id, uint64_t new_flags);
 /* The name flags kdbus reported for an activator holding its name (no owner has it). */
 #define NATIVE_ACTIVATOR_NAME_FLAGS (KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY)
+/* From bridge/native-names.c: the kdbus name flags of an owner that asked with BRIDGE_NAME_*
+ * @flags, @primary or queued; of @bus's activator for @name (IN_QUEUE while an owner has it). */
+uint64_t native_name_flags(unsigned flags, bool primary);
+uint64_t native_activator_name_flags(Bus *bus, const char *name);
 /* A call of @caller will get no reply. Return: true if @caller is native and was told (a
  * REPLY_TIMEOUT / REPLY_DEAD message, or its SYNC_REPLY fails ETIMEDOUT / ECONNRESET); false
  * for a legacy caller, which gets the handler's dbus1 error. */

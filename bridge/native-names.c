@@ -163,26 +163,66 @@ static uint8_t *write_name_item(uint8_t *p, const char *name, uint64_t flags) {
         return p + KDBUS_ALIGN8(item->size);
 }
 
-/* Which of @conn's names a record for @viewer lists: primary ones, plus queued ones with
- * QUEUED, those @viewer may see (a custom endpoint's SEE policy). */
+/* Which of @conn's names a record for @viewer lists (kdbus's kdbus_list_all()): primary
+ * ones with NAMES, queued ones with QUEUED, those @viewer may see (a custom endpoint's SEE
+ * policy). */
 static bool owner_listed(const BridgeConn *viewer, const BridgeNameOwner *o,
                          uint64_t list_flags) {
         bool primary = bridge_name_primary(o->name) == o->conn;
 
-        return (primary || (list_flags & KDBUS_LIST_QUEUED)) &&
+        return (list_flags & (primary ? KDBUS_LIST_NAMES : KDBUS_LIST_QUEUED)) &&
                bridge_conn_can_see_name(viewer, o->name->name);
 }
 
-static uint64_t owner_kdbus_flags(const BridgeNameOwner *o) {
-        uint64_t f = 0;
+/* An activator's name is listed with ACTIVATORS (whether it holds or waits), if seen. */
+static const char *activator_listed(const BridgeConn *viewer, const BridgeConn *conn,
+                                    uint64_t list_flags) {
+        const char *name = bridge_conn_activator_name(conn);
 
-        if (o->flags & BRIDGE_NAME_ALLOW_REPLACEMENT)
+        return name && (list_flags & KDBUS_LIST_ACTIVATORS) &&
+               bridge_conn_can_see_name(viewer, name) ? name : NULL;
+}
+
+/**
+ * native_name_flags() - an owner's kdbus name flags, as kdbus's names.c kept them
+ * @flags:      the BRIDGE_NAME_* flags of its last request (a native NAME_ACQUIRE's
+ *              translated, or a legacy RequestName's)
+ * @primary:    true: the primary owner; false: queued behind it
+ *
+ * kdbus saved ALLOW_REPLACEMENT and QUEUE of the last request (KDBUS_NAME_SAVED_MASK; not
+ * REPLACE_EXISTING) and added PRIMARY or IN_QUEUE; these are what its NAME_* notifications,
+ * LIST and CONN_INFO's OWNED_NAME items carry. A legacy RequestName without DO_NOT_QUEUE
+ * asked to queue (QUEUE), as systemd's bus proxy translated it for kdbus.
+ *
+ * Return: the KDBUS_NAME_* flags.
+ */
+uint64_t native_name_flags(unsigned flags, bool primary) {
+        uint64_t f = primary ? KDBUS_NAME_PRIMARY : KDBUS_NAME_IN_QUEUE;
+
+        if (flags & BRIDGE_NAME_ALLOW_REPLACEMENT)
                 f |= KDBUS_NAME_ALLOW_REPLACEMENT;
-        if (bridge_name_primary(o->name) == o->conn)
-                f |= KDBUS_NAME_PRIMARY;
-        else
-                f |= KDBUS_NAME_IN_QUEUE;
+        if (!(flags & BRIDGE_NAME_DO_NOT_QUEUE))
+                f |= KDBUS_NAME_QUEUE;
         return f;
+}
+
+/**
+ * native_activator_name_flags() - the kdbus name flags of an activator's name
+ * @bus:        the bus
+ * @name:       the activator's name
+ *
+ * kdbus's names.c: ACTIVATOR with PRIMARY while it holds the name (no owner has it), with
+ * IN_QUEUE while an owner has it (the activator waits behind the owners).
+ *
+ * Return: the KDBUS_NAME_* flags.
+ */
+uint64_t native_activator_name_flags(Bus *bus, const char *name) {
+        return KDBUS_NAME_ACTIVATOR |
+               (bus_find_conn_by_name(bus, name) ? KDBUS_NAME_IN_QUEUE : KDBUS_NAME_PRIMARY);
+}
+
+static uint64_t owner_kdbus_flags(const BridgeNameOwner *o) {
+        return native_name_flags(o->flags, bridge_name_primary(o->name) == o->conn);
 }
 
 /* Size of @conn's record; 0 if LIST leaves it out. */
@@ -202,7 +242,7 @@ static size_t info_size(const BridgeConn *viewer, const BridgeConn *conn, uint64
                         sz += name_item_size(o->name->name);
         }
         /* an activator's name, flagged KDBUS_NAME_ACTIVATOR (kdbus) */
-        if (bridge_conn_activator_name(conn)) {
+        if (activator_listed(viewer, conn, list_flags)) {
                 ++n;
                 if (with_names)
                         sz += name_item_size(bridge_conn_activator_name(conn));
@@ -227,8 +267,10 @@ static uint8_t *write_info(uint8_t *p, const BridgeConn *viewer, const BridgeCon
                         if (owner_listed(viewer, o, list_flags))
                                 at = write_name_item(at, o->name->name, owner_kdbus_flags(o));
                 }
-        if (with_names && bridge_conn_activator_name(conn))
-                at = write_name_item(at, bridge_conn_activator_name(conn), KDBUS_NAME_ACTIVATOR);
+        if (with_names && activator_listed(viewer, conn, list_flags))
+                at = write_name_item(at, bridge_conn_activator_name(conn),
+                                     native_activator_name_flags(conn->bus,
+                                                                 bridge_conn_activator_name(conn)));
         info->size = (uint64_t)(at - p);
         return at;
 }
@@ -247,16 +289,18 @@ static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
  * @buf:        kdbus_cmd_list; offset and list_size written
  * @size:       bytes at @buf
  *
- * UNIQUE lists every connection, NAMES adds OWNED_NAME items (and, without UNIQUE, lists
- * only connections owning a name), QUEUED adds the names a connection waits for,
- * ACTIVATORS adds the activators (their name flagged KDBUS_NAME_ACTIVATOR). Monitors are
- * never listed.
+ * As kdbus's kdbus_list_all(): UNIQUE lists every connection, NAMES the names it is the
+ * primary owner of, QUEUED those it waits for, ACTIVATORS the activators with their name;
+ * each an OWNED_NAME item with the owner's name flags (native_name_flags(),
+ * native_activator_name_flags()); without UNIQUE a connection is listed only if one of its
+ * names is. Monitors are never listed.
  *
  * Return: 0, or -EINVAL, -ENOBUFS (the pool has no room), -ENOMEM.
  */
 int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_list *cmd = buf;
-        bool with_names = cmd->flags & (KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED);
+        bool with_names = cmd->flags & (KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS |
+                                        KDBUS_LIST_QUEUED);
         BridgePoolSlice *slice;
         size_t total = 0;
         uint8_t *p;
@@ -293,6 +337,9 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         cmd->list_size = total;
         return 0;
 }
+
+/* The names CONN_INFO's NAMES gives, in LIST's terms. */
+#define INFO_NAMES (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS)
 
 /**
  * native_conn_info() - CONN_INFO of a connection by id, or by a NAME item
@@ -350,10 +397,11 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         }
 
         with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
-        /* NAMES: write_info() lists them (queued ones too), as before */
+        /* NAMES: write_info() lists the names it is the primary owner of and an activator's
+         * name, not those it waits for (kdbus: the names a connection owns) */
         attach = native_attach_flags_for(nc, cmd->attach_flags & ~(uint64_t)KDBUS_ATTACH_NAMES,
                                          target, &declined) & ~(uint64_t)KDBUS_ATTACH_TIMESTAMP;
-        total = info_size(nc->conn, target, KDBUS_LIST_UNIQUE, with_names) +
+        total = info_size(nc->conn, target, INFO_NAMES, with_names) +
                 native_meta_size(attach, declined, target, NULL);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
@@ -362,7 +410,7 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
                 return r;
         info = bridge_pool_ptr(nc->pool, slice);
         memset(info, 0, slice->size);
-        end = write_info((uint8_t *)info, nc->conn, target, KDBUS_LIST_UNIQUE, with_names);
+        end = write_info((uint8_t *)info, nc->conn, target, INFO_NAMES, with_names);
         end = native_meta_write(end, attach, declined, nc->conn->bus, target, NULL, nc);
         info->size = (uint64_t)(end - (uint8_t *)info);
         cmd->return_flags = 0;

@@ -5,8 +5,8 @@
  *
  *   - ID_ADD / ID_REMOVE (kdbus_notify_id_change: the id and its HELLO flags) when a
  *     connection says hello / goes away, and NAME_ADD / NAME_REMOVE / NAME_CHANGE
- *     (kdbus_notify_name_change: old and new owner, the name) when a well-known name gets,
- *     loses or changes its owner; an activator counts as the name's holder while no owner
+ *     (kdbus_notify_name_change: old and new owner with their name flags, the name) when a
+ *     well-known name gets, loses or changes its owner; an activator counts as the name's holder while no owner
  *     has it (see native_notify_name()). Broadcast (dst_id BROADCAST) to the native connections
  *     with a match entry whose notification items all match it (MATCH_ADD; see
  *     native-match.c).
@@ -247,35 +247,45 @@ void native_notify_name_change(Bus *bus, uint64_t type, const char *name, uint64
  * @bus:        the bus
  * @name:       a well-known name (unique names are reported as ID_ADD / ID_REMOVE)
  * @old_owner:  NULL: the name is new
+ * @old_flags:  the BRIDGE_NAME_* flags @old_owner asked with
  * @new_owner:  NULL: the name is gone
+ * @new_flags:  the BRIDGE_NAME_* flags @new_owner asked with
+ *
+ * Each side carries the name flags kdbus's names.c passed to kdbus_notify_name_change(): an
+ * owner's saved ALLOW_REPLACEMENT / QUEUE and PRIMARY (both sides are, or were until now, the
+ * primary owner: native_name_flags()), legacy owners' RequestName flags translated.
  *
  * A name with an activator is never new nor gone while the activator lives: it holds the
  * name when no owner does, so the first owner takes it over from the activator and the
  * last gives it back (NAME_CHANGE with the activator's id, flagged KDBUS_NAME_ACTIVATOR |
  * KDBUS_NAME_PRIMARY, as kdbus's names.c reported it).
  */
-void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner,
-                        BridgeConn *new_owner) {
+void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner, unsigned old_flags,
+                        BridgeConn *new_owner, unsigned new_flags) {
         const BridgeConn *act;
-        uint64_t old_id, new_id, old_flags, new_flags;
+        uint64_t old_id = 0, new_id = 0, old_kflags = 0, new_kflags = 0;
 
         if (name[0] == ':' || (!old_owner && !new_owner))
                 return;
-        old_id = old_owner ? old_owner->id : 0;
-        old_flags = conn_hello_flags(old_owner);
-        new_id = new_owner ? new_owner->id : 0;
-        new_flags = conn_hello_flags(new_owner);
+        if (old_owner) {
+                old_id = old_owner->id;
+                old_kflags = native_name_flags(old_flags, true);
+        }
+        if (new_owner) {
+                new_id = new_owner->id;
+                new_kflags = native_name_flags(new_flags, true);
+        }
         act = (!old_owner || !new_owner) ? bus_find_activator(bus, name) : NULL;
         if (act && !old_owner) {
                 old_id = act->id;
-                old_flags = NATIVE_ACTIVATOR_NAME_FLAGS;
+                old_kflags = NATIVE_ACTIVATOR_NAME_FLAGS;
         } else if (act) {
                 new_id = act->id;
-                new_flags = NATIVE_ACTIVATOR_NAME_FLAGS;
+                new_kflags = NATIVE_ACTIVATOR_NAME_FLAGS;
         }
         native_notify_name_change(bus, !old_id ? KDBUS_ITEM_NAME_ADD :
                                        !new_id ? KDBUS_ITEM_NAME_REMOVE : KDBUS_ITEM_NAME_CHANGE,
-                                  name, old_id, old_flags, new_id, new_flags);
+                                  name, old_id, old_kflags, new_id, new_kflags);
 }
 
 /**

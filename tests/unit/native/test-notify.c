@@ -153,6 +153,88 @@ static void test_names(NFixture *n, gconstpointer ctx) {
         g_assert_nonnull(strstr(n->f.ev.log->str, "t.Name"));
 }
 
+/* The next NAME_* notification of @p: @type, the ids and name flags of both sides. */
+static void expect_name(TestPeer *p, uint64_t type, const char *name, uint64_t old_id,
+                        uint64_t old_flags, uint64_t new_id, uint64_t new_flags) {
+        const struct kdbus_item *item = recv_kernel(p, type, KDBUS_DST_ID_BROADCAST);
+
+        g_assert_cmpstr(item->name_change.name, ==, name);
+        g_assert_cmpuint(item->name_change.old_id.id, ==, old_id);
+        g_assert_cmphex(item->name_change.old_id.flags, ==, old_flags);
+        g_assert_cmpuint(item->name_change.new_id.id, ==, new_id);
+        g_assert_cmphex(item->name_change.new_id.flags, ==, new_flags);
+        g_assert_cmpint(peer_free_offset(p, (uint64_t)((const uint8_t *)item - p->pool) -
+                                         sizeof(struct kdbus_msg)), ==, 0);
+}
+
+/*
+ * kdbus's names.c put the owners' name flags in NAME_* items: the saved ALLOW_REPLACEMENT /
+ * QUEUE of each side's last request and PRIMARY (never REPLACE_EXISTING, never HELLO
+ * flags), for every transition: acquire, replacement, queue takeover on release, release,
+ * exit; a legacy owner's RequestName flags translated (no DO_NOT_QUEUE: QUEUE).
+ */
+static void test_name_flags(NFixture *n, gconstpointer ctx) {
+        const uint64_t P = KDBUS_NAME_PRIMARY, AR = KDBUS_NAME_ALLOW_REPLACEMENT,
+                       Q = KDBUS_NAME_QUEUE;
+        BridgeConn *l;
+        uint64_t rf, b_id;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, KDBUS_HELLO_ACCEPT_FD);
+        peer_hello(&n->f, &n->c, 0);
+        l = fixture_conn(&n->f, 0);
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_NAME_ADD, KDBUS_MATCH_ID_ANY,
+                                     KDBUS_MATCH_ID_ANY, NULL, false), ==, 0);
+        g_assert_cmpint(match_notify(&n->a, 2, KDBUS_ITEM_NAME_CHANGE, KDBUS_MATCH_ID_ANY,
+                                     KDBUS_MATCH_ID_ANY, NULL, false), ==, 0);
+        g_assert_cmpint(match_notify(&n->a, 3, KDBUS_ITEM_NAME_REMOVE, KDBUS_MATCH_ID_ANY,
+                                     KDBUS_MATCH_ID_ANY, NULL, false), ==, 0);
+
+        /* acquire: the new side's saved flags | PRIMARY, REPLACE_EXISTING not kept */
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "t.F",
+                                  KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT |
+                                  KDBUS_NAME_QUEUE, &rf), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_ADD, "t.F", 0, 0, n->b.id, P | AR | Q);
+        /* queued: no notification */
+        g_assert_cmpint(peer_name(&n->c, KDBUS_CMD_NAME_ACQUIRE, "t.F", KDBUS_NAME_QUEUE, &rf),
+                        ==, 0);
+        g_assert_cmphex(rf, ==, KDBUS_NAME_IN_QUEUE);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* a legacy owner replaces b (RequestName REPLACE_EXISTING | DO_NOT_QUEUE): b's
+         * flags as they were, the legacy side PRIMARY only; b requeued */
+        g_assert_cmpint(bridge_name_acquire(l, "t.F", BRIDGE_NAME_REPLACE_EXISTING |
+                                                      BRIDGE_NAME_DO_NOT_QUEUE), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_CHANGE, "t.F", n->b.id, P | AR | Q, l->id, P);
+        /* release: the queue's head takes over with its own saved flags */
+        g_assert_cmpint(bridge_name_release(l, "t.F"), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_CHANGE, "t.F", l->id, P, n->b.id, P | AR | Q);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_RELEASE, "t.F", 0, NULL), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_CHANGE, "t.F", n->b.id, P | AR | Q, n->c.id, P | Q);
+        /* exit: NAME_REMOVE with the leaving owner's flags */
+        peer_free(&n->c);
+        expect_name(&n->a, KDBUS_ITEM_NAME_REMOVE, "t.F", n->c.id, P | Q, 0, 0);
+
+        /* legacy RequestName 0 (queueing allowed) and ALLOW_REPLACEMENT; native without
+         * flags: PRIMARY only */
+        g_assert_cmpint(bridge_name_acquire(l, "t.G", 0), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_ADD, "t.G", 0, 0, l->id, P | Q);
+        g_assert_cmpint(bridge_name_acquire(l, "t.H", BRIDGE_NAME_ALLOW_REPLACEMENT), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_ADD, "t.H", 0, 0, l->id, P | AR | Q);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "t.I", 0, NULL), ==, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_ADD, "t.I", 0, 0, n->b.id, P);
+        /* the primary owner asking again replaces its saved flags (kdbus_name_update()) */
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "t.I",
+                                  KDBUS_NAME_ALLOW_REPLACEMENT, NULL), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        b_id = n->b.id;
+        peer_free(&n->b);
+        expect_name(&n->a, KDBUS_ITEM_NAME_REMOVE, "t.I", b_id, P | AR, 0, 0);
+        bridge_conn_disconnect(l);
+        expect_name(&n->a, KDBUS_ITEM_NAME_REMOVE, "t.H", l->id, P | AR | Q, 0, 0);
+        expect_name(&n->a, KDBUS_ITEM_NAME_REMOVE, "t.G", l->id, P | Q, 0, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 static void test_match_rules(NFixture *n, gconstpointer ctx) {
         uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd_match *cmd = (void *)buf;
@@ -275,6 +357,7 @@ int main(int argc, char **argv) {
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
         ADD("notify/id-add-remove", test_id);
         ADD("notify/name-add-change-remove", test_names);
+        ADD("notify/name-flags", test_name_flags);
         ADD("notify/match-rules", test_match_rules);
         ADD("notify/reply-dead", test_reply_dead);
         ADD("notify/reply-timeout", test_reply_timeout);

@@ -104,6 +104,25 @@ static uint64_t listed(KdbusConn *c, uint64_t flags, uint64_t id, const char *na
         return found;
 }
 
+/* The flags of @name's OWNED_NAME item in CONN_INFO of @id with NAMES (~0: none). */
+static uint64_t info_name_flags(KdbusConn *c, uint64_t id, const char *name) {
+        struct kdbus_cmd_info cmd = { .size = sizeof(cmd), .id = id,
+                                      .attach_flags = KDBUS_ATTACH_NAMES };
+        const struct kdbus_info *info;
+        const struct kdbus_item *item;
+        uint64_t found = ~0ull;
+
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_CONN_INFO, &cmd, sizeof(cmd), NULL, 0),
+                        ==, 0);
+        info = (const void *)(c->pool + cmd.offset);
+        for (item = info->items; (const uint8_t *)item < (const uint8_t *)info + info->size;
+             item = KDBUS_ITEM_NEXT(item))
+                if (item->type == KDBUS_ITEM_OWNED_NAME && !strcmp(item->name.name, name))
+                        found = item->name.flags;
+        g_assert_cmpint(kdbus_conn_free(c, cmd.offset), ==, 0);
+        return found;
+}
+
 static void test_activator(KBus *b, gconstpointer ctx) {
         KdbusConn *act = NULL, *act2 = NULL, *a = kpeer(b, 0), *svc = kpeer(b, 0);
         g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", b->legacy);
@@ -256,11 +275,17 @@ static void expect_name_change(KdbusConn *w, uint64_t type, const char *name, ui
 /*
  * kdbus's names.c: an activator holds its name while no owner does: NAME_ADD when it comes
  * for a name without owner, NAME_CHANGE when an owner takes over and gives back, NAME_REMOVE
- * when it goes; its side flagged ACTIVATOR | PRIMARY. For a name an owner has, its coming
- * and going are not announced.
+ * when it goes; its side flagged ACTIVATOR | PRIMARY, an owner's side its saved name flags
+ * (ALLOW_REPLACEMENT / QUEUE) | PRIMARY. For a name an owner has, its coming and going are
+ * not announced, and LIST shows it waiting (ACTIVATOR | IN_QUEUE). LIST and the owner's
+ * CONN_INFO give the flags the notifications gave (an activator has no CONN_INFO here: its
+ * id is not addressable).
  */
 static void test_notify(KBus *b, gconstpointer ctx) {
-        const uint64_t af = KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY, any = ~0ull;
+        const uint64_t af = KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY,
+                       aq = KDBUS_NAME_ACTIVATOR | KDBUS_NAME_IN_QUEUE,
+                       arq = KDBUS_NAME_PRIMARY | KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE,
+                       NA = KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS;
         KdbusConn *w = kpeer(b, 0), *svc = kpeer(b, 0), *act = NULL, *act2 = NULL;
         uint64_t act_id, act2_id;
 
@@ -274,25 +299,38 @@ static void test_notify(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(activator_hello(b, "org.example.Note", &act), ==, 0);
         act_id = act->id;
         expect_name_change(w, KDBUS_ITEM_NAME_ADD, "org.example.Note", 0, 0, act_id, af);
+        g_assert_cmphex(listed(w, NA, act_id, "org.example.Note"), ==, af);
+        /* ACTIVATORS alone gives the activators' names (sd-bus's ListActivatableNames) */
+        g_assert_cmphex(listed(w, KDBUS_LIST_ACTIVATORS, act_id, "org.example.Note"), ==, af);
         g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Note", 0, NULL), ==, 0);
         expect_name_change(w, KDBUS_ITEM_NAME_CHANGE, "org.example.Note", act_id, af, svc->id,
-                           any);
+                           KDBUS_NAME_PRIMARY);
+        g_assert_cmphex(listed(w, NA, act_id, "org.example.Note"), ==, aq);
+        g_assert_cmphex(listed(w, KDBUS_LIST_NAMES, svc->id, "org.example.Note"), ==,
+                        KDBUS_NAME_PRIMARY);
+        g_assert_cmphex(info_name_flags(w, svc->id, "org.example.Note"), ==,
+                        KDBUS_NAME_PRIMARY);
         g_assert_cmpint(kdbus_conn_name_release(svc, "org.example.Note"), ==, 0);
-        expect_name_change(w, KDBUS_ITEM_NAME_CHANGE, "org.example.Note", svc->id, any, act_id,
-                           af);
+        expect_name_change(w, KDBUS_ITEM_NAME_CHANGE, "org.example.Note", svc->id,
+                           KDBUS_NAME_PRIMARY, act_id, af);
+        g_assert_cmphex(listed(w, NA, act_id, "org.example.Note"), ==, af);
         act = kdbus_conn_close(act);
         expect_name_change(w, KDBUS_ITEM_NAME_REMOVE, "org.example.Note", act_id, af, 0, 0);
 
         /* a name with an owner: the activator's coming and going are not announced, the
          * owner's release is a NAME_REMOVE once the activator is gone */
-        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Owned", 0, NULL), ==, 0);
-        expect_name_change(w, KDBUS_ITEM_NAME_ADD, "org.example.Owned", 0, any, svc->id, any);
+        g_assert_cmpint(kdbus_conn_name_acquire(svc, "org.example.Owned",
+                                                KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE,
+                                                NULL), ==, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_ADD, "org.example.Owned", 0, 0, svc->id, arq);
+        g_assert_cmphex(listed(w, KDBUS_LIST_NAMES, svc->id, "org.example.Owned"), ==, arq);
         g_assert_cmpint(activator_hello(b, "org.example.Owned", &act2), ==, 0);
         act2_id = act2->id;
+        g_assert_cmphex(listed(w, NA, act2_id, "org.example.Owned"), ==, aq);
         act2 = kdbus_conn_close(act2);
         wait_activator_gone(w, act2_id, "org.example.Owned");
         g_assert_cmpint(kdbus_conn_name_release(svc, "org.example.Owned"), ==, 0);
-        expect_name_change(w, KDBUS_ITEM_NAME_REMOVE, "org.example.Owned", svc->id, any, 0, 0);
+        expect_name_change(w, KDBUS_ITEM_NAME_REMOVE, "org.example.Owned", svc->id, arq, 0, 0);
         kassert_empty(w);
         kdbus_conn_close(svc);
         kdbus_conn_close(w);

@@ -118,12 +118,16 @@ static void test_name_conflict(KBus *b, gconstpointer ctx) {
         g_assert_cmpuint(rf, ==, KDBUS_NAME_IN_QUEUE);
         ASSERT_LIST(c, KDBUS_LIST_NAMES, "org.example.Conflict@%llu:20;",
                     (unsigned long long)a->id);
-        ASSERT_LIST(c, KDBUS_LIST_QUEUED, "org.example.Conflict@%llu:20;"
-                    "org.example.Conflict@%llu:8;", (unsigned long long)a->id,
+        /* the waiter's saved QUEUE with IN_QUEUE (kdbus's names.c) */
+        ASSERT_LIST(c, KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, "org.example.Conflict@%llu:20;"
+                    "org.example.Conflict@%llu:c;", (unsigned long long)a->id,
+                    (unsigned long long)c->id);
+        /* QUEUED alone: the waiters only (kdbus_list_all()) */
+        ASSERT_LIST(c, KDBUS_LIST_QUEUED, "org.example.Conflict@%llu:c;",
                     (unsigned long long)c->id);
         /* a queued waiter may release its place */
         g_assert_cmpint(kdbus_conn_name_release(c, "org.example.Conflict"), ==, 0);
-        ASSERT_LIST(c, KDBUS_LIST_QUEUED, "org.example.Conflict@%llu:20;",
+        ASSERT_LIST(c, KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, "org.example.Conflict@%llu:20;",
                     (unsigned long long)a->id);
         g_assert_cmpint(kdbus_conn_name_release(c, "org.example.Conflict"), ==, -EADDRINUSE);
         /* bad flags */
@@ -144,8 +148,9 @@ static void test_name_queue(KBus *b, gconstpointer ctx) {
                                                         KDBUS_NAME_QUEUE, &rf), ==, 0);
                 g_assert_cmpuint(rf, ==, i ? KDBUS_NAME_IN_QUEUE : KDBUS_NAME_PRIMARY);
         }
-        ASSERT_LIST(p[0], KDBUS_LIST_QUEUED, "org.example.Queue@%llu:20;org.example.Queue@%llu:8;"
-                    "org.example.Queue@%llu:8;", (unsigned long long)p[0]->id,
+        ASSERT_LIST(p[0], KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED,
+                    "org.example.Queue@%llu:24;org.example.Queue@%llu:c;"
+                    "org.example.Queue@%llu:c;", (unsigned long long)p[0]->id,
                     (unsigned long long)p[1]->id, (unsigned long long)p[2]->id);
         /* the first goes: the second is primary; the third stays queued */
         g_assert_cmpint(kdbus_conn_name_release(p[0], "org.example.Queue"), ==, 0);
@@ -155,7 +160,7 @@ static void test_name_queue(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_conn_byebye(p[1]), ==, 0);
         p[1] = kdbus_conn_close(p[1]);
         g_assert_cmpuint(owner_of(p[2], "org.example.Queue"), ==, p[2]->id);
-        ASSERT_LIST(p[0], KDBUS_LIST_QUEUED, "org.example.Queue@%llu:20;",
+        ASSERT_LIST(p[0], KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, "org.example.Queue@%llu:24;",
                     (unsigned long long)p[2]->id);
         kdbus_conn_close(p[0]);
         kdbus_conn_close(p[2]);
@@ -180,7 +185,7 @@ static void test_name_takeover(KBus *b, gconstpointer ctx) {
         g_assert_cmpuint(item->name_change.new_id.id, ==, c->id);
         g_assert_cmpstr(item->name_change.name, ==, "org.example.Take");
         kfree_item_msg(w, item);
-        ASSERT_LIST(w, KDBUS_LIST_QUEUED, "org.example.Take@%llu:20;",
+        ASSERT_LIST(w, KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED, "org.example.Take@%llu:20;",
                     (unsigned long long)c->id);
         /* c did not allow replacement: a cannot take it back */
         g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Take",
@@ -194,7 +199,8 @@ static void test_name_takeover(KBus *b, gconstpointer ctx) {
                                                 &rf), ==, 0);
         g_assert_cmpint(kdbus_conn_name_acquire(c, "org.example.Take2",
                                                 KDBUS_NAME_REPLACE_EXISTING, &rf), ==, 0);
-        ASSERT_LIST(w, KDBUS_LIST_QUEUED, "org.example.Take2@%llu:a;org.example.Take2@%llu:20;",
+        ASSERT_LIST(w, KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED,
+                    "org.example.Take2@%llu:e;org.example.Take2@%llu:20;",
                     (unsigned long long)a->id, (unsigned long long)c->id);
         item = krecv_notify(w, KDBUS_ITEM_NAME_CHANGE);
         g_assert_cmpuint(item->name_change.new_id.id, ==, c->id);
@@ -226,7 +232,8 @@ static void test_match_name(KBus *b, gconstpointer ctx) {
         item = krecv_notify(w, KDBUS_ITEM_NAME_REMOVE);
         g_assert_cmpstr(item->name_change.name, ==, "org.example.Other");
         g_assert_cmpuint(item->name_change.old_id.id, ==, a->id);
-        g_assert_cmpuint(item->name_change.old_id.flags, ==, KDBUS_HELLO_ACCEPT_FD);
+        /* kdbus's name flags, not HELLO's: a acquired without flags, so PRIMARY only */
+        g_assert_cmpuint(item->name_change.old_id.flags, ==, KDBUS_NAME_PRIMARY);
         g_assert_cmpuint(item->name_change.new_id.id, ==, 0);
         kfree_item_msg(w, item);
         /* the watched name */
