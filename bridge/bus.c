@@ -121,6 +121,8 @@ Bus *bus_free(Bus *bus) {
         bus->holder_policy = native_policy_db_free(bus->holder_policy);
         native_meta_free(bus->creator_meta);
         bus->creator_meta = NULL;
+        free(bus->creator_groups);
+        free(bus->creator_seclabel);
         hash_table_deinit(&bus->conns_by_id);
         hash_table_deinit(&bus->names);
         hash_table_deinit(&bus->replies);

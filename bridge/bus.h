@@ -127,6 +127,9 @@ struct Bus {
                                          * offers of itself in BUS_CREATOR_INFO (kdbus) */
         struct NativeMeta *creator_meta; /* the maker's /proc items, read at BUS_MAKE as
                                           * far as it offers them; NULL: none */
+        gid_t *creator_groups;          /* the maker's AUXGROUPS and SECLABEL as its handle */
+        unsigned n_creator_groups;      /* was captured at connect (as a connection's at */
+        char *creator_seclabel;         /* HELLO), if offered (native_bus_make_capture()) */
 
         /* bloom filter geometry of broadcasts and match masks (bridge/bloom.h): kdbusd
          * --native-bloom=, a bus instance's BUS_MAKE; set before anyone connects */

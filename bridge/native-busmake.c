@@ -15,8 +15,10 @@
  */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include "bridge/bloom.h"
+#include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/limits.h"
@@ -109,5 +111,35 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         ret->bloom_size = bloom->size;
         ret->bloom_n_hash = bloom->n_hash;
         cmd->return_flags = 0;
+        return 0;
+}
+
+/**
+ * native_bus_make_capture() - keep the maker's AUXGROUPS and SECLABEL for BUS_CREATOR_INFO
+ * @bus:        the new instance's bus (nothing captured yet)
+ * @maker:      the credentials of the maker's handle, as captured at connect (the
+ *              listener's, which HELLO gives a connection: the primary group, SO_PEERSEC)
+ * @offer:      BUS_MAKE's ATTACH_FLAGS_SEND
+ *
+ * kdbus collected the maker's metadata at BUS_MAKE and gave what attach_flags_owner
+ * offered; the /proc items are read separately (native_meta_read_proc()), these two are
+ * copied from @maker, so BUS_CREATOR_INFO writes them as CONN_INFO writes a connection's.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int native_bus_make_capture(Bus *bus, const BridgeCreds *maker, uint64_t offer) {
+        if ((offer & KDBUS_ATTACH_AUXGROUPS) && maker->n_groups) {
+                bus->creator_groups = malloc(maker->n_groups * sizeof(*maker->groups));
+                if (!bus->creator_groups)
+                        return -ENOMEM;
+                memcpy(bus->creator_groups, maker->groups,
+                       maker->n_groups * sizeof(*maker->groups));
+                bus->n_creator_groups = maker->n_groups;
+        }
+        if ((offer & KDBUS_ATTACH_SECLABEL) && maker->seclabel) {
+                bus->creator_seclabel = strdup(maker->seclabel);
+                if (!bus->creator_seclabel)
+                        return -ENOMEM;
+        }
         return 0;
 }

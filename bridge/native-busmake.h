@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct Bus Bus;
 typedef struct BridgeCreds BridgeCreds;
 
 /* kdbus's node names: at most this long (BUS_ENDPOINT_NAME_MAX, bus_node_name_is_valid()). */
@@ -31,3 +32,11 @@ typedef struct NativeBusMake {
  * BLOOM_PARAMETER missing).
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);
+
+/*
+ * Keep the maker's AUXGROUPS and SECLABEL for BUS_CREATOR_INFO of @bus (its instance), as
+ * far as @offer (BUS_MAKE's ATTACH_FLAGS_SEND) offers them: what @maker (its handle's
+ * credentials, captured at connect as a connection's for HELLO) holds.
+ * Return: 0 or -ENOMEM.
+ */
+int native_bus_make_capture(Bus *bus, const BridgeCreds *maker, uint64_t offer);

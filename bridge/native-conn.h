@@ -328,6 +328,14 @@ int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m);
 size_t native_meta_proc_size(uint64_t attach, const NativeMeta *m);
 uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m,
                                 const NativeConn *receiver);
+/* AUXGROUPS of groups captured at connect (a connection's creds, a bus instance's maker's)
+ * and SECLABEL items that @attach asks for: their size, and writing them at @p (the groups
+ * as @receiver's user namespace sees them). */
+size_t native_meta_groups_size(uint64_t attach, const gid_t *groups, unsigned n_groups);
+uint8_t *native_meta_groups_write(uint8_t *p, uint64_t attach, const gid_t *groups,
+                                  unsigned n_groups, const NativeConn *receiver);
+size_t native_meta_seclabel_size(uint64_t attach, const char *label);
+uint8_t *native_meta_seclabel_write(uint8_t *p, uint64_t attach, const char *label);
 /* BridgeMsg.sender_meta's destructor. */
 void native_msg_meta_free(void *meta);
 

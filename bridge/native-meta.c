@@ -516,6 +516,67 @@ uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m
         return p;
 }
 
+/**
+ * native_meta_groups_size() - the size of an AUXGROUPS item of groups captured at connect
+ * @attach:     KDBUS_ATTACH_* (only AUXGROUPS counts)
+ * @groups:     the groups (a connection's creds, or a bus instance's maker's)
+ * @n_groups:   how many (0: no item)
+ *
+ * Return: bytes native_meta_groups_write() writes.
+ */
+size_t native_meta_groups_size(uint64_t attach, const gid_t *groups, unsigned n_groups) {
+        if (!(attach & KDBUS_ATTACH_AUXGROUPS) || !n_groups || !groups)
+                return 0;
+        return KDBUS_ITEM_SIZE(n_groups * sizeof(uint64_t));
+}
+
+/**
+ * native_meta_groups_write() - write the AUXGROUPS item of groups captured at connect
+ * @p:          where (8-aligned, native_meta_groups_size() bytes)
+ * @attach:     KDBUS_ATTACH_* (only AUXGROUPS counts)
+ * @groups:     the groups
+ * @n_groups:   how many
+ * @receiver:   the ids as its user namespace sees them (NULL: as the bus sees them)
+ *
+ * Return: the end of what was written.
+ */
+uint8_t *native_meta_groups_write(uint8_t *p, uint64_t attach, const gid_t *groups,
+                                  unsigned n_groups, const NativeConn *receiver) {
+        struct kdbus_item *item = (void *)p;
+        unsigned i;
+
+        if (!native_meta_groups_size(attach, groups, n_groups))
+                return p;
+        item->size = KDBUS_ITEM_HEADER_SIZE + n_groups * sizeof(uint64_t);
+        item->type = KDBUS_ITEM_AUXGROUPS;
+        for (i = 0; i < n_groups; ++i)
+                item->data64[i] = native_ns_gid(receiver, (uint32_t)groups[i]);
+        return p + KDBUS_ALIGN8(item->size);
+}
+
+/**
+ * native_meta_seclabel_size() - the size of a SECLABEL item
+ * @attach:     KDBUS_ATTACH_* (only SECLABEL counts)
+ * @label:      the label (NULL: none, no item)
+ *
+ * Return: bytes native_meta_seclabel_write() writes.
+ */
+size_t native_meta_seclabel_size(uint64_t attach, const char *label) {
+        return (attach & KDBUS_ATTACH_SECLABEL) ? str_item_size(label) : 0;
+}
+
+/**
+ * native_meta_seclabel_write() - write a SECLABEL item
+ * @p:          where (8-aligned, native_meta_seclabel_size() bytes)
+ * @attach:     KDBUS_ATTACH_* (only SECLABEL counts)
+ * @label:      the label (NULL: none)
+ *
+ * Return: the end of what was written.
+ */
+uint8_t *native_meta_seclabel_write(uint8_t *p, uint64_t attach, const char *label) {
+        return (attach & KDBUS_ATTACH_SECLABEL) ? put_str(p, KDBUS_ITEM_SECLABEL, label) : p;
+}
+
 /* The size of the metadata items for @attach (and the declined item for @declined). */
 size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
                         const BridgeMsg *msg) {
@@ -533,8 +594,13 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
                 sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
         if (attach & KDBUS_ATTACH_PIDS)
                 sz += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
-        if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg))
-                sz += KDBUS_ITEM_SIZE(meta_n_groups(sender, msg) * sizeof(uint64_t));
+        if (msg_meta(msg)) {
+                if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg))
+                        sz += KDBUS_ITEM_SIZE(meta_n_groups(sender, msg) * sizeof(uint64_t));
+        } else {
+                sz += native_meta_groups_size(attach, sender->creds.groups,
+                                              sender->creds.n_groups);
+        }
         if (attach & KDBUS_ATTACH_NAMES) {
                 const List *pos;
 
@@ -547,8 +613,7 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
                 }
         }
         sz += native_meta_proc_size(attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m);
-        if (attach & KDBUS_ATTACH_SECLABEL)
-                sz += str_item_size(meta_seclabel(sender, msg));
+        sz += native_meta_seclabel_size(attach, meta_seclabel(sender, msg));
         sz += native_meta_proc_size(attach & KDBUS_ATTACH_AUDIT, m);
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 sz += str_item_size(sn->description);
@@ -616,7 +681,10 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                                                pid);
                 p += KDBUS_ALIGN8(item->size);
         }
-        if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg)) {
+        if (!mm) {
+                p = native_meta_groups_write(p, attach, sender->creds.groups,
+                                             sender->creds.n_groups, receiver);
+        } else if ((attach & KDBUS_ATTACH_AUXGROUPS) && meta_n_groups(sender, msg)) {
                 unsigned i, n = meta_n_groups(sender, msg);
 
                 item = (void *)p;
@@ -644,8 +712,7 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 }
         }
         p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, receiver);
-        if (attach & KDBUS_ATTACH_SECLABEL)
-                p = put_str(p, KDBUS_ITEM_SECLABEL, meta_seclabel(sender, msg));
+        p = native_meta_seclabel_write(p, attach, meta_seclabel(sender, msg));
         p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, receiver);
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 p = put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, sn->description);

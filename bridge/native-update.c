@@ -131,7 +131,8 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
  * @size:       bytes at @buf
  *
  * The info holds MAKE_NAME, BLOOM_PARAMETER (the bus's; not in kdbus), the declined
- * attach flags (ATTACH_FLAGS_SEND) and CREDS / PIDS as asked.
+ * attach flags (ATTACH_FLAGS_SEND) and, as asked and offered, the maker's CREDS / PIDS,
+ * AUXGROUPS and SECLABEL (captured at connect), /proc items (read at BUS_MAKE).
  *
  * Return: 0, or -EINVAL, -ENOBUFS (no room in the pool), -ENOMEM.
  */
@@ -152,8 +153,9 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         if (attach_value(cmd->attach_flags, &wanted))
                 return -EINVAL;
         /* what the maker offers (BUS_MAKE's ATTACH_FLAGS_SEND, kdbus's attach_flags_owner;
-         * kdbusd's own bus: its process's CREDS and PIDS); of that the bus has CREDS, PIDS
-         * and the /proc items read at BUS_MAKE (Bus.creator_meta), the rest is missing */
+         * kdbusd's own bus: its process's CREDS and PIDS); of that the bus has CREDS, PIDS,
+         * AUXGROUPS and SECLABEL as the handle's connect captured them and the /proc items
+         * read at BUS_MAKE (Bus.creator_meta), the rest is missing */
         offer = bus->make_name[0] ? bus->attach_flags_owner :
                 (uint64_t)(KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
         attach = wanted & offer;
@@ -171,7 +173,9 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_creds));
         if (attach & KDBUS_ATTACH_PIDS)
                 total += KDBUS_ITEM_SIZE(sizeof(struct kdbus_pids));
+        total += native_meta_groups_size(attach, bus->creator_groups, bus->n_creator_groups);
         total += native_meta_proc_size(attach, bus->creator_meta);
+        total += native_meta_seclabel_size(attach, bus->creator_seclabel);
         r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
@@ -226,8 +230,14 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
                 item->pids.ppid = bus->make_name[0] ? 0 : (uint64_t)getppid();
                 p += KDBUS_ALIGN8(item->size);
         }
-        /* CAPS and AUDIT's loginuid as the asking connection's user namespace sees them */
-        p = native_meta_proc_write(p, attach, bus->creator_meta, nc);
+        /* in CONN_INFO's order; the groups, CAPS and AUDIT's loginuid as the asking
+         * connection's user namespace sees them */
+        p = native_meta_groups_write(p, attach, bus->creator_groups, bus->n_creator_groups,
+                                     nc);
+        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, bus->creator_meta,
+                                   nc);
+        p = native_meta_seclabel_write(p, attach, bus->creator_seclabel);
+        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, bus->creator_meta, nc);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;
         cmd->info_size = total;

@@ -380,10 +380,17 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                         r = bus_instance_new(l->server, dir, &mk, c->creds.uid, c->creds.gid,
                                              c->creds.pid, &c->instance);
                 /* kdbus kept the maker's metadata of BUS_MAKE's moment for BUS_CREATOR_INFO:
-                 * the /proc items it offers, read now (pidfd-checked as at HELLO) */
+                 * the /proc items it offers, read now (pidfd-checked as at HELLO), and its
+                 * AUXGROUPS and SECLABEL as the handle's connect captured them (a
+                 * connection's at HELLO: not read from /proc) */
                 if (r == 0)
-                        r = native_meta_read_proc(c->creds.pid, c->creds.pidfd, mk.attach_owner,
+                        r = native_meta_read_proc(c->creds.pid, c->creds.pidfd,
+                                                  mk.attach_owner &
+                                                  ~(uint64_t)KDBUS_ATTACH_AUXGROUPS,
                                                   &bus_instance_bus(c->instance)->creator_meta);
+                if (r == 0)
+                        r = native_bus_make_capture(bus_instance_bus(c->instance), &c->creds,
+                                                    mk.attach_owner);
                 if (r < 0)
                         c->instance = bus_instance_free(c->instance);
                 if (r < 0 && r != -EEXIST)

@@ -67,18 +67,13 @@ static int make_raw(KdbusConn *h, const char *name, uint64_t size, uint64_t n_ha
         return make_raw_attach(h, name, size, n_hash, KDBUS_ITEM_ATTACH_FLAGS_SEND, attach);
 }
 
-/* BUS_CREATOR_INFO asking @attach: the record's items after MAKE_NAME, as "type=value"
- * ("creds=<uid>", "pids=<pid>", "declined=<bits>", "comm=<comm>", "cmdline=<argv[0]>"),
- * comma-separated. */
-static char *creator_info(KdbusConn *c, uint64_t attach) {
-        struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = attach };
-        const struct kdbus_info *rec;
+/* A kdbus_info record's metadata items as "type=value" ("creds=<uid>", "pids=<pid>",
+ * "declined=<bits>", "auxgroups=<gid>/<gid>...", "comm=<comm>", "cmdline=<argv[0]>",
+ * "seclabel=<label>"), comma-separated. */
+static char *render_items(const struct kdbus_info *rec) {
         const struct kdbus_item *item;
         GString *s = g_string_new(NULL);
 
-        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info, sizeof(info),
-                                           NULL, 0), ==, 0);
-        rec = (const void *)(c->pool + info.offset);
         for (item = rec->items; (const uint8_t *)item < (const uint8_t *)rec + rec->size;
              item = KDBUS_ITEM_NEXT(item)) {
                 if (item->type == KDBUS_ITEM_CREDS)
@@ -94,9 +89,43 @@ static char *creator_info(KdbusConn *c, uint64_t attach) {
                         g_string_append_printf(s, "%scomm=%s", s->len ? "," : "", item->str);
                 else if (item->type == KDBUS_ITEM_CMDLINE)
                         g_string_append_printf(s, "%scmdline=%s", s->len ? "," : "", item->str);
+                else if (item->type == KDBUS_ITEM_SECLABEL)
+                        g_string_append_printf(s, "%sseclabel=%s", s->len ? "," : "", item->str);
+                else if (item->type == KDBUS_ITEM_AUXGROUPS) {
+                        size_t i, n = (item->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(uint64_t);
+
+                        g_string_append_printf(s, "%sauxgroups=", s->len ? "," : "");
+                        for (i = 0; i < n; ++i)
+                                g_string_append_printf(s, "%s%llu", i ? "/" : "",
+                                                       (unsigned long long)item->data64[i]);
+                }
         }
-        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
         return g_string_free(s, FALSE);
+}
+
+/* BUS_CREATOR_INFO asking @attach: the record's items after MAKE_NAME (render_items()). */
+static char *creator_info(KdbusConn *c, uint64_t attach) {
+        struct kdbus_cmd_info info = { .size = sizeof(info), .attach_flags = attach };
+        char *s;
+
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info, sizeof(info),
+                                           NULL, 0), ==, 0);
+        s = render_items((const void *)(c->pool + info.offset));
+        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+        return s;
+}
+
+/* CONN_INFO of @c itself asking @attach, rendered as creator_info(). */
+static char *self_info(KdbusConn *c, uint64_t attach) {
+        struct kdbus_cmd_info info = { .size = sizeof(info), .id = c->id,
+                                       .attach_flags = attach };
+        char *s;
+
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_CONN_INFO, &info, sizeof(info), NULL,
+                                           0), ==, 0);
+        s = render_items((const void *)(c->pool + info.offset));
+        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+        return s;
 }
 
 static void test_errors(KBus *b, gconstpointer ctx) {
@@ -218,6 +247,39 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                                                  cmdline);
                 }
                 g_assert_cmpstr(seen, ==, expect);
+                kdbus_conn_close(oc);
+                kdbus_conn_close(oh);
+                g_assert_true(wait_path(odir, false));
+                /* AUXGROUPS and SECLABEL, offered: as the maker's handle was captured at
+                 * connect, the same a connection of the maker gets in its CONN_INFO (the
+                 * primary group; the label when the machine labels sockets); CREDS not
+                 * offered: declined */
+                g_free(seen);
+                g_free(expect);
+                oh = kopen(b);
+                oc = NULL;
+                g_assert_cmpint(make_raw_attach(oh, oname, 64, 8, KDBUS_ITEM_ATTACH_FLAGS_SEND,
+                                                KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_SECLABEL),
+                                ==, 0);
+                g_assert_cmpint(kdbus_conn_open(onative, &oc), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(oc, 0, KPOOL), ==, 0);
+                seen = creator_info(oc, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_AUXGROUPS |
+                                    KDBUS_ATTACH_SECLABEL);
+                {
+                        g_autofree char *own = self_info(oc, KDBUS_ATTACH_AUXGROUPS |
+                                                         KDBUS_ATTACH_SECLABEL);
+
+                        g_assert_nonnull(strstr(own, "auxgroups="));
+                        expect = g_strdup_printf("declined=%llu,%s",
+                                                 (unsigned long long)KDBUS_ATTACH_CREDS, own);
+                }
+                g_assert_cmpstr(seen, ==, expect);
+                {
+                        g_autofree char *gid = g_strdup_printf("auxgroups=%u",
+                                                               (unsigned)getegid());
+
+                        g_assert_nonnull(strstr(seen, gid));
+                }
                 kdbus_conn_close(oc);
                 kdbus_conn_close(oh);
                 g_assert_true(wait_path(odir, false));
