@@ -11,15 +11,40 @@
  * names, add matches or say BYEBYE (EOPNOTSUPP), nobody can send to it (ENXIO), and one
  * holder holds one name (E2BIG for more, EEXIST for a name another holder has).
  *
- * Activators' POLICY_ACCESS items join the same db (native_activator_policy_set()).
+ * Activators' POLICY_ACCESS items join the same db (native_activator_policy_set()). As
+ * kdbus's kdbus_policy_set() (which made an entry of an activator's NAME even without
+ * access items), an activator and a holder cannot both cover one exact name: the second
+ * gets EEXIST, whoever may own the name.
  */
 #include <errno.h>
+#include <string.h>
+#include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/native-conn.h"
 #include "bridge/native-policy.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
+
+/* The first NAME item's string in @items (sizes checked by native_items_check()), or NULL
+ * (none, or not NUL-terminated: native_policy_db_set() refuses that one, EINVAL). */
+static const char *items_name(const struct kdbus_item *items, size_t items_size) {
+        const struct kdbus_item *item;
+
+        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
+             item = KDBUS_ITEM_NEXT(item))
+                if (item->type == KDBUS_ITEM_NAME)
+                        return memchr(item->str, '\0', item->size - KDBUS_ITEM_HEADER_SIZE) ?
+                               item->str : NULL;
+        return NULL;
+}
+
+/* A name prefix entry "a.b.*" (kdbus_policy_set()'s wildcard). */
+static bool name_is_wildcard(const char *name) {
+        size_t len = strlen(name);
+
+        return len > 2 && !strcmp(name + len - 2, ".*");
+}
 
 /**
  * native_holder_set() - a policy holder's (new) entries
@@ -29,11 +54,18 @@
  * @items_size: their size
  *
  * Return: 0, or -EINVAL (bad name or access item), -E2BIG (more than one NAME), -EEXIST
- * (another holder has the name), -ENOMEM; the old entries stay on error.
+ * (another holder has the name, or an activator holds it), -ENOMEM; the old entries stay
+ * on error.
  */
 int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t items_size) {
+        const char *name = items_name(items, items_size);
         Bus *bus = nc->conn->bus;
         int r;
+
+        /* an exact name an activator holds is the activator's entry in kdbus (with or
+         * without access items): EEXIST; a wildcard entry never collides with one */
+        if (name && !name_is_wildcard(name) && bus_find_activator(bus, name))
+                return -EEXIST;
 
         if (!bus->holder_policy) {
                 r = native_policy_db_new(&bus->holder_policy);
@@ -58,16 +90,22 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
  * without entry stays the XML policy's alone, the rule of bridge/endpoint.h).
  *
  * Return: 0, or -EINVAL (bad access item), -EEXIST (a policy holder has entries for the
- * name), -ENOMEM.
+ * exact name, with or without access items here: kdbus_policy_set() made an entry of the
+ * activator's NAME either way), -ENOMEM.
  */
 int native_activator_policy_set(NativeConn *nc, const struct kdbus_item *items,
                                 size_t items_size) {
+        const char *name = items_name(items, items_size);
+        const NativePolicyEntry *e;
         const struct kdbus_item *item;
         bool any = false;
 
         for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
              item = KDBUS_ITEM_NEXT(item))
                 any |= item->type == KDBUS_ITEM_POLICY_ACCESS;
+        e = name ? native_policy_db_lookup(nc->conn->bus->holder_policy, name) : NULL;
+        if (e && !e->wildcard && e->owner != nc->conn)
+                return -EEXIST;
         if (!any)
                 return 0;
         if (!nc->conn->bus->holder_policy) {

@@ -46,9 +46,10 @@ static size_t put_policy(uint8_t *buf, size_t at, const char *name, const Access
         return at;
 }
 
-/* HELLO as a policy holder of @name. Return: HELLO's result; *ret the handle (close it). */
-static int holder_hello(KBus *b, const char *name, const Access *acc, unsigned n,
-                        KdbusConn **ret) {
+/* HELLO with @flags (POLICY_HOLDER or ACTIVATOR) for @name with @acc. Return: HELLO's
+ * result; *ret the handle (close it). */
+static int special_hello(KBus *b, uint64_t flags, const char *name, const Access *acc,
+                         unsigned n, KdbusConn **ret) {
         uint8_t buf[1024] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd_hello *hello = (void *)buf;
         KdbusConn *c = kopen(b);
@@ -56,12 +57,18 @@ static int holder_hello(KBus *b, const char *name, const Access *acc, unsigned n
         int r;
 
         hello->size = end;
-        hello->flags = KDBUS_HELLO_POLICY_HOLDER;
+        hello->flags = flags;
         hello->pool_size = KPOOL;
         *ret = c;
         r = kdbus_conn_command(c, KDBUS_CMD_HELLO, buf, sizeof(buf), NULL, 0);
         c->id = hello->id;      /* libkdbus's kdbus_conn_hello() sets it; raw HELLO here */
         return r;
+}
+
+/* HELLO as a policy holder of @name. */
+static int holder_hello(KBus *b, const char *name, const Access *acc, unsigned n,
+                        KdbusConn **ret) {
+        return special_hello(b, KDBUS_HELLO_POLICY_HOLDER, name, acc, n, ret);
 }
 
 /* UPDATE a holder's entries to @name / @acc. */
@@ -384,12 +391,34 @@ static void test_policy_ns(KBus *b, gconstpointer ctx) {
                                                  KDBUS_POLICY_TALK } };
         const Access talk_root[] = { { KDBUS_POLICY_ACCESS_USER, 0, KDBUS_POLICY_TALK } };
         const char *name = "foo.test.policy-ns";
-        KdbusConn *h = NULL, *owner = kpeer(b, 0);
+        KdbusConn *h = NULL, *h2 = NULL, *owner = kpeer(b, 0);
         pid_t upid;
         int r;
 
         open_dir(b);
         g_assert_cmpint(holder_hello(b, name, own_root_talk_world, 2, &h), ==, 0);
+        /* kdbus's kdbus_policy_set() made an entry of an activator's NAME (with or without
+         * access items): an activator for the held name is EEXIST, though it (root) may
+         * own the name; one for a name under the holder's wildcard is not */
+        {
+                const char *wild = "foo.test.policy-ns-wild.*";
+                KdbusConn *act = NULL;
+
+                g_assert_cmpint(special_hello(b, KDBUS_HELLO_ACTIVATOR, name, NULL, 0, &act),
+                                ==, -EEXIST);
+                act = kdbus_conn_close(act);
+                g_assert_cmpint(special_hello(b, KDBUS_HELLO_ACTIVATOR, name, talk_root, 1,
+                                              &act), ==, -EEXIST);
+                act = kdbus_conn_close(act);
+                g_assert_cmpint(holder_hello(b, wild, NULL, 0, &h2), ==, 0);
+                g_assert_cmpint(special_hello(b, KDBUS_HELLO_ACTIVATOR,
+                                              "foo.test.policy-ns-wild.a", NULL, 0, &act), ==, 0);
+                /* the other way: a holder for the exact name an activator holds */
+                g_assert_cmpint(holder_update(h2, "foo.test.policy-ns-wild.a", NULL, 0), ==,
+                                -EEXIST);
+                act = kdbus_conn_close(act);
+                h2 = kdbus_conn_close(h2);
+        }
         g_assert_cmpint(kdbus_conn_name_acquire(owner, name, 0, NULL), ==, 0);
         (void) count_peer_msgs(owner);
         r = as_userns_root(b, NOBODY, true, name, name);
