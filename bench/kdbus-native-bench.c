@@ -19,9 +19,13 @@
  *
  * By default both peers say HELLO with KDBUS_HELLO_WIRE_BATCH (kdbusd's extension): the
  * client's FREE of a reply rides with its next SEND, the service's FREE of a call with its
- * reply, and the service goes back to the wakeup eventfd when the reply's batch result says
- * nothing else waits (KDBUS_WIRE_RETURN_RECV_EMPTY) instead of asking RECV for EAGAIN.
- * --plain: kdbus's commands only, one datagram round trip each (SEND, RECV, FREE).
+ * reply, and the service waits for the next call in a held RECV
+ * (KDBUS_WIRE_BATCH_HOLD_RECV: the bus answers it when a message comes, no eventfd).
+ * --service-wait eventfd: the service goes back to the wakeup eventfd when the reply's
+ * batch result says nothing else waits (KDBUS_WIRE_RETURN_RECV_EMPTY) instead of asking
+ * RECV for EAGAIN (the batched mode before the held RECV).
+ * --plain: kdbus's commands only, one datagram round trip each (SEND, RECV, FREE), the
+ * service on the eventfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +58,7 @@ typedef struct Options {
         uint64_t client_attach_send;            /* UINT64_MAX: libkdbus's default */
         uint64_t service_attach_recv;           /* UINT64_MAX: libkdbus's default */
         bool plain;                             /* no KDBUS_HELLO_WIRE_BATCH */
+        bool held;                              /* the service waits in a held RECV */
 } Options;
 
 static double now_s(void) {
@@ -144,6 +149,15 @@ static int service_run(const Options *o, int ready_fd) {
                 size_t size;
                 int n, i;
 
+                if (o->held) {
+                        /* answered when a call comes (EAGAIN: a dropped count) */
+                        r = kdbus_conn_recv_held(c, 0, 0, -1, &m, NULL);
+                        if (r == -EAGAIN)
+                                continue;
+                        if (r)
+                                return r;
+                        goto got;
+                }
                 if (idle) {
                         /* the last reply's batch result said nothing waits */
                         r = kdbus_conn_wait(c, -1);
@@ -160,6 +174,7 @@ static int service_run(const Options *o, int ready_fd) {
                 }
                 if (r)
                         return r;
+got:
                 n = kdbus_msg_parts(c, m, parts, 4);
                 for (i = 0; i < n; ++i) {
                         volatile uint8_t sink;
@@ -331,7 +346,8 @@ static int client_run(const Options *o, uint64_t service_id) {
                         (double) total_calls : -1;
 
                 printf("RESULT native-%s%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
-                       "bus_cpu_us_per_call=%.2f\n", o->workload, o->plain ? "-plain" : "",
+                       "bus_cpu_us_per_call=%.2f\n", o->workload,
+                       o->plain ? "-plain" : o->held ? "-held" : "-eventfd",
                        memfd ? o->size : 8, med,
                        rates[0], rates[o->repeat - 1],
                        memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
@@ -355,10 +371,12 @@ int main(int argc, char **argv) {
                 { "client-attach-send", required_argument, NULL, 'S' },
                 { "service-attach-recv", required_argument, NULL, 'R' },
                 { "plain", no_argument, NULL, 'P' },
+                { "service-wait", required_argument, NULL, 'W' },
                 {}
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
                       .client_attach_send = UINT64_MAX, .service_attach_recv = UINT64_MAX };
+        const char *wait = "held";
         uint64_t service_id;
         int c, ready[2], r;
         pid_t pid;
@@ -375,16 +393,20 @@ int main(int argc, char **argv) {
                 case 'S': o.client_attach_send = strtoull(optarg, NULL, 0); break;
                 case 'R': o.service_attach_recv = strtoull(optarg, NULL, 0); break;
                 case 'P': o.plain = true; break;
+                case 'W': wait = optarg; break;
                 default: return 2;
                 }
         }
+        o.held = !o.plain && !strcmp(wait, "held");
         if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd")) ||
+            (strcmp(wait, "held") && strcmp(wait, "eventfd")) ||
             !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
             !(o.seconds > 0)) {
                 fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
                       "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
                       "[--client-hello-flags N] [--client-attach-send N] "
-                      "[--service-attach-recv N] [--plain]\n", stderr);
+                      "[--service-attach-recv N] [--plain] "
+                      "[--service-wait held|eventfd]\n", stderr);
                 return 2;
         }
         if (pipe2(ready, O_CLOEXEC) < 0)

@@ -507,6 +507,8 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         if (bridge_conn_is_visible_kind(conn))
                 (void) bus_notify_conn_removed(bus, conn);
         bridge_conn_fail_replies(conn);
+        if (conn->ops && conn->ops->disconnected)
+                conn->ops->disconnected(conn, conn->userdata);
 }
 
 /* ---- routing ---- */

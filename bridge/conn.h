@@ -37,6 +37,9 @@ typedef struct BridgeConnOps {
         void (*queue_nonempty)(BridgeConn *conn, void *userdata);
         /* The core decided this peer must go (e.g. it cannot keep up); the transport closes it. */
         void (*kick)(BridgeConn *conn, void *userdata);
+        /* bridge_conn_disconnect() deactivated it (the bus, its endpoint or the transport
+         * ended it); may be NULL */
+        void (*disconnected)(BridgeConn *conn, void *userdata);
 } BridgeConnOps;
 
 enum {

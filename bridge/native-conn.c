@@ -51,9 +51,17 @@ static void native_bridge_kick(BridgeConn *conn, void *userdata) {
         ++nc->dropped_msgs;
 }
 
+static void native_bridge_disconnected(BridgeConn *conn, void *userdata) {
+        NativeConn *nc = userdata;
+
+        if (!nc->freeing && !nc->byebye && nc->ops && nc->ops->disconnected)
+                nc->ops->disconnected(nc, nc->userdata);
+}
+
 static const BridgeConnOps native_bridge_ops = {
         .queue_nonempty = native_bridge_queue_nonempty,
         .kick = native_bridge_kick,
+        .disconnected = native_bridge_disconnected,
 };
 
 /**
@@ -275,6 +283,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
 
         if (!nc)
                 return NULL;
+        nc->freeing = true;
         native_holder_drop(nc);
         if (nc->conn) {
                 if (nc->conn->bus)      /* NULL: the bus went first */

@@ -43,6 +43,9 @@ typedef struct NativeConnOps {
          * reply lies in the pool; @fds (owned by the callee now) go with it. */
         void (*sync_done)(NativeConn *nc, void *userdata, int error, uint64_t offset,
                           uint64_t size, int *fds, unsigned n_fds);
+        /* The bus ended the connection (its bus or endpoint went; not BYEBYE and not
+         * native_conn_free()): commands fail ECONNRESET from now on. May be NULL. */
+        void (*disconnected)(NativeConn *nc, void *userdata);
 } NativeConnOps;
 
 /* One notification item of a match entry (NAME_ADD/REMOVE/CHANGE, ID_ADD/REMOVE). */
@@ -163,6 +166,7 @@ struct NativeConn {
         unsigned n_entries;
         uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
         bool byebye;                    /* BYEBYE done: every command fails ECONNRESET */
+        bool freeing;                   /* in native_conn_free(): no more callbacks */
 
         /* a SEND with SYNC_REPLY waiting for its answer */
         bool sync_pending;

@@ -156,20 +156,22 @@ static int conn_read_reply(KdbusConn *c, void *out, size_t out_size,
 
 /*
  * Send the request @iov (a kdbus_wire_request and its struct, @size bytes in all) and read
- * its reply into @out. On a batching connection it goes as a KDBUS_WIRE_BATCH with the
- * held-back FREEs before it (those done, and one that failed, are forgotten).
+ * its reply into @out. On a batching connection, or with @batch_flags, it goes as a
+ * KDBUS_WIRE_BATCH with the held-back FREEs before it (those done, and one that failed,
+ * are forgotten).
  */
-static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t size,
-                         const int *fds, unsigned n_fds, void *out, size_t out_size) {
+static int conn_transact_flags(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t size,
+                               const int *fds, unsigned n_fds, void *out, size_t out_size,
+                               uint64_t batch_flags) {
         struct kdbus_wire_request outer = { .command = KDBUS_WIRE_BATCH };
-        struct kdbus_wire_batch b = { .n_free = c->n_free_later };
+        struct kdbus_wire_batch b = { .n_free = c->n_free_later, .flags = batch_flags };
         struct kdbus_wire_batch_reply res;
         struct iovec v[8];
         uint64_t done;
         unsigned i;
         int r;
 
-        if (!c->batch) {
+        if (!c->batch && !batch_flags) {
                 r = conn_sendv(c, iov, n_iov, fds, n_fds);
                 return r ? r : conn_read_reply(c, out, out_size, NULL);
         }
@@ -184,6 +186,10 @@ static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t
         r = conn_sendv(c, v, 3 + n_iov, fds, n_fds);
         if (r)
                 return r;
+        /* without KDBUS_HELLO_WIRE_BATCH the bus answers a batch as an unknown command
+         * (ENOTTY, no batch part) */
+        if (!c->batch)
+                return conn_read_reply(c, NULL, 0, NULL);
         r = conn_read_reply(c, out, out_size, &res);
         done = res.n_freed + (res.free_error ? 1 : 0);
         if (done > c->n_free_later)
@@ -193,6 +199,11 @@ static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t
         c->n_free_later -= (unsigned)done;
         c->wire_return_flags = res.return_flags;
         return r;
+}
+
+static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t size,
+                         const int *fds, unsigned n_fds, void *out, size_t out_size) {
+        return conn_transact_flags(c, iov, n_iov, size, fds, n_fds, out, out_size, 0);
 }
 
 /**
@@ -573,6 +584,43 @@ int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
         int r;
 
         r = conn_transact(c, iov, 2, sizeof(req) + sizeof(cmd), NULL, 0, &cmd, sizeof(cmd));
+        if (ret_dropped)
+                *ret_dropped = cmd.dropped_msgs;
+        if (r)
+                return r;
+        if (cmd.msg.offset >= c->pool_size)
+                return -EBADMSG;
+        if (ret_msg)
+                *ret_msg = (const void *)(c->pool + cmd.msg.offset);
+        return 0;
+}
+
+/**
+ * kdbus_conn_recv_held() - RECV that waits for a message (KDBUS_WIRE_BATCH_HOLD_RECV)
+ * @c:          the connection (HELLO with KDBUS_HELLO_WIRE_BATCH; ENOTTY otherwise)
+ * @flags:      KDBUS_RECV_*
+ * @priority:   with KDBUS_RECV_USE_PRIORITY
+ * @cancel_fd:  readable: the wait ends with ECANCELED (as SYNC_REPLY's CANCEL_FD); -1: none
+ * @ret_msg:    the message in the pool (not with DROP)
+ * @ret_dropped: broadcasts lost since the last RECV (may be NULL)
+ *
+ * The held-back FREEs ride with it. Blocks until the bus answers: a message, ECANCELED,
+ * EAGAIN with a dropped count, ECONNRESET; or EAGAIN when another thread sent a command on
+ * the connection meanwhile (the bus answers the held RECV first). KdbusConn's
+ * wire_return_flags say whether more messages wait (no KDBUS_WIRE_RETURN_RECV_EMPTY).
+ *
+ * Return: 0, or a negative errno.
+ */
+int kdbus_conn_recv_held(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_fd,
+                         const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {
+        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
+        struct kdbus_wire_request req = { .command = KDBUS_CMD_RECV, .size = sizeof(cmd) };
+        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
+        int r;
+
+        r = conn_transact_flags(c, iov, 2, sizeof(req) + sizeof(cmd), &cancel_fd,
+                                cancel_fd >= 0 ? 1 : 0, &cmd, sizeof(cmd),
+                                KDBUS_WIRE_BATCH_HOLD_RECV);
         if (ret_dropped)
                 *ret_dropped = cmd.dropped_msgs;
         if (r)

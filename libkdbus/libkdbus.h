@@ -126,6 +126,11 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
 /* RECV; *ret_msg points into the pool (FREE msg offset when done). */
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
+/* RECV that the bus holds until a message comes (kdbusd's KDBUS_WIRE_BATCH_HOLD_RECV,
+ * include/kdbus/kdbus.h; needs KdbusConn.batch): blocks; @cancel_fd (-1: none) readable
+ * ends it with ECANCELED. Return: as kdbus_conn_recv(), or -ECANCELED. */
+int kdbus_conn_recv_held(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_fd,
+                         const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
 int kdbus_conn_free(KdbusConn *c, uint64_t offset);
 /*
  * FREE @offset with the next kdbus_conn_send() / kdbus_conn_recv() (in the same datagram,

@@ -12,7 +12,12 @@
  * KDBUS_WIRE_BATCH (our extension, include/kdbus/kdbus.h; for peers whose HELLO had
  * KDBUS_HELLO_WIRE_BATCH): FREEs of earlier slices and one command in one datagram, its
  * reply prefixed with struct kdbus_wire_batch_reply, so that a call costs a peer one round
- * trip instead of two or three.
+ * trip instead of two or three. With KDBUS_WIRE_BATCH_HOLD_RECV its RECV is held while
+ * nothing waits: the reply goes out when something is queued (readable() schedules
+ * @held_defer, so that the RECV runs from the loop, never inside a delivery of the core),
+ * instead of the wakeup eventfd being written and the peer coming back with a RECV. The
+ * socket of a held RECV stays in epoll: a closing peer is dropped at once, and a datagram
+ * from another of its threads ends the hold (answered first, as RECV answers then).
  *
  * A reply that cannot be written at once (the peer does not read its socket) ends the
  * client: peers wait for each reply, so a full socket means a broken peer. A datagram that
@@ -82,6 +87,15 @@ typedef struct NativeClient {
         bool sync_batch;                /* that SEND came in a KDBUS_WIRE_BATCH */
         uint64_t sync_n_freed;          /* whose FREEs were done */
         LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
+        /* a RECV held by KDBUS_WIRE_BATCH_HOLD_RECV (native_client_held_*) */
+        bool held;
+        uint64_t held_flags;                    /* its kdbus_cmd_recv (no items) */
+        int64_t held_priority;
+        uint64_t held_n_freed;                  /* the FREEs of its batch */
+        int held_cancel_fd;                     /* owned, -1: none */
+        LoopSource *held_cancel_io;
+        LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
+        List held_link;                         /* on native_held_ready */
         bool dead;
         bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */
         bool pidfd_fallback;            /* no SO_PASSPIDFD (kernel < 6.5): pidfd_open() */
@@ -94,11 +108,15 @@ static void native_client_free(NativeClient *c) {
         if (!c)
                 return;
         list_unlink(&c->link);
+        list_unlink(&c->held_link);
         /* kdbus: the endpoint lives as long as the handle that made it */
         c->owned_endpoint = proxy_endpoint_free(c->owned_endpoint);
         c->instance = bus_instance_free(c->instance);   /* the bus ends with its handle */
         c->io = loop_source_free(c->io);
         c->cancel_io = loop_source_free(c->cancel_io);
+        c->held_cancel_io = loop_source_free(c->held_cancel_io);
+        c->held_defer = loop_source_free(c->held_defer);
+        c->held_cancel_fd = fd_close(c->held_cancel_fd);
         c->nc = native_conn_free(c->nc);
         free(c->creds.groups);
         free(c->creds.seclabel);
@@ -169,12 +187,64 @@ static void native_client_kill(NativeClient *c, int r) {
         native_client_free(c);
 }
 
-static void native_client_readable(NativeConn *nc, void *userdata) {
-        NativeClient *c = userdata;
+static void native_client_wake(NativeClient *c) {
         uint64_t one = 1;
 
         /* an eventfd counter cannot overflow in practice; EAGAIN would mean it is pending */
         (void) write(c->wake_fd, &one, sizeof(one));
+}
+
+/* Held RECVs with something to look at (a message queued, the connection ended): answered
+ * by native_held_flush() at the end of the native callback that queued it, or else (a
+ * legacy client's, a timer's) by the client's @held_defer one loop turn later. */
+static List native_held_ready = LIST_INIT(native_held_ready);
+
+static void native_client_held_poke(NativeClient *c) {
+        if (!list_is_linked(&c->held_link))
+                list_append(&native_held_ready, &c->held_link);
+        (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_ONESHOT);
+}
+
+static void native_client_readable(NativeConn *nc, void *userdata) {
+        NativeClient *c = userdata;
+
+        /* a held RECV is the wakeup: answered after the core is done (we may be inside
+         * it, in the middle of a delivery) */
+        if (c->held) {
+                native_client_held_poke(c);
+                return;
+        }
+        native_client_wake(c);
+}
+
+static void native_client_disconnected(NativeConn *nc, void *userdata) {
+        NativeClient *c = userdata;
+
+        /* the held RECV answers ECONNRESET now */
+        if (c->held)
+                native_client_held_poke(c);
+}
+
+/* The cancel fd of a held RECV goes (dup'ed by native_client_held_arm()). */
+static void native_client_held_disarm(NativeClient *c) {
+        c->held_cancel_io = loop_source_free(c->held_cancel_io);
+        c->held_cancel_fd = fd_close(c->held_cancel_fd);
+}
+
+/* The hold is over: its sources and cancel fd go; a message still waiting gets the
+ * eventfd written, as the hold may have swallowed its wakeup. */
+static void native_client_held_end(NativeClient *c) {
+        c->held = false;
+        native_client_held_disarm(c);
+        list_unlink(&c->held_link);
+        (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+        if (!native_conn_recv_empty(c->nc))
+                native_client_wake(c);
+}
+
+/* RECV's answer that a held RECV waits on: EAGAIN, and no dropped count to report. */
+static bool native_client_recv_nothing(int r, const struct kdbus_cmd_recv *cmd) {
+        return r == -EAGAIN && !(cmd->return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
 }
 
 static void native_client_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
@@ -218,7 +288,110 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, int error, u
 static const NativeConnOps native_client_ops = {
         .readable = native_client_readable,
         .sync_done = native_client_sync_done,
+        .disconnected = native_client_disconnected,
 };
+
+/*
+ * Run the held RECV again; answer it unless it still has nothing and not @end (a message
+ * that woke it went elsewhere, e.g. an activator's to the name's new owner).
+ * @error: answer this instead, with nothing received (the cancel fd: ECANCELED).
+ * Return: 0, or -errno: close the client.
+ */
+static int native_client_held_answer(NativeClient *c, bool end, int error) {
+        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = c->held_flags,
+                                      .priority = c->held_priority };
+        struct kdbus_wire_batch_reply b;
+        size_t reply_size = sizeof(cmd);
+        int *fds = NULL;
+        unsigned n_fds = 0, i;
+        int r, q;
+
+        if (!c->held)
+                return 0;
+        if (error)
+                r = error;
+        else {
+                r = native_conn_command(c->nc, KDBUS_CMD_RECV, &cmd, sizeof(cmd), NULL, 0,
+                                        &reply_size, &fds, &n_fds);
+                if (!end && native_client_recv_nothing(r, &cmd) &&
+                    native_conn_recv_empty(c->nc))
+                        return 0;
+        }
+        native_client_held_end(c);
+        b = native_client_batch_result(c, 0, c->held_n_freed);
+        q = native_client_reply_batch(c, r, &b, &cmd, reply_size, fds, n_fds);
+        for (i = 0; i < n_fds; ++i)
+                (void) close(fds[i]);
+        free(fds);
+        return q;
+}
+
+/* Answer the held RECVs that have something to look at (see native_held_ready). */
+static void native_held_flush(void) {
+        NativeClient *c;
+        int r;
+
+        while ((c = list_first_entry(&native_held_ready, NativeClient, held_link))) {
+                list_unlink(&c->held_link);
+                (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+                r = native_client_held_answer(c, false, 0);
+                if (r < 0 || c->dead)
+                        native_client_kill(c, r < 0 ? r : -EPIPE);
+        }
+}
+
+/* A held RECV had something to look at and no native callback answered it. */
+static int native_client_held_ready(LoopSource *src, void *userdata) {
+        NativeClient *c = userdata;
+        Server *s = c->listener->server;
+
+        server_update_time(s);
+        native_held_flush();
+        server_rearm_timer(s);
+        return 0;
+}
+
+/* The held RECV's cancel fd became readable: ECANCELED, nothing received. */
+static int native_client_held_cancel(LoopSource *src, int fd, uint32_t revents,
+                                     void *userdata) {
+        NativeClient *c = userdata;
+        int r;
+
+        r = native_client_held_answer(c, true, -ECANCELED);
+        if (r < 0)
+                native_client_kill(c, r);
+        return 0;
+}
+
+/*
+ * Before anything of a KDBUS_WIRE_BATCH_HOLD_RECV batch runs: its cancel fd @cancel_fd
+ * (borrowed) dup'ed and polled; the client's defer source made once.
+ * Return: 0, -EINVAL (epoll refuses the fd: kdbus's "no poll method"), or -errno: close
+ * the client.
+ */
+static int native_client_held_arm(NativeClient *c, int cancel_fd) {
+        Loop *loop = c->listener->server->loop;
+        int r;
+
+        if (!c->held_defer) {
+                r = sd_event_add_defer(loop, &c->held_defer, native_client_held_ready, c);
+                if (r < 0)
+                        return r;
+                r = sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+                if (r < 0)
+                        return r;
+        }
+        if (cancel_fd < 0)
+                return 0;
+        c->held_cancel_fd = fcntl(cancel_fd, F_DUPFD_CLOEXEC, 3);
+        if (c->held_cancel_fd < 0)
+                return -errno;
+        r = sd_event_add_io(loop, &c->held_cancel_io, c->held_cancel_fd, EPOLLIN,
+                            native_client_held_cancel, c);
+        if (r < 0)
+                native_client_held_disarm(c);
+        return r == -EPERM ? -EINVAL : r;
+}
 
 /*
  * Per-message capture (KDBUS_HELLO_CAPTURE_PER_MESSAGE): every later datagram of the peer
@@ -290,6 +463,7 @@ static int native_client_cancel(LoopSource *src, int fd, uint32_t revents, void 
         server_rearm_timer(s);
         if (c->dead)
                 native_client_kill(c, -EPIPE);
+        native_held_flush();
         return 0;
 }
 
@@ -451,6 +625,42 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
 }
 
 /*
+ * The RECV of a KDBUS_WIRE_BATCH_HOLD_RECV batch (its cancel fd armed): run now; held if
+ * nothing at all waits (EAGAIN, no dropped count, nothing in the core's queue either: a
+ * message that waits there for pool space needs the peer's FREE, so it hears EAGAIN now).
+ * Return: 0, or -errno: close the client.
+ */
+static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
+                                   uint64_t n_freed) {
+        struct kdbus_wire_batch_reply b;
+        size_t reply_size;
+        int *fds = NULL;
+        unsigned n_fds = 0, i;
+        int r, q;
+
+        r = native_conn_command(c->nc, KDBUS_CMD_RECV, cmd, size, NULL, 0, &reply_size, &fds,
+                                &n_fds);
+        /* EAGAIN: RECV's own checks passed, its struct is whole */
+        if (size >= sizeof(struct kdbus_cmd_recv) &&
+            native_client_recv_nothing(r, (const void *)cmd) && native_conn_recv_empty(c->nc)) {
+                const struct kdbus_cmd_recv *rc = (const void *)cmd;
+
+                c->held_flags = rc->flags;
+                c->held_priority = rc->priority;
+                c->held_n_freed = n_freed;
+                c->held = true;
+                return 0;
+        }
+        native_client_held_disarm(c);
+        b = native_client_batch_result(c, 0, n_freed);
+        q = native_client_reply_batch(c, r, &b, cmd, reply_size, fds, n_fds);
+        for (i = 0; i < n_fds; ++i)
+                (void) close(fds[i]);
+        free(fds);
+        return q;
+}
+
+/*
  * KDBUS_WIRE_BATCH: the FREEs, then the command (include/kdbus/kdbus.h). A malformed batch
  * or a failed FREE is answered with the batch reply alone, the command not run.
  * Return: 0, or -errno: close the client.
@@ -463,7 +673,8 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         size_t head, n_freed = 0;
         int r;
 
-        if (size < sizeof(*b) || b->flags || b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
+        if (size < sizeof(*b) || (b->flags & ~(uint64_t)KDBUS_WIRE_BATCH_HOLD_RECV) ||
+            b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
                 goto malformed;
         head = sizeof(*b) + b->n_free * sizeof(uint64_t);
         if (size < head + sizeof(*req))
@@ -471,11 +682,27 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         req = (const void *)(buf + head);
         if (req->size != size - head - sizeof(*req))
                 goto malformed;
+        /* a held RECV: RECV only, its one fd at most the cancel fd, which epoll must take
+         * (checked before anything runs) */
+        if ((b->flags & KDBUS_WIRE_BATCH_HOLD_RECV) &&
+            (req->command != KDBUS_CMD_RECV || n_fds > 1))
+                goto malformed;
+        if (b->flags & KDBUS_WIRE_BATCH_HOLD_RECV) {
+                r = native_client_held_arm(c, n_fds ? fds[0] : -1);
+                if (r == -EINVAL)
+                        goto malformed;
+                if (r < 0)
+                        return r;
+        }
         r = native_conn_free_slices(c->nc, b->offsets, b->n_free, &n_freed);
         if (r) {
+                native_client_held_disarm(c);
                 res = native_client_batch_result(c, r, n_freed);
                 return native_client_reply_batch(c, r, &res, NULL, 0, NULL, 0);
         }
+        if (b->flags & KDBUS_WIRE_BATCH_HOLD_RECV)
+                return native_client_recv_hold(c, buf + head + sizeof(*req), req->size,
+                                               n_freed);
         return native_client_run(c, req->command, buf + head + sizeof(*req), req->size, fds,
                                  n_fds, true, n_freed);
 
@@ -517,8 +744,8 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
         return native_client_run(c, req->command, cmd, size, fds, n_fds, false, 0);
 }
 
-static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
-        NativeClient *c = userdata;
+/* One datagram of @c (or its end). */
+static void native_client_read(NativeClient *c) {
         NativeListener *l = c->listener;
         union {
                 struct cmsghdr cmsg;
@@ -553,18 +780,18 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
                         native_client_kill(c, -errno);
                 else if (n > 0)
                         (void) loop_source_set_enabled(c->io, 0);
-                return 0;
+                return;
         }
         n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0) {
                 if (errno == EAGAIN || errno == EINTR)
-                        return 0;
+                        return;
                 native_client_kill(c, -errno);
-                return 0;
+                return;
         }
         if (n == 0) {
                 native_client_free(c);          /* the peer closed its end */
-                return 0;
+                return;
         }
         for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
                 if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
@@ -602,9 +829,12 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         }
 
         server_update_time(l->server);
-        if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+        /* another command while a RECV is held (another of the peer's threads): the
+         * held RECV is answered first, as RECV answers now; replies keep the order */
+        r = native_client_held_answer(c, true, 0);
+        if (r == 0 && (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
                 r = native_client_reply(c, -EMSGSIZE, NULL, 0, NULL, 0);
-        else
+        else if (r == 0)
                 r = native_client_dispatch(c, l->buf, (size_t)n, fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
@@ -615,6 +845,12 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         server_rearm_timer(l->server);
         if (r < 0 || c->dead)
                 native_client_kill(c, r < 0 ? r : -EPIPE);
+}
+
+static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
+        native_client_read(userdata);
+        /* the held RECVs this datagram gave something (the client may be gone now) */
+        native_held_flush();
         return 0;
 }
 
@@ -680,7 +916,9 @@ static int native_listener_io(LoopSource *src, int fd, uint32_t revents, void *u
         c->listener = l;
         c->fd = cfd;
         c->creds.pidfd = -1;
+        c->held_cancel_fd = -1;
         list_init(&c->link);
+        list_init(&c->held_link);
         c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, &c->creds);
         if (r == 0)

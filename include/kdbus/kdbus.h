@@ -473,16 +473,38 @@ struct kdbus_wire_reply {
  *   the command's struct as the bus updated it (none if it was not run)
  *
  * where @error is the command's errno (or free_error when it was not run). A malformed
- * batch (sizes that do not add up, n_free over KDBUS_WIRE_BATCH_MAX_FREE, flags) is EINVAL
- * in both fields. A SEND with SYNC_REPLY in a batch gets this reply when its answer came.
+ * batch (sizes that do not add up, n_free over KDBUS_WIRE_BATCH_MAX_FREE, unknown flags,
+ * KDBUS_WIRE_BATCH_HOLD_RECV misused) is EINVAL in both fields, and nothing is run. A SEND
+ * with SYNC_REPLY in a batch gets this reply when its answer came.
+ *
+ * KDBUS_WIRE_BATCH_HOLD_RECV (also kdbus-compat's own): the command must be RECV, and the
+ * datagram may carry one fd, a cancel fd as SYNC_REPLY's CANCEL_FD (readable: cancel;
+ * one epoll cannot watch is EINVAL, found before anything runs), nothing else. When that
+ * RECV would answer EAGAIN with nothing to report (no dropped_msgs, and nothing waiting
+ * for pool space in front of the pool: that is answered EAGAIN at once, RECV_EMPTY clear,
+ * as it needs the peer's FREE), the bus holds its reply until a message is queued for the
+ * connection (any: a call, a reply, a broadcast, a notification, a message an activator's
+ * name brought), and then answers it as RECV would then; the batch reply's RECV_EMPTY says
+ * whether more wait. While a RECV is held, an arriving message answers it instead of
+ * writing the wakeup eventfd; when the hold ends and messages are still waiting, the
+ * eventfd is written, so a poller on it loses no wakeup. The hold ends with: a message
+ * (the RECV's answer); the cancel fd (ECANCELED, nothing received); any datagram the peer
+ * sends on the socket (another thread's command: the held RECV is answered first, as
+ * RECV then answers, typically EAGAIN, and only then the new command is run); the
+ * connection's end (ECONNRESET); the peer closing its socket.
  */
 #define KDBUS_WIRE_BATCH                 _IOWR(KDBUS_IOCTL_MAGIC, 0xc0, struct kdbus_wire_batch)
 #define KDBUS_WIRE_BATCH_MAX_FREE        64u
 
 struct kdbus_wire_batch {
         uint64_t n_free;                /* slice offsets to FREE before the command */
-        uint64_t flags;                 /* none yet: 0 */
+        uint64_t flags;                 /* KDBUS_WIRE_BATCH_* */
         uint64_t offsets[];
+};
+
+enum kdbus_wire_batch_flags {
+        /* the RECV of this batch waits for a message (see above); kdbus-compat's own */
+        KDBUS_WIRE_BATCH_HOLD_RECV      = 1ULL << 0,
 };
 
 enum kdbus_wire_return_flags {

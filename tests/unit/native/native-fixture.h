@@ -20,6 +20,7 @@ typedef struct TestPeer {
         const uint8_t *pool;            /* the peer's read-only mapping */
         uint64_t id;
         unsigned n_readable;
+        unsigned n_disconnected;        /* NativeConnOps.disconnected calls */
         int sync_error;                 /* sync_done: 1 until called */
         uint64_t sync_offset;
         int sync_fds[KDBUS_MSG_MAX_FDS];
@@ -47,9 +48,16 @@ static _unused_ void peer_sync_done(NativeConn *nc, void *userdata, int error, u
         free(fds);
 }
 
+static _unused_ void peer_disconnected(NativeConn *nc, void *userdata) {
+        TestPeer *p = userdata;
+
+        ++p->n_disconnected;
+}
+
 static const NativeConnOps test_peer_ops = {
         .readable = peer_readable,
         .sync_done = peer_sync_done,
+        .disconnected = peer_disconnected,
 };
 
 /* What the next HELLO consents to send and asks to receive. */

@@ -76,6 +76,7 @@ SIZE(kdbus_wire_request, 16);
 SIZE(kdbus_wire_reply, 16);
 /* our KDBUS_WIRE_BATCH framing (not kdbus's): a peer built against it must keep working */
 SIZE(kdbus_wire_batch, 16);
+OFF(kdbus_wire_batch, flags, 8);
 OFF(kdbus_wire_batch, offsets, 16);
 SIZE(kdbus_wire_batch_reply, 32);
 OFF(kdbus_wire_batch_reply, return_flags, 16);
@@ -155,6 +156,8 @@ static void test_commands(void) {
         g_assert_cmpuint(KDBUS_HELLO_WIRE_BATCH, ==, 1ULL << 33);
         g_assert_cmpuint(KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 1);
         g_assert_cmpuint(KDBUS_WIRE_BATCH_MAX_FREE, ==, 64);
+        /* KDBUS_WIRE_BATCH_HOLD_RECV: a batch flag (kdbus_wire_batch.flags, offset 8) */
+        g_assert_cmpuint(KDBUS_WIRE_BATCH_HOLD_RECV, ==, 1);
 }
 
 static void test_item_size(void) {

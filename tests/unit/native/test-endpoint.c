@@ -539,6 +539,32 @@ static void test_holder(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(c2, "org.held.y", 0), ==, 0);
 }
 
+/* The transport hears when the bus ends a connection (its endpoint closed), so that a RECV
+ * it holds (KDBUS_WIRE_BATCH_HOLD_RECV) can answer ECONNRESET; not for BYEBYE, not when it
+ * frees the connection itself. */
+static void test_endpoint_disconnected(NFixture *n, gconstpointer ctx) {
+        struct kdbus_cmd_recv recv = { .size = sizeof(recv) };
+        struct kdbus_cmd bye = { .size = sizeof(bye) };
+        TestPeer c;
+
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-sandbox", &n->ep), ==, 0);
+        peer_hello_ep(n, &n->a, n->ep, 1000);
+        peer_hello_ep(n, &n->b, n->ep, 1000);
+        peer_hello_ep(n, &c, n->ep, 1000);
+        g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_BYEBYE, &bye, sizeof(bye)), ==, 0);
+        g_assert_cmpuint(n->b.n_disconnected, ==, 0);
+        peer_free(&c);
+        g_assert_cmpuint(c.n_disconnected, ==, 0);
+        g_assert_cmpuint(n->a.n_disconnected, ==, 0);
+        bus_endpoint_close(n->ep);
+        g_assert_cmpuint(n->a.n_disconnected, ==, 1);
+        g_assert_cmpuint(n->b.n_disconnected, ==, 0);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_RECV, &recv, sizeof(recv)), ==, -ECONNRESET);
+        bus_endpoint_close(n->ep);              /* idempotent: no second call */
+        peer_free(&n->a);
+        g_assert_cmpuint(n->a.n_disconnected, ==, 1);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/policy/db", NFixture, NULL, nsetup, test_db, nteardown);
@@ -552,5 +578,7 @@ int main(int argc, char **argv) {
         g_test_add("/native/endpoint/pool-quota", NFixture, NULL, nsetup,
                    test_endpoint_pool_quota, nteardown);
         g_test_add("/native/holder/hello-update", NFixture, NULL, nsetup, test_holder, nteardown);
+        g_test_add("/native/endpoint/disconnected", NFixture, NULL, nsetup,
+                   test_endpoint_disconnected, nteardown);
         return g_test_run();
 }
