@@ -327,6 +327,8 @@ static int client_run(const Options *o, uint64_t service_id) {
                         ++n;
                         t = now_s();
                 } while (t - t0 < o->seconds);
+                if (i == 0)     /* for per-call counts of a tracer attached throughout */
+                        printf("warm-up: %lu calls\n", n);
                 if (i > 0) {
                         rates[i - 1] = (double) n / (t - t0);
                         total_calls += n;

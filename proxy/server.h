@@ -43,6 +43,7 @@ typedef struct Server {
         LoopSource *flush_source;       /* defer: on while @dirty is not empty */
         LoopSource *ready_source;       /* defer: process @ready */
         LoopSource *timer;              /* bus_next_deadline() */
+        uint64_t timer_usec;            /* when @timer fires, UINT64_MAX: off */
         LoopSource *sigterm, *sigint, *sighup;
         int exit_code;
 } Server;
@@ -57,7 +58,7 @@ DEFINE_CLEANUP(Server *, server_free);
 
 /* Before calling into the core: the loop's cached time goes into bus->now_usec. */
 void server_update_time(Server *s);
-/* After calling into the core: re-arm the reply-timeout timer. */
+/* After calling into the core: re-arm the reply-timeout timer (for an earlier deadline). */
 void server_rearm_timer(Server *s);
 void server_mark_ready(Server *s, ProxyClient *c);
 /* @c has output to write or must be closed: it goes on @dirty. */

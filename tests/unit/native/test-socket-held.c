@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include "kdbusd-fixture.h"
 
 #define ADD(path, fn) g_test_add("/native/held/" path, KBus, NULL, kbus_setup, fn, kbus_teardown)
@@ -366,6 +367,86 @@ static void test_pool_full(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(s);
 }
 
+/* The longest time until a timerfd of process @pid fires (0: none armed), in ms, from
+ * /proc/PID/fdinfo (it_value). */
+static uint64_t timer_armed_ms(GPid pid) {
+        g_autofree char *dir = g_strdup_printf("/proc/%d/fd", (int)pid);
+        GDir *d = g_dir_open(dir, 0, NULL);
+        const char *e;
+        uint64_t max = 0;
+
+        g_assert_nonnull(d);
+        while ((e = g_dir_read_name(d))) {
+                g_autofree char *link = g_build_filename(dir, e, NULL);
+                g_autofree char *target = g_file_read_link(link, NULL);
+                g_autofree char *info = g_strdup_printf("/proc/%d/fdinfo/%s", (int)pid, e);
+                g_autofree char *text = NULL;
+                unsigned long long sec, nsec;
+                const char *v;
+
+                if (!target || strcmp(target, "anon_inode:[timerfd]") ||
+                    !g_file_get_contents(info, &text, NULL, NULL))
+                        continue;
+                v = strstr(text, "it_value: (");
+                g_assert_nonnull(v);
+                g_assert_cmpint(sscanf(v, "it_value: (%llu, %llu)", &sec, &nsec), ==, 2);
+                max = MAX(max, (uint64_t)sec * 1000 + nsec / 1000000);
+        }
+        g_dir_close(d);
+        return max;
+}
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+
+        g_assert_cmpint(clock_gettime(CLOCK_MONOTONIC, &ts), ==, 0);
+        return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* kdbusd's reply-timeout timer (proxy/server.c) moves only for an earlier deadline: a call
+ * with libkdbus's 25 s deadline arms it, its answer leaves it armed (it fires early later,
+ * finds nothing due: no timerfd_settime() per call), an unanswered call with a 300 ms
+ * deadline moves it, and its REPLY_TIMEOUT (received with a held RECV) comes on time. */
+static void test_reply_timer(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH), *s = kpeer(b, 0);
+        KdbusSend snd = { .dst_id = s->id, .memfd = -1 };
+        const struct kdbus_msg *m;
+        WireHeader hdr;
+        uint8_t *data;
+        size_t size;
+        uint64_t t0;
+
+        g_assert_cmpuint(timer_armed_ms(b->pid), ==, 0);
+        g_assert_cmpint(kcall(a, s->id, NULL, 5, false, "Ping", "x", 0, NULL), ==, 0);
+        g_assert_cmpuint(timer_armed_ms(b->pid), >, 20000);
+        g_assert_cmpuint(timer_armed_ms(b->pid), <=, 25000);
+        m = krecv(s, &hdr, NULL);
+        g_assert_cmpint(kreply(s, a->id, 6, (uint32_t)m->cookie, "y"), ==, 0);
+        kfree_msg(s, m);
+        g_assert_cmpint(kdbus_conn_recv_held(a, 0, 0, -1, &m, NULL), ==, 0);
+        g_assert_cmpuint(m->cookie_reply, ==, 5);
+        kfree_msg(a, m);
+        g_assert_cmpuint(timer_armed_ms(b->pid), >, 20000);     /* not disarmed */
+
+        data = kbuild(WIRE_MSG_METHOD_CALL, 7, 0, kunique(s->id), "Ping", NULL, &size);
+        g_assert_cmpint(kdbus_send_from_dbus1(&snd, data, size), ==, 0);
+        t0 = now_ns();
+        snd.timeout_ns = t0 + 300000000u;
+        g_assert_cmpint(kdbus_conn_send(a, &snd, data, size, NULL), ==, 0);
+        free(data);
+        g_assert_cmpuint(timer_armed_ms(b->pid), <=, 300);
+        g_assert_cmpint(kdbus_conn_recv_held(a, 0, 0, -1, &m, NULL), ==, 0);
+        g_test_message("REPLY_TIMEOUT after %.1f ms (deadline 300 ms)", (now_ns() - t0) / 1e6);
+        g_assert_cmpuint(now_ns() - t0, >=, 300000000u);
+        g_assert_cmpuint(now_ns() - t0, <, 5000000000u);
+        g_assert_cmpuint(m->src_id, ==, KDBUS_SRC_ID_KERNEL);
+        g_assert_cmpuint(m->items[0].type, ==, KDBUS_ITEM_REPLY_TIMEOUT);
+        g_assert_cmpuint(m->cookie_reply, ==, 7);
+        kfree_msg(a, m);
+        kdbus_conn_close(a);
+        kdbus_conn_close(s);
+}
+
 /* Malformed holds: EINVAL in both fields, nothing run (the FREE neither), the peer goes
  * on; a plain peer (no HELLO flag) gets ENOTTY. */
 static void test_malformed(KBus *b, gconstpointer ctx) {
@@ -425,6 +506,7 @@ int main(int argc, char **argv) {
         ADD("second-command", test_second_command);
         ADD("conn-ends", test_conn_ends);
         ADD("pool-full", test_pool_full);
+        ADD("reply-timer", test_reply_timer);
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
         return g_test_run();
