@@ -19,8 +19,10 @@
  *
  * By default both peers say HELLO with KDBUS_HELLO_WIRE_BATCH (kdbusd's extension): the
  * client's FREE of a reply rides with its next SEND, the service's FREE of a call with its
- * reply, and the service waits for the next call in a held RECV
- * (KDBUS_WIRE_BATCH_HOLD_RECV: the bus answers it when a message comes, no eventfd).
+ * reply, and the service sends its reply and waits for the next call in one datagram
+ * (KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV: the bus answers the held RECV
+ * when a message comes, no eventfd; --service-wait reply-held, the default).
+ * --service-wait held: the reply's SEND, then a held RECV of its own (two datagrams).
  * --service-wait eventfd: the service goes back to the wakeup eventfd when the reply's
  * batch result says nothing else waits (KDBUS_WIRE_RETURN_RECV_EMPTY) instead of asking
  * RECV for EAGAIN (the batched mode before the held RECV).
@@ -58,8 +60,14 @@ typedef struct Options {
         uint64_t client_attach_send;            /* UINT64_MAX: libkdbus's default */
         uint64_t service_attach_recv;           /* UINT64_MAX: libkdbus's default */
         bool plain;                             /* no KDBUS_HELLO_WIRE_BATCH */
-        bool held;                              /* the service waits in a held RECV */
+        int wait;                               /* WAIT_*: how the service waits */
 } Options;
+
+enum {
+        WAIT_REPLY_HELD,        /* its reply's SEND with a held RECV after it */
+        WAIT_HELD,              /* a held RECV after its reply */
+        WAIT_EVENTFD,           /* the eventfd, then RECV */
+};
 
 static double now_s(void) {
         struct timespec ts;
@@ -127,6 +135,7 @@ static int connect_peer(const char *path, uint64_t hello_flags, uint64_t send, u
 
 /* The service: answer every call; touch a memfd body's first and last byte. */
 static int service_run(const Options *o, int ready_fd) {
+        const struct kdbus_msg *next = NULL;    /* what the last reply's RECV got */
         KdbusConn *c;
         uint64_t id;
         bool idle = false;
@@ -149,7 +158,12 @@ static int service_run(const Options *o, int ready_fd) {
                 size_t size;
                 int n, i;
 
-                if (o->held) {
+                if (next) {
+                        m = next;
+                        next = NULL;
+                        goto got;
+                }
+                if (o->wait != WAIT_EVENTFD) {
                         /* answered when a call comes (EAGAIN: a dropped count) */
                         r = kdbus_conn_recv_held(c, 0, 0, -1, &m, NULL);
                         if (r == -EAGAIN)
@@ -204,7 +218,13 @@ got:
                         s.cookie_reply = m->cookie;
                         /* done with @m: with batching its FREE rides with the reply */
                         r = kdbus_conn_free_later(c, kdbus_conn_offset(c, m));
-                        if (r == 0)
+                        if (r == 0 && o->wait == WAIT_REPLY_HELD) {
+                                bool sent;
+
+                                r = kdbus_conn_send_recv_held(c, &s, reply, size, &next, &sent);
+                                if (r == -EAGAIN && sent)       /* a dropped count */
+                                        r = 0;
+                        } else if (r == 0)
                                 r = kdbus_conn_send(c, &s, reply, size, NULL);
                         free(reply);
                         if (r)
@@ -349,7 +369,8 @@ static int client_run(const Options *o, uint64_t service_id) {
 
                 printf("RESULT native-%s%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
                        "bus_cpu_us_per_call=%.2f\n", o->workload,
-                       o->plain ? "-plain" : o->held ? "-held" : "-eventfd",
+                       o->plain ? "-plain" : o->wait == WAIT_REPLY_HELD ? "-reply-held" :
+                       o->wait == WAIT_HELD ? "-held" : "-eventfd",
                        memfd ? o->size : 8, med,
                        rates[0], rates[o->repeat - 1],
                        memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
@@ -378,7 +399,7 @@ int main(int argc, char **argv) {
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
                       .client_attach_send = UINT64_MAX, .service_attach_recv = UINT64_MAX };
-        const char *wait = "held";
+        const char *wait = "reply-held";
         uint64_t service_id;
         int c, ready[2], r;
         pid_t pid;
@@ -399,16 +420,17 @@ int main(int argc, char **argv) {
                 default: return 2;
                 }
         }
-        o.held = !o.plain && !strcmp(wait, "held");
+        o.wait = o.plain || !strcmp(wait, "eventfd") ? WAIT_EVENTFD :
+                 !strcmp(wait, "held") ? WAIT_HELD : WAIT_REPLY_HELD;
         if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd")) ||
-            (strcmp(wait, "held") && strcmp(wait, "eventfd")) ||
+            (strcmp(wait, "reply-held") && strcmp(wait, "held") && strcmp(wait, "eventfd")) ||
             !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
             !(o.seconds > 0)) {
                 fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
                       "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
                       "[--client-hello-flags N] [--client-attach-send N] "
                       "[--service-attach-recv N] [--plain] "
-                      "[--service-wait held|eventfd]\n", stderr);
+                      "[--service-wait reply-held|held|eventfd]\n", stderr);
                 return 2;
         }
         if (pipe2(ready, O_CLOEXEC) < 0)

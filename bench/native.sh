@@ -5,8 +5,10 @@
 # #4; bench/run.sh calls it unless --no-native; see bench/README.md):
 #
 #   small calls (8-byte `ay` body, one call in flight):
-#     native batched   kdbus-native-bench --workload call (KDBUS_HELLO_WIRE_BATCH, the
-#                      service waits in a held RECV: KDBUS_WIRE_BATCH_HOLD_RECV)
+#     native batched   kdbus-native-bench --workload call (KDBUS_HELLO_WIRE_BATCH; the
+#                      service's reply and its held RECV for the next call in one
+#                      datagram: KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV)
+#     native held      the same with --service-wait held (the reply, then a held RECV)
 #     native eventfd   the same with --service-wait eventfd (batched, the service polls
 #                      the wakeup eventfd, then RECV)
 #     native plain     the same with --plain (kdbus's commands only, one round trip each)
@@ -70,8 +72,9 @@ bus_pid[dbus-broker]=$(pgrep -P "${pids[2]}" -x dbus-broker)
 one() {
         local cfg=$1 size=$2 out
         case "$cfg" in
-        native-batch|native-eventfd|native-plain|native-memfd)
+        native-batch|native-held|native-eventfd|native-plain|native-memfd)
                 local -a args=(--workload call)
+                [ "$cfg" = native-held ] && args+=(--service-wait held)
                 [ "$cfg" = native-eventfd ] && args+=(--service-wait eventfd)
                 [ "$cfg" = native-plain ] && args+=(--plain)
                 [ "$cfg" = native-memfd ] && args=(--workload memfd --size "$size")
@@ -92,7 +95,7 @@ one() {
 echo "native bench $(date -u +%FT%TZ): kdbusd $("$build/proxy/kdbusd" --version 2>/dev/null | head -1 || true)," \
      "load $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds of ${seconds}s," \
      "buses on CPU $bus_cpu, peers on CPU $peer_cpu"
-small=(native-batch native-eventfd native-plain kdbusd dbus-daemon dbus-broker)
+small=(native-batch native-held native-eventfd native-plain kdbusd dbus-daemon dbus-broker)
 big=(native-memfd kdbusd dbus-daemon dbus-broker)
 : >"$run/results"
 for r in $(seq "$rounds"); do
@@ -121,7 +124,8 @@ def med(key):
     return (statistics.median(rates), min(rates), max(rates),
             statistics.median(cpus) if cpus else float('nan'))
 
-names = {'native-batch': 'kdbusd native, batched, held RECV',
+names = {'native-batch': 'kdbusd native, batched, reply + held RECV in one',
+         'native-held': 'kdbusd native, batched, reply then held RECV',
          'native-eventfd': 'kdbusd native, batched, eventfd', 'native-plain': 'kdbusd native, plain',
          'kdbusd': 'kdbusd legacy', 'dbus-daemon': 'dbus-daemon', 'dbus-broker': 'dbus-broker'}
 print()
@@ -130,7 +134,7 @@ print()
 print('| path | calls/s median (min-max) | bus CPU µs per call | native batched / this |')
 print('| --- | --- | --- | --- |')
 nb = med(('small', 'native-batch'))[0]
-for cfg in ('native-batch', 'native-eventfd', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'):
+for cfg in ('native-batch', 'native-held', 'native-eventfd', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'):
     m, lo, hi, cpu = med(('small', cfg))
     print('| %s | %.0f (%.0f-%.0f) | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu, nb / m))
 print()

@@ -452,18 +452,9 @@ int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size) {
         return 0;
 }
 
-/**
- * kdbus_conn_send() - SEND a dbus1 message
- * @c:          the connection
- * @s:          destination, flags, cookies, fds
- * @data:       the dbus1 message (unused when @s->memfd >= 0)
- * @size:       its size
- * @ret_reply:  with SYNC_REPLY: where the reply is in the pool
- *
- * Return: 0 or a negative errno.
- */
-int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
-                    struct kdbus_msg_info *ret_reply) {
+/* SEND @s as a request (with @batch_flags: a batch); the reply struct to @out. */
+static int conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                     uint64_t batch_flags, void *out, size_t out_size) {
         size_t msg_size = sizeof(struct kdbus_msg), cmd_size, total;
         int fds[LIBKDBUS_MAX_FDS];
         struct kdbus_wire_request *req;
@@ -554,16 +545,76 @@ int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t s
                 item->fds[0] = (int)n_fds;      /* an index into the datagram's fds */
                 fds[n_fds++] = *s->cancel_fd;
         }
-        {
-                struct kdbus_cmd_send back = { 0 };
-
-                r = conn_transact(c, &(struct iovec){ buf, total }, 1, total, fds, n_fds,
-                                  &back, sizeof(back));
-                if (r == 0 && ret_reply)
-                        *ret_reply = back.reply;
-        }
+        r = conn_transact_flags(c, &(struct iovec){ buf, total }, 1, total, fds, n_fds, out,
+                                out_size, batch_flags);
         free(buf);
         return r;
+}
+
+/**
+ * kdbus_conn_send() - SEND a dbus1 message
+ * @c:          the connection
+ * @s:          destination, flags, cookies, fds
+ * @data:       the dbus1 message (unused when @s->memfd >= 0)
+ * @size:       its size
+ * @ret_reply:  with SYNC_REPLY: where the reply is in the pool
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                    struct kdbus_msg_info *ret_reply) {
+        struct kdbus_cmd_send back = { 0 };
+        int r;
+
+        r = conn_send(c, s, data, size, 0, &back, sizeof(back));
+        if (r == 0 && ret_reply)
+                *ret_reply = back.reply;
+        return r;
+}
+
+/**
+ * kdbus_conn_send_recv_held() - SEND, then a held RECV, in one datagram
+ * @c:          the connection (HELLO with KDBUS_HELLO_WIRE_BATCH; ENOTTY otherwise)
+ * @s:          as kdbus_conn_send(), without SYNC_REPLY (EINVAL)
+ * @data:       as kdbus_conn_send()
+ * @size:       as kdbus_conn_send()
+ * @ret_msg:    the message the RECV got, in the pool
+ * @ret_sent:   set in any case (may be NULL): whether the SEND was done, i.e. whether a
+ *              failure is the RECV's (true) or the SEND's (false)
+ *
+ * KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV (include/kdbus/kdbus.h): a
+ * service's answer to one call and its wait for the next. The held-back FREEs ride with
+ * it. Blocks as kdbus_conn_recv_held() once the SEND succeeded.
+ *
+ * Return: 0, or a negative errno: the SEND's, or the RECV's as kdbus_conn_recv_held().
+ */
+int kdbus_conn_send_recv_held(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                              const struct kdbus_msg **ret_msg, bool *ret_sent) {
+        union {
+                struct kdbus_cmd_send send;
+                struct kdbus_cmd_recv recv;
+        } back;
+        int r;
+
+        memset(&back, 0, sizeof(back));
+        if (ret_sent)
+                *ret_sent = false;
+        if (s->send_flags & KDBUS_SEND_SYNC_REPLY)
+                return -EINVAL;
+        c->wire_return_flags = 0;       /* a reply that never came marks nothing */
+        r = conn_send(c, s, data, size, KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV,
+                      &back, sizeof(back));
+        if (!c->batch || !(c->wire_return_flags & KDBUS_WIRE_RETURN_RECV))
+                return r ? r : -EBADMSG;        /* the SEND's failure (0: not ours) */
+        if (ret_sent)
+                *ret_sent = true;
+        if (r)
+                return r;
+        if (back.recv.msg.offset >= c->pool_size)
+                return -EBADMSG;
+        if (ret_msg)
+                *ret_msg = (const void *)(c->pool + back.recv.msg.offset);
+        return 0;
 }
 
 /**

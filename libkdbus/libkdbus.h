@@ -131,6 +131,11 @@ int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
  * ends it with ECANCELED. Return: as kdbus_conn_recv(), or -ECANCELED. */
 int kdbus_conn_recv_held(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_fd,
                          const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
+/* SEND (no SYNC_REPLY), then a held RECV, in one datagram (KDBUS_WIRE_BATCH_THEN_RECV):
+ * a service's answer and its wait for the next call. *@ret_sent: whether an error is the
+ * RECV's (the SEND was done) or the SEND's. */
+int kdbus_conn_send_recv_held(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
+                              const struct kdbus_msg **ret_msg, bool *ret_sent);
 int kdbus_conn_free(KdbusConn *c, uint64_t offset);
 /*
  * FREE @offset with the next kdbus_conn_send() / kdbus_conn_recv() (in the same datagram,

@@ -17,7 +17,9 @@
  * @held_defer, so that the RECV runs from the loop, never inside a delivery of the core),
  * instead of the wakeup eventfd being written and the peer coming back with a RECV. The
  * socket of a held RECV stays in epoll: a closing peer is dropped at once, and a datagram
- * from another of its threads ends the hold (answered first, as RECV answers then).
+ * from another of its threads ends the hold (answered first, as RECV answers then). With
+ * KDBUS_WIRE_BATCH_THEN_RECV the held RECV follows the batch's SEND (a service's reply and
+ * its wait for the next call in one datagram).
  *
  * A reply that cannot be written at once (the peer does not read its socket) ends the
  * client: peers wait for each reply, so a full socket means a broken peer. A datagram that
@@ -92,6 +94,7 @@ typedef struct NativeClient {
         uint64_t held_flags;                    /* its kdbus_cmd_recv (no items) */
         int64_t held_priority;
         uint64_t held_n_freed;                  /* the FREEs of its batch */
+        bool held_then;                         /* after a SEND: KDBUS_WIRE_RETURN_RECV */
         int held_cancel_fd;                     /* owned, -1: none */
         LoopSource *held_cancel_io;
         LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
@@ -319,6 +322,8 @@ static int native_client_held_answer(NativeClient *c, bool end, int error) {
         }
         native_client_held_end(c);
         b = native_client_batch_result(c, 0, c->held_n_freed);
+        if (c->held_then)
+                b.return_flags |= KDBUS_WIRE_RETURN_RECV;
         q = native_client_reply_batch(c, r, &b, &cmd, reply_size, fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
@@ -631,7 +636,7 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
  * Return: 0, or -errno: close the client.
  */
 static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
-                                   uint64_t n_freed) {
+                                   uint64_t n_freed, bool then) {
         struct kdbus_wire_batch_reply b;
         size_t reply_size;
         int *fds = NULL;
@@ -648,16 +653,48 @@ static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
                 c->held_flags = rc->flags;
                 c->held_priority = rc->priority;
                 c->held_n_freed = n_freed;
+                c->held_then = then;
                 c->held = true;
                 return 0;
         }
         native_client_held_disarm(c);
         b = native_client_batch_result(c, 0, n_freed);
+        if (then)
+                b.return_flags |= KDBUS_WIRE_RETURN_RECV;
         q = native_client_reply_batch(c, r, &b, cmd, reply_size, fds, n_fds);
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
         free(fds);
         return q;
+}
+
+/*
+ * A KDBUS_WIRE_BATCH_THEN_RECV batch's SEND (no SYNC_REPLY), then, if it succeeded, its
+ * held RECV (no flags): one reply, the SEND's if it failed, else the RECV's.
+ * Return: 0, or -errno: close the client.
+ */
+static int native_client_send_recv(NativeClient *c, uint8_t *cmd, size_t size, const int *fds,
+                                   unsigned n_fds, uint64_t n_freed) {
+        struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
+        struct kdbus_wire_batch_reply b;
+        size_t reply_size;
+        int *out = NULL;
+        unsigned n_out = 0, i;
+        int r;
+
+        /* SEND hands out no fds, and no SYNC_REPLY wait (1) without the flag */
+        r = native_conn_command(c->nc, KDBUS_CMD_SEND, cmd, size, fds, n_fds, &reply_size,
+                                &out, &n_out);
+        for (i = 0; i < n_out; ++i)
+                (void) close(out[i]);
+        free(out);
+        if (r) {
+                native_client_held_disarm(c);
+                b = native_client_batch_result(c, 0, n_freed);
+                return native_client_reply_batch(c, r < 0 ? r : -EIO, &b, cmd, reply_size,
+                                                 NULL, 0);
+        }
+        return native_client_recv_hold(c, (uint8_t *)&rc, sizeof(rc), n_freed, true);
 }
 
 /*
@@ -671,24 +708,35 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         const struct kdbus_wire_request *req;
         struct kdbus_wire_batch_reply res;
         size_t head, n_freed = 0;
+        bool hold, then;
         int r;
 
-        if (size < sizeof(*b) || (b->flags & ~(uint64_t)KDBUS_WIRE_BATCH_HOLD_RECV) ||
+        if (size < sizeof(*b) ||
+            (b->flags & ~(uint64_t)(KDBUS_WIRE_BATCH_HOLD_RECV | KDBUS_WIRE_BATCH_THEN_RECV)) ||
             b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
                 goto malformed;
+        hold = b->flags & KDBUS_WIRE_BATCH_HOLD_RECV;
+        then = b->flags & KDBUS_WIRE_BATCH_THEN_RECV;
         head = sizeof(*b) + b->n_free * sizeof(uint64_t);
         if (size < head + sizeof(*req))
                 goto malformed;
         req = (const void *)(buf + head);
         if (req->size != size - head - sizeof(*req))
                 goto malformed;
+        /* a held RECV after the SEND: a SEND without SYNC_REPLY (its fds are the SEND's) */
+        if (then) {
+                const struct kdbus_cmd_send *snd = (const void *)(buf + head + sizeof(*req));
+
+                if (!hold || req->command != KDBUS_CMD_SEND || req->size < sizeof(*snd) ||
+                    (snd->flags & KDBUS_SEND_SYNC_REPLY))
+                        goto malformed;
+        }
         /* a held RECV: RECV only, its one fd at most the cancel fd, which epoll must take
          * (checked before anything runs) */
-        if ((b->flags & KDBUS_WIRE_BATCH_HOLD_RECV) &&
-            (req->command != KDBUS_CMD_RECV || n_fds > 1))
+        else if (hold && (req->command != KDBUS_CMD_RECV || n_fds > 1))
                 goto malformed;
-        if (b->flags & KDBUS_WIRE_BATCH_HOLD_RECV) {
-                r = native_client_held_arm(c, n_fds ? fds[0] : -1);
+        if (hold) {
+                r = native_client_held_arm(c, !then && n_fds ? fds[0] : -1);
                 if (r == -EINVAL)
                         goto malformed;
                 if (r < 0)
@@ -700,9 +748,12 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
                 res = native_client_batch_result(c, r, n_freed);
                 return native_client_reply_batch(c, r, &res, NULL, 0, NULL, 0);
         }
-        if (b->flags & KDBUS_WIRE_BATCH_HOLD_RECV)
+        if (then)
+                return native_client_send_recv(c, buf + head + sizeof(*req), req->size, fds,
+                                               n_fds, n_freed);
+        if (hold)
                 return native_client_recv_hold(c, buf + head + sizeof(*req), req->size,
-                                               n_freed);
+                                               n_freed, false);
         return native_client_run(c, req->command, buf + head + sizeof(*req), req->size, fds,
                                  n_fds, true, n_freed);
 

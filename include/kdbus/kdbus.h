@@ -474,11 +474,12 @@ struct kdbus_wire_reply {
  *
  * where @error is the command's errno (or free_error when it was not run). A malformed
  * batch (sizes that do not add up, n_free over KDBUS_WIRE_BATCH_MAX_FREE, unknown flags,
- * KDBUS_WIRE_BATCH_HOLD_RECV misused) is EINVAL in both fields, and nothing is run. A SEND
+ * KDBUS_WIRE_BATCH_HOLD_RECV or _THEN_RECV misused) is EINVAL in both fields, and nothing
+ * is run. A SEND
  * with SYNC_REPLY in a batch gets this reply when its answer came.
  *
- * KDBUS_WIRE_BATCH_HOLD_RECV (also kdbus-compat's own): the command must be RECV, and the
- * datagram may carry one fd, a cancel fd as SYNC_REPLY's CANCEL_FD (readable: cancel;
+ * KDBUS_WIRE_BATCH_HOLD_RECV (also kdbus-compat's own): the command must be RECV (or a
+ * SEND with KDBUS_WIRE_BATCH_THEN_RECV, below), and the datagram may carry one fd, a cancel fd as SYNC_REPLY's CANCEL_FD (readable: cancel;
  * one epoll cannot watch is EINVAL, found before anything runs), nothing else. When that
  * RECV would answer EAGAIN with nothing to report (no dropped_msgs, and nothing waiting
  * for pool space in front of the pool: that is answered EAGAIN at once, RECV_EMPTY clear,
@@ -492,6 +493,13 @@ struct kdbus_wire_reply {
  * sends on the socket (another thread's command: the held RECV is answered first, as
  * RECV then answers, typically EAGAIN, and only then the new command is run); the
  * connection's end (ECONNRESET); the peer closing its socket.
+ *
+ * KDBUS_WIRE_BATCH_THEN_RECV (kdbus-compat's own), only with KDBUS_WIRE_BATCH_HOLD_RECV:
+ * the command must be a SEND without SYNC_REPLY (its fds are the datagram's: no cancel fd
+ * then). It runs as always; if it fails, the reply is its own (its errno and struct). If it
+ * succeeds, a RECV without flags follows, held as above, and the reply is that RECV's (its
+ * errno and struct kdbus_cmd_recv), marked KDBUS_WIRE_RETURN_RECV: a service's answer to
+ * one call and its wait for the next go in one datagram.
  */
 #define KDBUS_WIRE_BATCH                 _IOWR(KDBUS_IOCTL_MAGIC, 0xc0, struct kdbus_wire_batch)
 #define KDBUS_WIRE_BATCH_MAX_FREE        64u
@@ -505,12 +513,16 @@ struct kdbus_wire_batch {
 enum kdbus_wire_batch_flags {
         /* the RECV of this batch waits for a message (see above); kdbus-compat's own */
         KDBUS_WIRE_BATCH_HOLD_RECV      = 1ULL << 0,
+        /* a RECV follows the batch's SEND (see above); kdbus-compat's own */
+        KDBUS_WIRE_BATCH_THEN_RECV      = 1ULL << 1,
 };
 
 enum kdbus_wire_return_flags {
         /* after the command nothing waited in the receive queue: RECV would say EAGAIN
          * (the wakeup eventfd is written when something arrives) */
         KDBUS_WIRE_RETURN_RECV_EMPTY    = 1ULL << 0,
+        /* KDBUS_WIRE_BATCH_THEN_RECV: the SEND succeeded, the reply is the RECV's */
+        KDBUS_WIRE_RETURN_RECV          = 1ULL << 1,
 };
 
 struct kdbus_wire_batch_reply {

@@ -158,6 +158,8 @@ static void test_commands(void) {
         g_assert_cmpuint(KDBUS_WIRE_BATCH_MAX_FREE, ==, 64);
         /* KDBUS_WIRE_BATCH_HOLD_RECV: a batch flag (kdbus_wire_batch.flags, offset 8) */
         g_assert_cmpuint(KDBUS_WIRE_BATCH_HOLD_RECV, ==, 1);
+        g_assert_cmpuint(KDBUS_WIRE_BATCH_THEN_RECV, ==, 2);
+        g_assert_cmpuint(KDBUS_WIRE_RETURN_RECV, ==, 2);
 }
 
 static void test_item_size(void) {

@@ -288,9 +288,10 @@ static void test_malformed(KBus *b, gconstpointer ctx) {
         outer->size = 8;
         memset(buf + sizeof(*outer), 0, 8);
         EXPECT_EINVAL(sizeof(*outer) + 8);
-        /* flags it does not know (1 is KDBUS_WIRE_BATCH_HOLD_RECV, test-socket-held.c) */
+        /* flags it does not know (1 and 2 are KDBUS_WIRE_BATCH_HOLD_RECV and _THEN_RECV,
+         * test-socket-held.c) */
         n = batch_recv(buf, &off, 1);
-        bt->flags = 1ULL << 1;
+        bt->flags = 1ULL << 2;
         EXPECT_EINVAL(n);
         /* too many FREEs, and a count that would overflow the size */
         n = batch_recv(buf, &off, 1);

@@ -6,7 +6,8 @@
  * message came, the reply says so and the eventfd is written; its cancel fd (ECANCELED,
  * and a message that came later wakes the eventfd); another command on the socket answers
  * the held RECV first; the connection's end (its endpoint's owner goes) is ECONNRESET; a
- * message waiting for pool space is no reason to hold (EAGAIN at once); a
+ * message waiting for pool space is no reason to hold (EAGAIN at once); a SEND and a held
+ * RECV in one datagram (KDBUS_WIRE_BATCH_THEN_RECV); a
  * peer that closes while held is dropped at once; malformed holds are EINVAL with nothing
  * run and the peer goes on; a plain peer gets ENOTTY.
  */
@@ -403,6 +404,12 @@ static uint64_t now_ns(void) {
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A command round trip: kdbusd's loop has gone round since the last reply @c got (sd-event
+ * programs its timerfd when it prepares the next turn, after the callback that sent it). */
+static void bus_turn(KdbusConn *c) {
+        g_assert_cmpint(kdbus_conn_recv(c, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 /* kdbusd's reply-timeout timer (proxy/server.c) moves only for an earlier deadline: a call
  * with libkdbus's 25 s deadline arms it, its answer leaves it armed (it fires early later,
  * finds nothing due: no timerfd_settime() per call), an unanswered call with a 300 ms
@@ -418,6 +425,7 @@ static void test_reply_timer(KBus *b, gconstpointer ctx) {
 
         g_assert_cmpuint(timer_armed_ms(b->pid), ==, 0);
         g_assert_cmpint(kcall(a, s->id, NULL, 5, false, "Ping", "x", 0, NULL), ==, 0);
+        bus_turn(a);
         g_assert_cmpuint(timer_armed_ms(b->pid), >, 20000);
         g_assert_cmpuint(timer_armed_ms(b->pid), <=, 25000);
         m = krecv(s, &hdr, NULL);
@@ -426,6 +434,7 @@ static void test_reply_timer(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kdbus_conn_recv_held(a, 0, 0, -1, &m, NULL), ==, 0);
         g_assert_cmpuint(m->cookie_reply, ==, 5);
         kfree_msg(a, m);
+        bus_turn(a);
         g_assert_cmpuint(timer_armed_ms(b->pid), >, 20000);     /* not disarmed */
 
         data = kbuild(WIRE_MSG_METHOD_CALL, 7, 0, kunique(s->id), "Ping", NULL, &size);
@@ -434,6 +443,7 @@ static void test_reply_timer(KBus *b, gconstpointer ctx) {
         snd.timeout_ns = t0 + 300000000u;
         g_assert_cmpint(kdbus_conn_send(a, &snd, data, size, NULL), ==, 0);
         free(data);
+        bus_turn(a);
         g_assert_cmpuint(timer_armed_ms(b->pid), <=, 300);
         g_assert_cmpint(kdbus_conn_recv_held(a, 0, 0, -1, &m, NULL), ==, 0);
         g_test_message("REPLY_TIMEOUT after %.1f ms (deadline 300 ms)", (now_ns() - t0) / 1e6);
@@ -443,6 +453,90 @@ static void test_reply_timer(KBus *b, gconstpointer ctx) {
         g_assert_cmpuint(m->items[0].type, ==, KDBUS_ITEM_REPLY_TIMEOUT);
         g_assert_cmpuint(m->cookie_reply, ==, 7);
         kfree_msg(a, m);
+        kdbus_conn_close(a);
+        kdbus_conn_close(s);
+}
+
+typedef struct SendRecvThread {
+        KdbusConn *c;
+        const KdbusSend *s;
+        const uint8_t *data;
+        size_t size;
+        const struct kdbus_msg *m;
+        bool sent;
+        int r;
+} SendRecvThread;
+
+static gpointer send_recv_thread(gpointer data) {
+        SendRecvThread *t = data;
+        int r;
+
+        r = kdbus_conn_send_recv_held(t->c, t->s, t->data, t->size, &t->m, &t->sent);
+        g_atomic_int_set(&t->r, r);
+        return NULL;
+}
+
+/* KDBUS_WIRE_BATCH_THEN_RECV: a reply and the wait for the next call in one datagram. The
+ * SEND is done at once (its receiver has it while the RECV is held, the batch's FREE done
+ * with it); the next message answers the RECV (KDBUS_WIRE_RETURN_RECV); a SEND that fails
+ * is answered with its own errno at once, nothing held. */
+static void test_send_then_recv(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH), *s = kpeer(b, 0);
+        SendRecvThread t = { .c = a, .r = 1 };
+        KdbusSend snd = { .dst_id = s->id, .memfd = -1 };
+        const struct kdbus_msg *m;
+        WireHeader hdr;
+        uint8_t *data;
+        size_t size;
+        GThread *th;
+
+        post(s, a, 31);
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, &m, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_free_later(a, kdbus_conn_offset(a, m)), ==, 0);
+        data = kbuild(WIRE_MSG_METHOD_CALL, 32, 0, kunique(s->id), "Answer", NULL, &size);
+        data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(kdbus_send_from_dbus1(&snd, data, size), ==, 0);
+        t.s = &snd;
+        t.data = data;
+        t.size = size;
+        th = g_thread_new("send-recv", send_recv_thread, &t);
+        m = krecv(s, &hdr, NULL);               /* the SEND was done */
+        g_assert_cmpuint(m->cookie, ==, 32);
+        kfree_msg(s, m);
+        g_usleep(100000);
+        g_assert_cmpint(g_atomic_int_get(&t.r), ==, 1);        /* its RECV still held */
+        post(s, a, 33);
+        g_thread_join(th);
+        g_assert_cmpint(t.r, ==, 0);
+        g_assert_true(t.sent);
+        g_assert_cmpuint(t.m->cookie, ==, 33);
+        g_assert_cmpuint(a->wire_return_flags, ==,
+                         KDBUS_WIRE_RETURN_RECV | KDBUS_WIRE_RETURN_RECV_EMPTY);
+        g_assert_cmpuint(a->n_free_later, ==, 0);
+        g_assert_cmpint(kdbus_conn_free_later(a, kdbus_conn_offset(a, t.m)), ==, 0);
+
+        /* the SEND fails (no such peer): its errno, at once, nothing held */
+        free(data);
+        data = kbuild(WIRE_MSG_METHOD_CALL, 34, 0, kunique(s->id + 1000), "Answer", NULL, &size);
+        data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
+        snd = (KdbusSend){ .dst_id = s->id + 1000, .memfd = -1 };
+        g_assert_cmpint(kdbus_send_from_dbus1(&snd, data, size), ==, 0);
+        t = (SendRecvThread){ .sent = true };
+        g_assert_cmpint(kdbus_conn_send_recv_held(a, &snd, data, size, &t.m, &t.sent), ==,
+                        -ENXIO);
+        g_assert_false(t.sent);
+        g_assert_cmpuint(a->wire_return_flags & KDBUS_WIRE_RETURN_RECV, ==, 0);
+        g_assert_cmpuint(a->n_free_later, ==, 0);        /* its FREE was done all the same */
+        g_assert_false(readable(a->fd, 100));
+        /* a plain peer: ENOTTY */
+        {
+                KdbusConn *plain = kpeer(b, 0);
+
+                g_assert_cmpint(kdbus_conn_send_recv_held(plain, &snd, data, size, &m, &t.sent),
+                                ==, -ENOTTY);
+                kdbus_conn_close(plain);
+        }
+        free(data);
         kdbus_conn_close(a);
         kdbus_conn_close(s);
 }
@@ -470,7 +564,16 @@ static void test_malformed(KBus *b, gconstpointer ctx) {
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_FREE, 0);   /* not RECV */
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_SEND, 0);
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 2);   /* two fds */
-        EXPECT_EINVAL(1ULL << 1, KDBUS_CMD_RECV, 0);                     /* unknown flag */
+        EXPECT_EINVAL(1ULL << 2, KDBUS_CMD_RECV, 0);                     /* unknown flag */
+        /* THEN_RECV: only with HOLD_RECV, only after a SEND, not a SYNC_REPLY one (the
+         * struct's flags sit where kdbus_cmd_send has them) */
+        EXPECT_EINVAL(KDBUS_WIRE_BATCH_THEN_RECV, KDBUS_CMD_SEND, 0);
+        EXPECT_EINVAL(KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 0);
+        send_batch(a, KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_SEND,
+                   KDBUS_SEND_SYNC_REPLY, &o, 1, NULL, 0);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, -EINVAL);
+        g_assert_cmpint(pre.free_error, ==, -EINVAL);
+        g_assert_cmpuint(pre.n_freed, ==, 0);
         /* a cancel fd epoll refuses (a directory: kdbus's "no poll method"), found before
          * the FREE runs */
         (void) close(fds[0]);
@@ -507,6 +610,7 @@ int main(int argc, char **argv) {
         ADD("conn-ends", test_conn_ends);
         ADD("pool-full", test_pool_full);
         ADD("reply-timer", test_reply_timer);
+        ADD("send-then-recv", test_send_then_recv);
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
         return g_test_run();
