@@ -198,8 +198,9 @@ static void native_client_wake(NativeClient *c) {
 }
 
 /* Held RECVs with something to look at (a message queued, the connection ended): answered
- * by native_held_flush() at the end of the native callback that queued it, or else (a
- * legacy client's, a timer's) by the client's @held_defer one loop turn later. */
+ * by native_listener_flush_held() at the end of the callback that queued it (a native
+ * client's, or server_flush()'s of a legacy client's or the timer's), or else by the
+ * client's @held_defer one loop turn later. */
 static List native_held_ready = LIST_INIT(native_held_ready);
 
 static void native_client_held_poke(NativeClient *c) {
@@ -331,8 +332,15 @@ static int native_client_held_answer(NativeClient *c, bool end, int error) {
         return q;
 }
 
-/* Answer the held RECVs that have something to look at (see native_held_ready). */
-static void native_held_flush(void) {
+/**
+ * native_listener_flush_held() - answer the held RECVs that have something to look at
+ *
+ * Those a delivery made ready (see native_held_ready), of every native listener; the
+ * native callbacks call it last, server_flush() (the legacy clients' and the timer's
+ * callbacks) too, so that a held RECV is answered in the loop turn of the message that
+ * came; the per-client defer source is the fallback. A client whose reply fails is freed.
+ */
+void native_listener_flush_held(void) {
         NativeClient *c;
         int r;
 
@@ -351,7 +359,7 @@ static int native_client_held_ready(LoopSource *src, void *userdata) {
         Server *s = c->listener->server;
 
         server_update_time(s);
-        native_held_flush();
+        native_listener_flush_held();
         server_rearm_timer(s);
         return 0;
 }
@@ -468,7 +476,7 @@ static int native_client_cancel(LoopSource *src, int fd, uint32_t revents, void 
         server_rearm_timer(s);
         if (c->dead)
                 native_client_kill(c, -EPIPE);
-        native_held_flush();
+        native_listener_flush_held();
         return 0;
 }
 
@@ -901,7 +909,7 @@ static void native_client_read(NativeClient *c) {
 static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
         native_client_read(userdata);
         /* the held RECVs this datagram gave something (the client may be gone now) */
-        native_held_flush();
+        native_listener_flush_held();
         return 0;
 }
 

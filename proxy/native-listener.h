@@ -31,6 +31,9 @@ int native_listener_new(Server *server, const char *address, NativeListener **re
  */
 int native_listener_new_endpoint(Server *server, const char *path, struct BusEndpoint *ep,
                                  mode_t mode, uid_t uid, gid_t gid, NativeListener **ret);
+/* Answers the held RECVs (KDBUS_WIRE_BATCH_HOLD_RECV) that a delivery made ready, of all
+ * native listeners; server_flush() calls it. */
+void native_listener_flush_held(void);
 /* Closes every native client (they disconnect from the bus) and the socket. */
 NativeListener *native_listener_free(NativeListener *l);
 DEFINE_CLEANUP(NativeListener *, native_listener_free);

@@ -3,7 +3,8 @@
  * The loop's fixed sources: a defer source that gives clients with leftover input another
  * budget; the reply-timeout timer armed from bus_next_deadline(); SIGTERM/SIGINT (clean
  * exit) and SIGHUP; and a defer source that flushes dirty clients when a callback did not
- * (server_flush(): frees clients that must go, one batch of writes for every other).
+ * (server_flush(): frees clients that must go, one batch of writes for every other, and
+ * the held RECVs of native peers that this turn's messages answer).
  * Each callback here and in client.c calls server_flush() last, in the same loop turn as
  * its reads: with sd-event dispatching one source per turn, a post or defer source would
  * write one turn later, after an extra epoll_wait() that returns nothing.
@@ -18,6 +19,7 @@
 #include "proxy/config.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
+#include "proxy/native-listener.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -81,7 +83,8 @@ void server_mark_dirty(Server *s, ProxyClient *c) {
  * server_flush() - free the clients that must go, write out the others
  * @s:          the server
  *
- * Call it last in a loop callback: a client may be freed here.
+ * Call it last in a loop callback: a client (legacy, or a native one whose held RECV's
+ * answer cannot be written) may be freed here.
  */
 void server_flush(Server *s) {
         List *l;
@@ -98,6 +101,8 @@ void server_flush(Server *s) {
                         client_reap(c);
         }
         (void) loop_source_set_enabled(s->flush_source, false);
+        /* native peers' held RECVs that this turn's messages answer, in this turn too */
+        native_listener_flush_held();
         server_rearm_timer(s);
 }
 

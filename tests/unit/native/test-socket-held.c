@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * KDBUS_WIRE_BATCH_HOLD_RECV (our extension, include/kdbus/kdbus.h) through a real kdbusd:
- * the held reply comes when a message is queued (a call, a broadcast, a notification) and
- * not before, with the batch's FREEs done and no eventfd write; when more than the one
- * message came, the reply says so and the eventfd is written; its cancel fd (ECANCELED,
- * and a message that came later wakes the eventfd); another command on the socket answers
- * the held RECV first; the connection's end (its endpoint's owner goes) is ECONNRESET; a
- * message waiting for pool space is no reason to hold (EAGAIN at once); a SEND and a held
- * RECV in one datagram (KDBUS_WIRE_BATCH_THEN_RECV); a
+ * the held reply comes when a message is queued (a native peer's call, a broadcast, a
+ * notification, a legacy client's call) and not before, with the batch's FREEs done and
+ * no eventfd write; when more than the one message came, the reply says so and the
+ * eventfd is written; its cancel fd (ECANCELED, and a message that came later wakes the
+ * eventfd); another command on the socket answers the held RECV first; the connection's
+ * end (its endpoint's owner goes) is ECONNRESET; a message waiting for pool space is no
+ * reason to hold (EAGAIN at once); a SEND and a held RECV in one datagram
+ * (KDBUS_WIRE_BATCH_THEN_RECV); kdbusd's reply timer (moved for earlier deadlines only); a
  * peer that closes while held is dropped at once; malformed holds are EINVAL with nothing
  * run and the peer goes on; a plain peer gets ENOTTY.
  */
@@ -541,6 +542,40 @@ static void test_send_then_recv(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(s);
 }
 
+/* A legacy client's call answers a native peer's held RECV (answered from server_flush(),
+ * in the loop turn of the legacy client's read). */
+static void test_legacy_sender(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH);
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", b->legacy);
+        const char *argv[] = { "dbus-send", bus_arg, "--dest=org.kdbus.HeldLegacy",
+                               "/org/example", "org.example.Test.Ping", "string:legacy",
+                               NULL };
+        struct kdbus_wire_batch_reply pre;
+        struct kdbus_cmd_recv rcv;
+        const struct kdbus_msg *m;
+        const uint8_t *data;
+        WireHeader hdr;
+        size_t size;
+        int status;
+
+        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.kdbus.HeldLegacy", 0, NULL), ==, 0);
+        kdrop_all(a);
+        (void) kdbus_conn_wait(a, 0);
+        send_batch(a, KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 0, NULL, 0, NULL, 0);
+        g_assert_false(readable(a->fd, 100));
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                                   NULL, NULL, &status, NULL));
+        g_assert_true(g_spawn_check_wait_status(status, NULL));
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        m = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpint(kdbus_msg_payload(m, &data, &size), ==, 0);
+        g_assert_cmpint(wire_message_parse(data, size, 0, 0, &hdr), ==, 0);
+        g_assert_cmpstr(hdr.member, ==, "Ping");
+        g_assert_false(readable(a->wake_fd, 0));
+        kfree_msg(a, m);
+        kdbus_conn_close(a);
+}
+
 /* Malformed holds: EINVAL in both fields, nothing run (the FREE neither), the peer goes
  * on; a plain peer (no HELLO flag) gets ENOTTY. */
 static void test_malformed(KBus *b, gconstpointer ctx) {
@@ -611,6 +646,7 @@ int main(int argc, char **argv) {
         ADD("pool-full", test_pool_full);
         ADD("reply-timer", test_reply_timer);
         ADD("send-then-recv", test_send_then_recv);
+        ADD("legacy-sender", test_legacy_sender);
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
         return g_test_run();
