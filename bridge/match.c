@@ -17,6 +17,7 @@
  *     with '/' and is a prefix of the other (arg0path='/aa/' matches '/', '/aa/', '/aa/b');
  *   - arg0namespace: argument 0 is a string equal to the value or starting with value + '.'.
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bloom.h"
@@ -129,6 +130,7 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
         }
         free(rule->gen_masks);
         free(rule->mask_ext);
+        free(rule->mask_bits);
         free(rule);
         return NULL;
 }
@@ -286,7 +288,7 @@ bool bridge_match_rule_bloom_matches(const BridgeMatchRule *rule, const BridgeMs
         const uint64_t *filter = bridge_msg_bloom(msg);
         uint64_t g;
 
-        if (!bloom_contains(filter, bridge_match_rule_mask(rule), n_words))
+        if (!bridge_match_rule_mask_in(rule, filter, n_words))
                 return false;
         if (!rule->n_generations)
                 return true;
@@ -294,6 +296,108 @@ bool bridge_match_rule_bloom_matches(const BridgeMatchRule *rule, const BridgeMs
         g = msg->bloom_generation < rule->n_generations ? msg->bloom_generation :
                                                           rule->n_generations - 1;
         return bloom_contains(filter, rule->gen_masks + g * n_words, n_words);
+}
+
+_Static_assert(BLOOM_MAX_SIZE * 8u <= UINT16_MAX + 1u, "a mask bit's number fits in uint16_t");
+
+/**
+ * bridge_match_rule_set_bloom() - compute @rule's mask in the geometry @p
+ * @rule:       the rule
+ * @p:          its bus's geometry
+ *
+ * Up to BUS_BLOOM_WORDS words the mask is the rule's own array. Past it (kdbus allows
+ * 4096-byte filters; the session bus allows 50000 rules per connection) the mask is kept as
+ * the numbers of its set bits when that is smaller than the whole mask: a rule of a few keys
+ * sets a few times n_hash bits, so its mask costs tens of bytes where a copy of the mask
+ * would cost up to 4 KiB, and a rule without entries (every native entry) costs nothing.
+ *
+ * Return: 0 or -ENOMEM (@rule unchanged).
+ */
+int bridge_match_rule_set_bloom(BridgeMatchRule *rule, const BloomParams *p) {
+        uint64_t scratch[BLOOM_MAX_WORDS];
+        size_t n_words = bloom_words(p), n_bits = 0, i, k = 0;
+        uint64_t *ext = NULL;
+        uint16_t *bits = NULL;
+
+        if (n_words <= BUS_BLOOM_WORDS) {
+                free(rule->mask_ext);
+                free(rule->mask_bits);
+                rule->mask_ext = NULL;
+                rule->mask_bits = NULL;
+                rule->n_mask_bits = 0;
+                rule->mask_large = false;
+                bloom_mask_from_keys(rule->mask, p, &rule->keys);
+                return 0;
+        }
+        bloom_mask_from_keys(scratch, p, &rule->keys);
+        for (i = 0; i < n_words; ++i)
+                n_bits += (size_t)__builtin_popcountll(scratch[i]);
+        if (n_bits * sizeof(uint16_t) < n_words * sizeof(uint64_t)) {
+                if (n_bits) {
+                        bits = malloc(n_bits * sizeof(uint16_t));
+                        if (!bits)
+                                return error_origin(-ENOMEM);
+                }
+                for (i = 0; i < n_words; ++i) {
+                        uint64_t w = scratch[i];
+
+                        while (w) {
+                                bits[k++] = (uint16_t)(i * 64u + (unsigned)__builtin_ctzll(w));
+                                w &= w - 1;
+                        }
+                }
+        } else {
+                ext = malloc(n_words * sizeof(uint64_t));
+                if (!ext)
+                        return error_origin(-ENOMEM);
+                memcpy(ext, scratch, n_words * sizeof(uint64_t));
+        }
+        free(rule->mask_ext);
+        free(rule->mask_bits);
+        rule->mask_ext = ext;
+        rule->mask_bits = bits;
+        rule->n_mask_bits = (uint32_t)n_bits;
+        rule->mask_large = true;
+        return 0;
+}
+
+/**
+ * bridge_match_rule_mask_in() - is every bit of @rule's mask set in @filter?
+ * @rule:       the rule, its mask in @filter's geometry
+ * @filter:     a message's filter
+ * @n_words:    its size in 64-bit words
+ *
+ * Return: true if so.
+ */
+bool bridge_match_rule_mask_in(const BridgeMatchRule *rule, const uint64_t *filter,
+                               size_t n_words) {
+        uint32_t i;
+
+        if (!rule->mask_large)
+                return bloom_contains(filter, rule->mask, n_words);
+        if (rule->mask_ext)
+                return bloom_contains(filter, rule->mask_ext, n_words);
+        for (i = 0; i < rule->n_mask_bits; ++i) {
+                unsigned b = rule->mask_bits[i];
+
+                if (!(filter[b / 64u] & (UINT64_C(1) << (b % 64u))))
+                        return false;
+        }
+        return true;
+}
+
+/**
+ * bridge_match_rule_mask_heap_size() - what @rule's mask takes on the heap
+ * @rule:       the rule
+ *
+ * Return: bytes beyond the rule's own allocation.
+ */
+size_t bridge_match_rule_mask_heap_size(const BridgeMatchRule *rule) {
+        if (rule->mask_ext)
+                return malloc_usable_size(rule->mask_ext);
+        if (rule->mask_bits)
+                return malloc_usable_size(rule->mask_bits);
+        return 0;
 }
 
 /**
@@ -317,17 +421,12 @@ int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
         /* bridge_match_rule_new() knows no bus: redo the mask in this bus's geometry */
         bp = &conn->bus->bloom;
         if (bp->size != bloom_params_default.size || bp->n_hash != bloom_params_default.n_hash) {
-                uint64_t *mask = rule->mask;
+                int r = bridge_match_rule_set_bloom(rule, bp);
 
-                if (bloom_words(bp) > BUS_BLOOM_WORDS) {
-                        rule->mask_ext = calloc(bloom_words(bp), sizeof(uint64_t));
-                        if (!rule->mask_ext) {
-                                bridge_match_rule_free(rule);
-                                return error_origin(-ENOMEM);
-                        }
-                        mask = rule->mask_ext;
+                if (r < 0) {
+                        bridge_match_rule_free(rule);
+                        return error_trace(r);
                 }
-                bloom_mask_from_keys(mask, bp, &rule->keys);
         }
         rule->owner = conn;
         list_append(&conn->matches, &rule->conn_link);

@@ -9,6 +9,8 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
+#include "bridge/bloom.h"
 #include "bridge/limits.h"
 #include "util/list.h"
 #include "util/macro.h"
@@ -46,17 +48,32 @@ typedef struct BridgeMatchRule {
          * a message's filter of generation g must contain the one at min(g, n - 1) */
         uint64_t *gen_masks;
         uint64_t n_generations;
-        uint64_t *mask_ext;             /* owned: the keys' mask when the bus's filter is
-                                         * larger than @mask (bridge_match_rule_mask()) */
+        /* On a bus whose filter is larger than @mask, the keys' mask is kept in the smaller
+         * of two forms (bridge_match_rule_set_bloom()): the numbers of its set bits,
+         * ascending (@mask_bits, @n_mask_bits of them; none for a rule without bloom
+         * entries, as every native entry is), or the whole mask (@mask_ext). A rule then
+         * costs at most 2 bytes per bit its keys set, never a filter-sized block per rule. */
+        uint64_t *mask_ext;             /* owned, or NULL */
+        uint16_t *mask_bits;            /* owned, or NULL */
+        uint32_t n_mask_bits;
+        bool mask_large;                /* the bus's filter is larger than @mask: the mask is
+                                         * @mask_ext or @mask_bits */
         uint64_t mask[BUS_BLOOM_WORDS]; /* bloom bits every matching message has (the
                                          * default geometry until bridge_conn_add_match()
                                          * puts it in the bus's) */
         char strings[];
 } BridgeMatchRule;
 
-static inline const uint64_t *bridge_match_rule_mask(const BridgeMatchRule *rule) {
-        return rule->mask_ext ? rule->mask_ext : rule->mask;
-}
+/*
+ * Put @rule's mask in the geometry @p (bridge_conn_add_match() does, for its bus).
+ * Return: 0 or -ENOMEM (the rule keeps its old mask).
+ */
+int bridge_match_rule_set_bloom(BridgeMatchRule *rule, const BloomParams *p);
+/* Is @rule's mask (of the last bridge_match_rule_set_bloom()) ⊆ @filter (@n_words long)? */
+bool bridge_match_rule_mask_in(const BridgeMatchRule *rule, const uint64_t *filter,
+                               size_t n_words);
+/* The heap bytes @rule's mask takes beyond the rule itself (0 in the default geometry). */
+size_t bridge_match_rule_mask_heap_size(const BridgeMatchRule *rule);
 
 /* Return: 0 or -ENOMEM. */
 int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret);

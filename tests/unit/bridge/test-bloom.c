@@ -85,6 +85,7 @@ static void setup3(Fixture *f, gconstpointer ctx) {
 static void test_no_false_negative(Fixture *f, gconstpointer ctx) {
         const BloomParams *bp = ctx ? ctx : &bloom_params_default;
         unsigned i, n_match = 0, n_miss = 0, n_filtered = 0, n = g_test_slow() ? 200000 : 20000;
+        unsigned n_sparse = 0, n_dense = 0;
         static uint64_t mask[BLOOM_MAX_WORDS];
 
         for (i = 0; i < n; ++i) {
@@ -107,6 +108,12 @@ static void test_no_false_negative(Fixture *f, gconstpointer ctx) {
                 exact = bridge_match_rule_matches(rule, m, sender, &args);
                 bloom_mask_from_keys(mask, bp, &rule->keys);
                 pre = bloom_contains(bridge_msg_bloom(m), mask, bloom_words(bp));
+                /* the form the rule keeps its mask in decides as the whole mask does */
+                g_assert_cmpint(bridge_match_rule_set_bloom(rule, bp), ==, 0);
+                g_assert_cmpint(bridge_match_rule_mask_in(rule, bridge_msg_bloom(m),
+                                                          bloom_words(bp)), ==, pre);
+                n_sparse += rule->mask_bits != NULL;
+                n_dense += rule->mask_ext != NULL;
                 if (exact && !pre)
                         g_error("false negative: msg path=%s iface=%s member=%s dest=%s "
                                 "arg0=%s arg1=%s arg2=%s from %s; rule type=%u sender=%s "
@@ -130,8 +137,18 @@ static void test_no_false_negative(Fixture *f, gconstpointer ctx) {
                 bridge_msg_unref(m);
         }
         g_test_message("%llu/%llu: %u pairs: %u exact matches, %u misses of which %u rejected "
-                       "by bloom", (unsigned long long)bp->size,
-                       (unsigned long long)bp->n_hash, n, n_match, n_miss, n_filtered);
+                       "by bloom; masks kept as bit numbers %u, whole %u",
+                       (unsigned long long)bp->size, (unsigned long long)bp->n_hash, n,
+                       n_match, n_miss, n_filtered, n_sparse, n_dense);
+        /* both forms are taken where the filter is larger than a rule's own array: bit
+         * numbers for rules of few entries, the whole mask for a 72-byte filter's dense ones */
+        if (bloom_words(bp) > BUS_BLOOM_WORDS) {
+                g_assert_cmpuint(n_sparse, >, 0);
+                if (bp->size == 72)
+                        g_assert_cmpuint(n_dense, >, 0);
+        } else {
+                g_assert_cmpuint(n_sparse + n_dense, ==, 0);
+        }
         /* the vocabulary makes matches common, and the filter must do real work (less of
          * it in 64 bits) */
         g_assert_cmpuint(n_match, >, n / 20);
@@ -215,9 +232,77 @@ static void test_geometry(Fixture *f, gconstpointer ctx) {
         g_assert_false(bloom_params_are_valid(64, 0));
 }
 
+/*
+ * A legacy rule's mask on a bus with 4096-byte filters: kept as the numbers of its bits, a
+ * rule of three keys costs at most 3 * n_hash * 2 bytes, not 4 KiB (50000 rules, the session
+ * bus's limit per connection, were 200 MB); a rule without bloom entries nothing. Each rule
+ * still gets exactly the signals it matches.
+ */
+static void test_mask_size(Fixture *f, gconstpointer ctx) {
+        static const BloomParams big = { 4096, 8 };
+        const unsigned n_rules = 1000;
+        size_t heap = 0;
+        unsigned i;
+        List *pos;
+
+        f->bus->bloom = big;
+        for (i = 0; i < 3; ++i)
+                fixture_conn(f, i);
+        for (i = 0; i < n_rules; ++i) {
+                char member[32];
+                BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL, .interface = "t.I",
+                                      .member = member };
+                BridgeMatchRule *rule = NULL;
+
+                g_snprintf(member, sizeof(member), "M%u", i);
+                g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+                g_assert_cmpint(bridge_conn_add_match(f->c[1], rule), ==, 0);
+        }
+        {
+                BridgeMatchKeys k = { .destination = ":1.1" };     /* no bloom entry */
+                BridgeMatchRule *rule = NULL;
+
+                g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+                g_assert_cmpint(bridge_conn_add_match(f->c[2], rule), ==, 0);
+                g_assert_true(rule->mask_large);
+                g_assert_cmpuint(bridge_match_rule_mask_heap_size(rule), ==, 0);
+        }
+        for (pos = f->c[1]->matches.next; pos != &f->c[1]->matches; pos = pos->next) {
+                BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
+                size_t size = bridge_match_rule_mask_heap_size(rule);
+
+                g_assert_nonnull(rule->mask_bits);
+                g_assert_cmpuint(rule->n_mask_bits, >=, 3);
+                g_assert_cmpuint(rule->n_mask_bits, <=, 3 * big.n_hash);
+                g_assert_cmpuint(size, <=, 64);
+                heap += size;
+        }
+        g_test_message("%u rules on a 4096/8 bus: %zu bytes of masks", n_rules, heap);
+        g_assert_cmpuint(heap, <, n_rules * 64);
+        for (i = 0; i < n_rules; i += 97) {
+                char member[32];
+                TestMsg t = { .type = WIRE_MSG_SIGNAL, .path = "/", .interface = "t.I",
+                              .member = member, .flags = WIRE_FLAG_NO_REPLY_EXPECTED };
+
+                g_snprintf(member, sizeof(member), "M%u", i);
+                g_assert_cmpint(test_send(f->c[0], &t), ==, 0);
+                g_assert_cmpstr(test_pop(f->c[1], NULL), ==, member);
+                g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+                /* c[2]'s rule has no bloom entry: its exact keys decide (not for it) */
+                g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
+        }
+        {
+                TestMsg t = { .type = WIRE_MSG_SIGNAL, .path = "/", .interface = "t.I",
+                              .member = "Other", .flags = WIRE_FLAG_NO_REPLY_EXPECTED };
+
+                g_assert_cmpint(test_send(f->c[0], &t), ==, 0);
+                g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
+        }
+}
+
 int main(int argc, char **argv) {
-        static const BloomParams geo[] = { { 8, 1 }, { 24, 2 }, { 512, 3 }, { 4096, 7 },
-                                           { 64, UINT64_MAX } };
+        static const BloomParams geo[] = { { 8, 1 }, { 24, 2 }, { 72, UINT64_MAX },
+                                           { 512, 3 }, { 4096, 7 }, { 64, UINT64_MAX } };
         unsigned i;
 
         g_test_init(&argc, &argv, NULL);
@@ -237,6 +322,8 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/bloom/prefixes", Fixture, NULL, fixture_setup, test_prefixes,
                    fixture_teardown);
         g_test_add("/bridge/bloom/vector", Fixture, NULL, fixture_setup, test_vector,
+                   fixture_teardown);
+        g_test_add("/bridge/bloom/mask-size", Fixture, NULL, fixture_setup, test_mask_size,
                    fixture_teardown);
         return g_test_run();
 }
