@@ -201,11 +201,6 @@ static int conn_transact_flags(KdbusConn *c, struct iovec *iov, unsigned n_iov, 
         return r;
 }
 
-static int conn_transact(KdbusConn *c, struct iovec *iov, unsigned n_iov, size_t size,
-                         const int *fds, unsigned n_fds, void *out, size_t out_size) {
-        return conn_transact_flags(c, iov, n_iov, size, fds, n_fds, out, out_size, 0);
-}
-
 /**
  * kdbus_conn_command() - one raw command
  * @c:          the connection
@@ -617,6 +612,29 @@ int kdbus_conn_send_recv_held(KdbusConn *c, const KdbusSend *s, const void *data
         return 0;
 }
 
+/* RECV, held by the bus with @batch_flags KDBUS_WIRE_BATCH_HOLD_RECV (then @cancel_fd, or
+ * -1, goes with it); the message's offset checked against the pool. */
+static int conn_recv(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_fd,
+                     uint64_t batch_flags, const struct kdbus_msg **ret_msg,
+                     uint64_t *ret_dropped) {
+        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
+        struct kdbus_wire_request req = { .command = KDBUS_CMD_RECV, .size = sizeof(cmd) };
+        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
+        int r;
+
+        r = conn_transact_flags(c, iov, 2, sizeof(req) + sizeof(cmd), &cancel_fd,
+                                cancel_fd >= 0 ? 1 : 0, &cmd, sizeof(cmd), batch_flags);
+        if (ret_dropped)
+                *ret_dropped = cmd.dropped_msgs;
+        if (r)
+                return r;
+        if (cmd.msg.offset >= c->pool_size)
+                return -EBADMSG;
+        if (ret_msg)
+                *ret_msg = (const void *)(c->pool + cmd.msg.offset);
+        return 0;
+}
+
 /**
  * kdbus_conn_recv() - RECV
  * @c:          the connection
@@ -629,21 +647,7 @@ int kdbus_conn_send_recv_held(KdbusConn *c, const KdbusSend *s, const void *data
  */
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {
-        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
-        struct kdbus_wire_request req = { .command = KDBUS_CMD_RECV, .size = sizeof(cmd) };
-        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
-        int r;
-
-        r = conn_transact(c, iov, 2, sizeof(req) + sizeof(cmd), NULL, 0, &cmd, sizeof(cmd));
-        if (ret_dropped)
-                *ret_dropped = cmd.dropped_msgs;
-        if (r)
-                return r;
-        if (cmd.msg.offset >= c->pool_size)
-                return -EBADMSG;
-        if (ret_msg)
-                *ret_msg = (const void *)(c->pool + cmd.msg.offset);
-        return 0;
+        return conn_recv(c, flags, priority, -1, 0, ret_msg, ret_dropped);
 }
 
 /**
@@ -664,23 +668,8 @@ int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
  */
 int kdbus_conn_recv_held(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_fd,
                          const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {
-        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = flags, .priority = priority };
-        struct kdbus_wire_request req = { .command = KDBUS_CMD_RECV, .size = sizeof(cmd) };
-        struct iovec iov[2] = { { &req, sizeof(req) }, { &cmd, sizeof(cmd) } };
-        int r;
-
-        r = conn_transact_flags(c, iov, 2, sizeof(req) + sizeof(cmd), &cancel_fd,
-                                cancel_fd >= 0 ? 1 : 0, &cmd, sizeof(cmd),
-                                KDBUS_WIRE_BATCH_HOLD_RECV);
-        if (ret_dropped)
-                *ret_dropped = cmd.dropped_msgs;
-        if (r)
-                return r;
-        if (cmd.msg.offset >= c->pool_size)
-                return -EBADMSG;
-        if (ret_msg)
-                *ret_msg = (const void *)(c->pool + cmd.msg.offset);
-        return 0;
+        return conn_recv(c, flags, priority, cancel_fd, KDBUS_WIRE_BATCH_HOLD_RECV, ret_msg,
+                         ret_dropped);
 }
 
 int kdbus_conn_free(KdbusConn *c, uint64_t offset) {

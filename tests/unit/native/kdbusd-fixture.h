@@ -347,3 +347,29 @@ static _unused_ void kfree_item_msg(KdbusConn *c, const struct kdbus_item *item)
         g_assert_cmpint(kdbus_conn_free(c, kdbus_conn_offset(c, item) -
                                         offsetof(struct kdbus_msg, items)), ==, 0);
 }
+
+/* A raw KDBUS_WIRE_BATCH datagram into @buf (8-aligned, room for it): FREE @offsets (@n of
+ * them), then @command with batch @flags, its struct a kdbus_cmd_recv with @recv_flags.
+ * Return: its size. */
+static _unused_ size_t kbatch_build(uint8_t *buf, uint64_t flags, uint64_t command,
+                                    uint64_t recv_flags, const uint64_t *offsets, unsigned n) {
+        struct kdbus_wire_request outer = { .command = KDBUS_WIRE_BATCH };
+        struct kdbus_wire_batch b = { .n_free = n, .flags = flags };
+        struct kdbus_wire_request inner = { .command = command,
+                                            .size = sizeof(struct kdbus_cmd_recv) };
+        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = recv_flags };
+        size_t pos = sizeof(outer);
+
+        memcpy(buf + pos, &b, sizeof(b));
+        pos += sizeof(b);
+        if (n)
+                memcpy(buf + pos, offsets, n * sizeof(uint64_t));
+        pos += n * sizeof(uint64_t);
+        memcpy(buf + pos, &inner, sizeof(inner));
+        pos += sizeof(inner);
+        memcpy(buf + pos, &cmd, sizeof(cmd));
+        pos += sizeof(cmd);
+        outer.size = pos - sizeof(outer);
+        memcpy(buf, &outer, sizeof(outer));
+        return pos;
+}

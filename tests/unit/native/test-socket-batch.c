@@ -36,25 +36,7 @@ static int raw(KdbusConn *c, const void *req, size_t size, struct kdbus_wire_bat
 
 /* A batch datagram: FREE @offsets, then RECV. Into @buf; Return: its size. */
 static size_t batch_recv(uint8_t *buf, const uint64_t *offsets, unsigned n) {
-        struct kdbus_wire_request outer = { .command = KDBUS_WIRE_BATCH };
-        struct kdbus_wire_batch b = { .n_free = n };
-        struct kdbus_wire_request inner = { .command = KDBUS_CMD_RECV,
-                                            .size = sizeof(struct kdbus_cmd_recv) };
-        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd) };
-        size_t pos = sizeof(outer);
-
-        memcpy(buf + pos, &b, sizeof(b));
-        pos += sizeof(b);
-        if (n)
-                memcpy(buf + pos, offsets, n * sizeof(uint64_t));
-        pos += n * sizeof(uint64_t);
-        memcpy(buf + pos, &inner, sizeof(inner));
-        pos += sizeof(inner);
-        memcpy(buf + pos, &cmd, sizeof(cmd));
-        pos += sizeof(cmd);
-        outer.size = pos - sizeof(outer);
-        memcpy(buf, &outer, sizeof(outer));
-        return pos;
+        return kbatch_build(buf, 0, KDBUS_CMD_RECV, 0, offsets, n);
 }
 
 /* A unicast call without reply from @from to @to, cookie @serial. */

@@ -26,30 +26,14 @@
 static void send_batch(KdbusConn *c, uint64_t flags, uint64_t command, uint64_t recv_flags,
                        const uint64_t *offsets, unsigned n, const int *fds, unsigned n_fds) {
         uint8_t buf[512] __attribute__((aligned(8)));
-        struct kdbus_wire_request outer = { .command = KDBUS_WIRE_BATCH };
-        struct kdbus_wire_batch b = { .n_free = n, .flags = flags };
-        struct kdbus_wire_request inner = { .command = command,
-                                            .size = sizeof(struct kdbus_cmd_recv) };
-        struct kdbus_cmd_recv cmd = { .size = sizeof(cmd), .flags = recv_flags };
         union {
                 struct cmsghdr cmsg;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
         } control;
         struct iovec iov;
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        size_t pos = sizeof(outer);
+        size_t pos = kbatch_build(buf, flags, command, recv_flags, offsets, n);
 
-        memcpy(buf + pos, &b, sizeof(b));
-        pos += sizeof(b);
-        if (n)
-                memcpy(buf + pos, offsets, n * sizeof(uint64_t));
-        pos += n * sizeof(uint64_t);
-        memcpy(buf + pos, &inner, sizeof(inner));
-        pos += sizeof(inner);
-        memcpy(buf + pos, &cmd, sizeof(cmd));
-        pos += sizeof(cmd);
-        outer.size = pos - sizeof(outer);
-        memcpy(buf, &outer, sizeof(outer));
         iov = (struct iovec){ buf, pos };
         if (n_fds) {
                 memset(&control, 0, sizeof(control));
