@@ -702,6 +702,7 @@ int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, siz
  */
 void native_conn_drain(NativeConn *nc) {
         bool was_empty = list_is_empty(&nc->recv_list);
+        unsigned n_before = nc->n_entries;
         BridgeMsg *m;
 
         if (!nc->conn)
@@ -711,10 +712,17 @@ void native_conn_drain(NativeConn *nc) {
                         break;
                 bridge_conn_queue_pop(nc->conn);
         }
-        if (was_empty && !list_is_empty(&nc->recv_list) && nc->ops && nc->ops->readable)
+        /* (a SYNC_REPLY's answer goes to sync_done, not into the list) */
+        if (((was_empty && !list_is_empty(&nc->recv_list)) ||
+             (nc->readable_each && nc->n_entries > n_before)) && nc->ops && nc->ops->readable)
                 nc->ops->readable(nc, nc->userdata);
 }
 
+/*
+ * The message RECV takes: the first; with KDBUS_RECV_USE_PRIORITY the one of the highest
+ * priority, which in kdbus is the lowest value (the first of equals), if that value is at
+ * most @cmd's priority; NULL otherwise (kdbus: EAGAIN, as for an empty queue).
+ */
 static NativeEntry *recv_pick(NativeConn *nc, const struct kdbus_cmd_recv *cmd) {
         NativeEntry *best = NULL;
         List *pos;
@@ -724,10 +732,10 @@ static NativeEntry *recv_pick(NativeConn *nc, const struct kdbus_cmd_recv *cmd) 
         list_for_each(pos, &nc->recv_list) {
                 NativeEntry *e = container_of(pos, NativeEntry, link);
 
-                if (e->priority >= cmd->priority && (!best || e->priority > best->priority))
+                if (!best || e->priority < best->priority)
                         best = e;
         }
-        return best;
+        return best && best->priority <= cmd->priority ? best : NULL;
 }
 
 static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
@@ -744,6 +752,9 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 return r;
         if (cmd->size != sizeof(*cmd))
                 return -EINVAL;         /* RECV takes no items */
+        /* kdbus refuses DROP by priority (its queue could not do it reliably) */
+        if ((cmd->flags & KDBUS_RECV_DROP) && (cmd->flags & KDBUS_RECV_USE_PRIORITY))
+                return -EINVAL;
 
         native_conn_drain(nc);
         cmd->return_flags = 0;
@@ -758,7 +769,7 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 return -EAGAIN;
         e = recv_pick(nc, cmd);
         if (!e)
-                return -ENOMSG;
+                return -EAGAIN;         /* nothing at or above the threshold */
 
         if (cmd->flags & KDBUS_RECV_DROP) {
                 entry_free(nc, e, true);
@@ -841,7 +852,17 @@ int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
  * Return: true when nothing waits to be received.
  */
 bool native_conn_recv_empty(NativeConn *nc) {
-        return list_is_empty(&nc->recv_list) && (!nc->conn || !bridge_conn_queue_peek(nc->conn));
+        return list_is_empty(&nc->recv_list) && native_conn_queue_empty(nc);
+}
+
+/**
+ * native_conn_queue_empty() - does nothing wait in the core's queue for pool space?
+ * @nc:         the connection
+ *
+ * Return: true when every message for @nc is in its pool (or it has none).
+ */
+bool native_conn_queue_empty(NativeConn *nc) {
+        return !nc->conn || !bridge_conn_queue_peek(nc->conn);
 }
 
 static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size) {

@@ -37,7 +37,8 @@ struct kdbus_cmd_hello;
 struct kdbus_item;
 
 typedef struct NativeConnOps {
-        /* The receive list went from empty to non-empty: wake the peer. */
+        /* The receive list went from empty to non-empty (with @readable_each: a message
+         * was added to it): wake the peer. */
         void (*readable)(NativeConn *nc, void *userdata);
         /* A SEND with SYNC_REPLY finished: @error (0 or -errno) and, on success, where the
          * reply lies in the pool; @fds (owned by the callee now) go with it. */
@@ -167,6 +168,9 @@ struct NativeConn {
         uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
         bool byebye;                    /* BYEBYE done: every command fails ECONNRESET */
         bool freeing;                   /* in native_conn_free(): no more callbacks */
+        bool readable_each;             /* the transport waits for a message of some
+                                         * priority: readable() after every message put
+                                         * into the pool, not only the first */
 
         /* a SEND with SYNC_REPLY waiting for its answer */
         bool sync_pending;
@@ -232,6 +236,8 @@ int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
 /* true when RECV would answer EAGAIN now: nothing in the pool or the core's queue
  * (KDBUS_WIRE_RETURN_RECV_EMPTY). No drain, so safe inside a delivery. */
 bool native_conn_recv_empty(NativeConn *nc);
+/* true when nothing waits in the core's queue (for pool space); the pool may hold some. */
+bool native_conn_queue_empty(NativeConn *nc);
 
 /* End the pending SYNC_REPLY: NativeConnOps.sync_done with these, then the cancel fd is
  * closed. (native-conn.c; used by delivery and reply_lost.) */

@@ -129,7 +129,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
         e->sender_account = BRIDGE_QUOTA_ACCOUNT_BUS;   /* no msg: charged to nobody */
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;
-        if (was_empty && nc->ops && nc->ops->readable)
+        if ((was_empty || nc->readable_each) && nc->ops && nc->ops->readable)
                 nc->ops->readable(nc, nc->userdata);
 }
 

@@ -643,7 +643,8 @@ static int conn_recv(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_
  * @ret_msg:    the message in the pool (not with DROP)
  * @ret_dropped: broadcasts lost since the last RECV (may be NULL)
  *
- * Return: 0, -EAGAIN (nothing waits), or another negative errno.
+ * Return: 0, -EAGAIN (nothing waits, or with USE_PRIORITY nothing at or above @priority:
+ * a value at most @priority), or another negative errno.
  */
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped) {

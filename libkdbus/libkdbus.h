@@ -123,7 +123,9 @@ int kdbus_send_from_dbus1(KdbusSend *s, const void *data, size_t size);
 int kdbus_conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t size,
                     struct kdbus_msg_info *ret_reply);
 
-/* RECV; *ret_msg points into the pool (FREE msg offset when done). */
+/* RECV; *ret_msg points into the pool (FREE msg offset when done). With
+ * KDBUS_RECV_USE_PRIORITY the message of the lowest priority value, if that is <= @priority
+ * (-EAGAIN otherwise, as when nothing waits). */
 int kdbus_conn_recv(KdbusConn *c, uint64_t flags, int64_t priority,
                     const struct kdbus_msg **ret_msg, uint64_t *ret_dropped);
 /* RECV that the bus holds until a message comes (kdbusd's KDBUS_WIRE_BATCH_HOLD_RECV,

@@ -239,6 +239,7 @@ static void native_client_held_disarm(NativeClient *c) {
  * eventfd written, as the hold may have swallowed its wakeup. */
 static void native_client_held_end(NativeClient *c) {
         c->held = false;
+        c->nc->readable_each = false;
         native_client_held_disarm(c);
         list_unlink(&c->held_link);
         (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
@@ -246,9 +247,16 @@ static void native_client_held_end(NativeClient *c) {
                 native_client_wake(c);
 }
 
-/* RECV's answer that a held RECV waits on: EAGAIN, and no dropped count to report. */
-static bool native_client_recv_nothing(int r, const struct kdbus_cmd_recv *cmd) {
-        return r == -EAGAIN && !(cmd->return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
+/*
+ * Is RECV's answer @r (@cmd its struct) one a held RECV waits on? EAGAIN: nothing to
+ * receive, or with KDBUS_RECV_USE_PRIORITY nothing at or above its threshold (then held
+ * until a message RECV takes comes; those below it stay). Not when there is a dropped
+ * count to report, nor while a message waits in the core's queue for pool space (it needs
+ * the peer's FREE: the peer hears EAGAIN now).
+ */
+static bool native_client_recv_waits(NativeClient *c, int r, const struct kdbus_cmd_recv *cmd) {
+        return r == -EAGAIN && !(cmd->return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS) &&
+               native_conn_queue_empty(c->nc);
 }
 
 static void native_client_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
@@ -317,8 +325,7 @@ static int native_client_held_answer(NativeClient *c, bool end, int error) {
         else {
                 r = native_conn_command(c->nc, KDBUS_CMD_RECV, &cmd, sizeof(cmd), NULL, 0,
                                         &reply_size, &fds, &n_fds);
-                if (!end && native_client_recv_nothing(r, &cmd) &&
-                    native_conn_recv_empty(c->nc))
+                if (!end && native_client_recv_waits(c, r, &cmd))
                         return 0;
         }
         native_client_held_end(c);
@@ -638,9 +645,10 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
 }
 
 /*
- * The RECV of a KDBUS_WIRE_BATCH_HOLD_RECV batch (its cancel fd armed): run now; held if
- * nothing at all waits (EAGAIN, no dropped count, nothing in the core's queue either: a
- * message that waits there for pool space needs the peer's FREE, so it hears EAGAIN now).
+ * The RECV of a KDBUS_WIRE_BATCH_HOLD_RECV batch (its cancel fd armed): run now; held
+ * while it has nothing to take (native_client_recv_waits(): EAGAIN, also with messages
+ * below a USE_PRIORITY threshold; a message waiting in the core's queue for pool space
+ * needs the peer's FREE, so it hears EAGAIN now).
  * Return: 0, or -errno: close the client.
  */
 static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
@@ -655,7 +663,7 @@ static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
                                 &n_fds);
         /* EAGAIN: RECV's own checks passed, its struct is whole */
         if (size >= sizeof(struct kdbus_cmd_recv) &&
-            native_client_recv_nothing(r, (const void *)cmd) && native_conn_recv_empty(c->nc)) {
+            native_client_recv_waits(c, r, (const void *)cmd)) {
                 const struct kdbus_cmd_recv *rc = (const void *)cmd;
 
                 c->held_flags = rc->flags;
@@ -663,6 +671,8 @@ static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
                 c->held_n_freed = n_freed;
                 c->held_then = then;
                 c->held = true;
+                /* by priority: every new message may be the one it waits for */
+                c->nc->readable_each = rc->flags & KDBUS_RECV_USE_PRIORITY;
                 return 0;
         }
         native_client_held_disarm(c);

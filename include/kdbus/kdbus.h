@@ -258,7 +258,7 @@ enum kdbus_payload_type {
 struct kdbus_msg {
         uint64_t size;
         uint64_t flags;                 /* KDBUS_MSG_* */
-        int64_t priority;               /* higher is received first with USE_PRIORITY */
+        int64_t priority;               /* USE_PRIORITY: lower values are received first */
         uint64_t dst_id;                /* id, KDBUS_DST_ID_NAME or KDBUS_DST_ID_BROADCAST */
         uint64_t src_id;                /* filled in by the bus */
         uint64_t payload_type;          /* enum kdbus_payload_type */
@@ -305,7 +305,9 @@ struct kdbus_cmd_recv {
         uint64_t size;
         uint64_t flags;                 /* KDBUS_RECV_* */
         uint64_t return_flags;
-        int64_t priority;               /* USE_PRIORITY: lowest priority to take */
+        int64_t priority;               /* USE_PRIORITY: take the message of the lowest
+                                         * value if it is at most this (else EAGAIN);
+                                         * not with DROP (EINVAL) */
         uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
         struct kdbus_msg_info msg;
         struct kdbus_item items[];
@@ -486,7 +488,9 @@ struct kdbus_wire_reply {
  * as it needs the peer's FREE), the bus holds its reply until a message is queued for the
  * connection (any: a call, a reply, a broadcast, a notification, a message an activator's
  * name brought), and then answers it as RECV would then; the batch reply's RECV_EMPTY says
- * whether more wait. While a RECV is held, an arriving message answers it instead of
+ * whether more wait. A RECV with KDBUS_RECV_USE_PRIORITY is held the same way when only
+ * messages below its threshold wait (RECV's EAGAIN): until one at or above it is queued;
+ * those below stay for a later RECV. While a RECV is held, an arriving message answers it instead of
  * writing the wakeup eventfd; when the hold ends and messages are still waiting, the
  * eventfd is written, so a poller on it loses no wakeup. The hold ends with: a message
  * (the RECV's answer); the cancel fd (ECANCELED, nothing received); any datagram the peer

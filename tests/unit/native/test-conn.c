@@ -255,20 +255,25 @@ static void test_message_prio_peek_drop(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_free_offset(&n->b, rc.msg.offset), ==, -ENXIO);
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_PEEK, 0, &km, &rc2), ==, 0);
         g_assert_cmpuint(rc2.msg.offset, ==, rc.msg.offset);
-        /* priorities: highest first, equal ones in order, none above the threshold */
-        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, 11, NULL, NULL), ==, -ENOMSG);
+        /* priorities as kdbus: the lowest value first, equal ones in order, EAGAIN when
+         * the best waiting is above the threshold; DROP by priority EINVAL */
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, -4, NULL, NULL), ==, -EAGAIN);
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, 4, &km, &rc), ==, 0);
-        g_assert_cmpuint(km->cookie, ==, 104);
+        g_assert_cmpuint(km->cookie, ==, 102);
+        g_assert_cmpint(km->priority, ==, -3);
         g_assert_cmpint(peer_free_offset(&n->b, rc.msg.offset), ==, 0);
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, 4, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 100);
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, 4, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY, INT64_MAX,
+                                  NULL, NULL), ==, -EINVAL);
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, INT64_MAX, &km, NULL), ==, 0);
         g_assert_cmpuint(km->cookie, ==, 101);
-        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_USE_PRIORITY, INT64_MIN, &km, NULL), ==, 0);
-        g_assert_cmpuint(km->cookie, ==, 103);
         /* DROP discards the next one; plain RECV is FIFO */
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP, 0, NULL, &rc), ==, 0);
         g_assert_cmpuint(rc.msg.offset, ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
-        g_assert_cmpuint(km->cookie, ==, 102);
+        g_assert_cmpuint(km->cookie, ==, 104);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
         g_assert_cmpint(peer_recv(&n->b, 1u << 7, 0, NULL, NULL), ==, -EINVAL);
 }

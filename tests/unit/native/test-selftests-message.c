@@ -122,10 +122,18 @@ static void test_message_basic(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(c);
 }
 
-/* message-prio: RECV by priority (highest first, FIFO among equals), a threshold (ENOMSG
- * when nothing is at or above it), PEEK and DROP */
+/* message-prio: RECV with USE_PRIORITY takes the message of the highest priority, which in
+ * kdbus is the lowest value (FIFO among equals), if it is at or above the threshold
+ * (value <= it), else EAGAIN; PEEK by priority; DROP by priority EINVAL; plain RECV stays
+ * FIFO */
 static void test_message_prio(KBus *b, gconstpointer ctx) {
-        static const int64_t prio[] = { 0, 25, -600, 25, 7, -35 };
+        static const int64_t prio[] = { 25, -600, 10, -35, -100, 20, -15, -800, -150, 10, -800,
+                                        -10 };
+        /* (threshold, cookie taken: 0 for EAGAIN); cookie = 10 + index in prio[] */
+        static const struct { int64_t threshold; uint64_t cookie; } steps[] = {
+                { -200, 17 }, { -100, 20 }, { -400, 11 }, { -400, 0 }, { 10, 18 }, { 10, 14 },
+        };
+        static const uint64_t rest[] = { 13, 16, 21, 12, 19, 15 };
         KdbusConn *a = kpeer(b, 0), *c = kpeer(b, 0);
         g_autofree char *dest = g_strdup(kunique(c->id));
         const struct kdbus_msg *m;
@@ -139,29 +147,36 @@ static void test_message_prio(KBus *b, gconstpointer ctx) {
                 g_assert_cmpint(ksend_dbus1(a, c->id, NULL, 0, prio[i], data, size, NULL), ==, 0);
                 free(data);
         }
-        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, 26, &m, NULL), ==, -ENOMSG);
-        /* PEEK shows the best one and leaves it */
-        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY | KDBUS_RECV_PEEK, 25, &m,
-                                        NULL), ==, 0);
-        g_assert_cmpuint(m->cookie, ==, 11);
-        g_assert_cmpint(m->priority, ==, 25);
-        {
-                static const uint64_t order[] = { 11, 13, 14, 10 };
+        for (i = 0; i < G_N_ELEMENTS(steps); ++i) {
+                int r = kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, steps[i].threshold, &m, NULL);
 
-                for (i = 0; i < G_N_ELEMENTS(order); ++i) {
-                        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, -35, &m,
-                                                        NULL), ==, 0);
-                        g_assert_cmpuint(m->cookie, ==, order[i]);
-                        kfree_msg(c, m);
+                if (!steps[i].cookie) {
+                        g_assert_cmpint(r, ==, -EAGAIN);
+                        continue;
                 }
+                g_assert_cmpint(r, ==, 0);
+                g_assert_cmpuint(m->cookie, ==, steps[i].cookie);
+                g_assert_cmpint(m->priority, ==, prio[steps[i].cookie - 10]);
+                kfree_msg(c, m);
         }
-        /* -35 stays; -600 is below the threshold */
-        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, -34, &m, NULL), ==, -ENOMSG);
-        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_DROP, 0, NULL, NULL), ==, 0); /* FIFO: 12 */
-        g_assert_cmpint(kdbus_conn_recv(c, 0, 0, &m, NULL), ==, 0);
-        g_assert_cmpuint(m->cookie, ==, 15);
+        /* PEEK shows the best one and leaves it */
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY | KDBUS_RECV_PEEK, 0, &m,
+                                        NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 13);
         g_assert_cmpint(m->priority, ==, -35);
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY | KDBUS_RECV_DROP, 0, NULL,
+                                        NULL), ==, -EINVAL);
+        /* plain RECV: the oldest, whatever its priority */
+        g_assert_cmpint(kdbus_conn_recv(c, 0, 0, &m, NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 10);
+        g_assert_cmpint(m->priority, ==, 25);
         kfree_msg(c, m);
+        for (i = 0; i < G_N_ELEMENTS(rest); ++i) {
+                g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_USE_PRIORITY, INT64_MAX, &m, NULL),
+                                ==, 0);
+                g_assert_cmpuint(m->cookie, ==, rest[i]);
+                kfree_msg(c, m);
+        }
         kassert_empty(c);
         kdbus_conn_close(a);
         kdbus_conn_close(c);

@@ -526,6 +526,63 @@ static void test_send_then_recv(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(s);
 }
 
+/* A call from @from to @to with kdbus priority @prio, cookie @serial. */
+static void post_prio(KdbusConn *from, KdbusConn *to, uint32_t serial, int64_t prio) {
+        size_t size;
+        uint8_t *data = kbuild(WIRE_MSG_METHOD_CALL, serial, 0, kunique(to->id), "Post", NULL,
+                               &size);
+
+        data[2] |= WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(ksend_dbus1(from, to->id, NULL, 0, prio, data, size, NULL), ==, 0);
+        free(data);
+}
+
+/* A held RECV with USE_PRIORITY (threshold 0) waits while only messages below its threshold
+ * (values over 0) come, and takes the first at or above it; the others stay, FIFO for a
+ * plain RECV, and the eventfd is written for them when the hold ends. */
+static void test_priority(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH), *s = kpeer(b, 0);
+        struct kdbus_wire_batch_reply pre;
+        struct kdbus_cmd_recv rcv;
+        const struct kdbus_msg *m;
+
+        post_prio(s, a, 61, 5);
+        (void) kdbus_conn_wait(a, 1000);        /* read the eventfd */
+        send_batch(a, KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, KDBUS_RECV_USE_PRIORITY, NULL,
+                   0, NULL, 0);
+        g_assert_false(readable(a->fd, 200));
+        post_prio(s, a, 62, 3);
+        g_assert_false(readable(a->fd, 200));
+        g_assert_false(readable(a->wake_fd, 0));
+        post_prio(s, a, 63, -1);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 0);
+        m = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(m->cookie, ==, 63);
+        g_assert_cmpint(m->priority, ==, -1);
+        kfree_msg(a, m);
+        g_assert_true(readable(a->wake_fd, 0));
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, &m, NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 61);
+        kfree_msg(a, m);
+        /* with only one below the threshold: held until the cancel-free end, here a message
+         * at the threshold itself */
+        send_batch(a, KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, KDBUS_RECV_USE_PRIORITY, NULL,
+                   0, NULL, 0);
+        g_assert_false(readable(a->fd, 200));
+        post_prio(s, a, 64, 0);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        m = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(m->cookie, ==, 64);
+        kfree_msg(a, m);
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, &m, NULL), ==, 0);
+        g_assert_cmpuint(m->cookie, ==, 62);
+        kfree_msg(a, m);
+        kassert_empty(a);
+        kdbus_conn_close(a);
+        kdbus_conn_close(s);
+}
+
 /* A legacy client's call answers a native peer's held RECV (answered from server_flush(),
  * in the loop turn of the legacy client's read). */
 static void test_legacy_sender(KBus *b, gconstpointer ctx) {
@@ -631,6 +688,7 @@ int main(int argc, char **argv) {
         ADD("reply-timer", test_reply_timer);
         ADD("send-then-recv", test_send_then_recv);
         ADD("legacy-sender", test_legacy_sender);
+        ADD("priority", test_priority);
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
         return g_test_run();
