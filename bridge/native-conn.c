@@ -98,7 +98,7 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
                 bridge_quota_discharge(&nc->pool_quota, e->sender_account, e->slice->size,
                                        e->msg->n_fds);
         if (release_slice)
-                bridge_pool_release(nc->pool, e->slice);
+                bridge_pool_unqueue(nc->pool, e->slice);        /* kept if PEEKed */
         else
                 bridge_pool_publish(nc->pool, e->slice);
         bridge_msg_unref(e->msg);
@@ -596,7 +596,8 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
 
                 bridge_pool_publish(nc->pool, slice);
                 r = msg_dup_fds(m, &fds, &n_fds);
-                native_conn_sync_finish(nc, r, slice->offset, msg_size, fds, n_fds);
+                /* msg_size: the slice's, as kdbus_pool_slice_publish() reports it */
+                native_conn_sync_finish(nc, r, slice->offset, slice->size, fds, n_fds);
                 return 0;
         }
 
@@ -608,7 +609,6 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 return error_origin(-ENOMEM);
         }
         e->slice = slice;
-        e->msg_size = msg_size;
         e->priority = m->priority;
         e->sender_account = m->quota_account;
         e->msg = bridge_msg_ref(m);
@@ -764,7 +764,9 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 cmd->return_flags |= KDBUS_RECV_RETURN_DROPPED_MSGS;
                 nc->dropped_msgs = 0;
         }
+        /* nothing handed out: kdbus_pool_publish_empty()'s offset, the pool's size */
         memset(&cmd->msg, 0, sizeof(cmd->msg));
+        cmd->msg.offset = bridge_pool_no_slice(nc->pool);
         if (list_is_empty(&nc->recv_list))
                 return -EAGAIN;
         e = recv_pick(nc, cmd);
@@ -785,8 +787,10 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 cmd->return_flags |= KDBUS_RECV_RETURN_INCOMPLETE_FDS;
         }
         cmd->msg.offset = e->slice->offset;
-        cmd->msg.msg_size = e->msg_size;
-        if (!(cmd->flags & KDBUS_RECV_PEEK)) {
+        cmd->msg.msg_size = e->slice->size;     /* the slice's, as kdbus */
+        if (cmd->flags & KDBUS_RECV_PEEK)
+                bridge_pool_peek(nc->pool, e->slice);
+        else {
                 entry_free(nc, e, false);
                 native_conn_drain(nc);
         }

@@ -74,7 +74,6 @@ typedef struct NativeMatch {
 typedef struct NativeEntry {
         List link;                      /* NativeConn.recv_list, delivery order */
         struct BridgePoolSlice *slice;
-        uint64_t msg_size;              /* the kdbus_msg's size (items; payload behind) */
         int64_t priority;
         uint64_t sender_account;        /* quota account (bridge/quota.h): the sender's
                                          * uid, or for a sender on a custom endpoint 1 << 32 |

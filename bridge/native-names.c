@@ -6,9 +6,11 @@
  *
  * kdbus's name flags differ from dbus1's (REPLACE_EXISTING=1, ALLOW_REPLACEMENT=2, QUEUE=4
  * against dbus1's ALLOW_REPLACEMENT=1, REPLACE_EXISTING=2, DO_NOT_QUEUE=4); they are
- * translated here. Acquiring a name one already owns succeeds with
- * KDBUS_NAME_ACQUIRED|KDBUS_NAME_PRIMARY in return_flags (as kdbus's final code does);
- * a fresh primary owner gets KDBUS_NAME_PRIMARY, a queued one KDBUS_NAME_IN_QUEUE.
+ * translated here. return_flags as kdbus's final names.c (kdbus_name_update()): the
+ * request's saved flags (ALLOW_REPLACEMENT, QUEUE) with PRIMARY or IN_QUEUE, and ACQUIRED
+ * when the name was acquired or the caller queued by this very request; acquiring a name
+ * one is already primary owner of fails EALREADY (return_flags: saved flags | PRIMARY),
+ * re-queueing while queued is 0 with IN_QUEUE and no ACQUIRED.
  *
  * LIST and CONN_INFO write kdbus_info records into a pool slice the peer must FREE.
  */
@@ -26,8 +28,10 @@
 #include "util/error.h"
 #include "wire/names.h"
 
-/* The NAME item of a kdbus_cmd (exactly one, valid well-known name). Return: 0 or -errno. */
-static int cmd_name(struct kdbus_cmd *cmd, size_t size, const char **ret) {
+/* The NAME item of a kdbus_cmd: exactly one string; with @well_known a valid well-known
+ * name (NAME_ACQUIRE; kdbus's NAME_RELEASE only looks the string up: ESRCH for any other).
+ * Return: 0 or -errno. */
+static int cmd_name(struct kdbus_cmd *cmd, size_t size, bool well_known, const char **ret) {
         const struct kdbus_item *item;
         const char *name = NULL;
         int r;
@@ -47,7 +51,7 @@ static int cmd_name(struct kdbus_cmd *cmd, size_t size, const char **ret) {
                         return -EINVAL;
                 name = item->str;
         }
-        if (!name || !wire_well_known_name_is_valid(name, strlen(name)))
+        if (!name || (well_known && !wire_well_known_name_is_valid(name, strlen(name))))
                 return -EINVAL;
         *ret = name;
         return 0;
@@ -59,20 +63,21 @@ static int cmd_name(struct kdbus_cmd *cmd, size_t size, const char **ret) {
  * @buf:        kdbus_cmd with one NAME item; return_flags written
  * @size:       bytes at @buf
  *
- * Return: 0 (return_flags say primary, already owner, or queued), or -EINVAL, -EPERM
- * (org.freedesktop.DBus is the bus's), -EEXIST, -E2BIG (too many names), -ECONNRESET,
- * -ENOMEM.
+ * Return: 0 (return_flags say primary or queued, and whether just now), or -EALREADY
+ * (already the primary owner), -EINVAL, -EPERM (org.freedesktop.DBus is the bus's, or the
+ * policy denies it), -EEXIST, -E2BIG (too many names), -ECONNRESET, -ENOMEM.
  */
 int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd *cmd = buf;
-        unsigned flags = 0;
+        uint64_t saved = cmd->flags & (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE);
+        unsigned flags = 0, n_names;
         const char *name;
         int r;
 
         if (cmd->flags & ~(uint64_t)(KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT |
                                      KDBUS_NAME_QUEUE))
                 return -EINVAL;
-        r = cmd_name(cmd, size, &name);
+        r = cmd_name(cmd, size, true, &name);
         if (r)
                 return r;
         if (!strcmp(name, "org.freedesktop.DBus"))
@@ -85,18 +90,22 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
                 flags |= BRIDGE_NAME_DO_NOT_QUEUE;
 
         cmd->return_flags = 0;
+        n_names = nc->conn->n_names;    /* grows when this request queues it anew */
         r = bridge_name_acquire(nc->conn, name, flags);
         switch (r) {
         case 0:
-                cmd->return_flags = KDBUS_NAME_PRIMARY;
+                cmd->return_flags = saved | KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED;
                 return 0;
         case NAME_E_ALREADY_OWNER:
-                cmd->return_flags = KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED;
-                return 0;
+                cmd->return_flags = saved | KDBUS_NAME_PRIMARY;
+                return -EALREADY;
         case NAME_E_IN_QUEUE:
-                cmd->return_flags = KDBUS_NAME_IN_QUEUE;
+                cmd->return_flags = saved | KDBUS_NAME_IN_QUEUE;
+                if (nc->conn->n_names > n_names)
+                        cmd->return_flags |= KDBUS_NAME_ACQUIRED;
                 return 0;
         case NAME_E_EXISTS:
+                cmd->return_flags = saved;
                 return -EEXIST;
         case NAME_E_QUOTA:
                 return -E2BIG;
@@ -113,8 +122,8 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
  * @buf:        kdbus_cmd with one NAME item
  * @size:       bytes at @buf
  *
- * Return: 0, or -EINVAL, -ESRCH (nobody owns it), -EADDRINUSE (owned by another, and the
- * caller is not queued for it).
+ * Return: 0, or -EINVAL, -ESRCH (nobody owns it, or not a well-known name at all, as
+ * kdbus), -EADDRINUSE (owned by another, and the caller is not queued for it).
  */
 int native_conn_name_release(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd *cmd = buf;
@@ -123,7 +132,7 @@ int native_conn_name_release(NativeConn *nc, void *buf, size_t size) {
 
         if (cmd->flags)
                 return -EINVAL;
-        r = cmd_name(cmd, size, &name);
+        r = cmd_name(cmd, size, false, &name);
         if (r)
                 return r;
         cmd->return_flags = 0;
@@ -275,11 +284,57 @@ static uint8_t *write_info(uint8_t *p, const BridgeConn *viewer, const BridgeCon
         return at;
 }
 
-/* kdbus leaves monitors out of LIST (legacy BecomeMonitor ones too: they are invisible),
- * and activators unless ACTIVATORS is asked for. */
-static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
+/* One LIST record at @p (NULL: none, only its size): @conn's id and hello flags, and an
+ * OWNED_NAME item for @name (NULL: a bare id). Return: its size. */
+static size_t list_record(uint8_t *p, const BridgeConn *conn, const char *name,
+                          uint64_t name_flags) {
+        size_t sz = sizeof(struct kdbus_info) + (name ? name_item_size(name) : 0);
+        struct kdbus_info *info = (void *)p;
+
+        if (!p)
+                return sz;
+        info->size = sz;
+        info->id = conn->id;
+        info->flags = conn_hello_flags(conn);
+        if (name)
+                (void) write_name_item((uint8_t *)info->items, name, name_flags);
+        return sz;
+}
+
+/*
+ * @conn's LIST records for @viewer at @p (NULL: only their size), as kdbus's final
+ * kdbus_list_all(): one record per listed name (its activator name with ACTIVATORS, names
+ * it is primary owner of with NAMES, those it waits for with QUEUED; names the viewer's
+ * endpoint hides are left out), and a bare id record with UNIQUE when none was listed.
+ * Return: their size.
+ */
+static size_t list_conn(uint8_t *p, const BridgeConn *viewer, const BridgeConn *conn,
+                        uint64_t list_flags) {
+        const char *activator = bridge_conn_activator_name(conn);
+        size_t sz = 0;
+        List *pos;
+
+        if (activator && (list_flags & KDBUS_LIST_ACTIVATORS) &&
+            bridge_conn_can_see_name(viewer, activator))
+                sz += list_record(p ? p + sz : NULL, conn, activator,
+                                  native_activator_name_flags(conn->bus, activator));
+        list_for_each(pos, &conn->owned) {
+                const BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+
+                if (owner_listed(viewer, o, list_flags))
+                        sz += list_record(p ? p + sz : NULL, conn, o->name->name,
+                                          owner_kdbus_flags(o));
+        }
+        if (!sz && (list_flags & KDBUS_LIST_UNIQUE))
+                sz = list_record(p, conn, NULL, 0);
+        return sz;
+}
+
+/* kdbus leaves monitors out of LIST (legacy BecomeMonitor ones too: they are invisible);
+ * activators are listed (their name only with ACTIVATORS). */
+static bool list_conn_listed(const BridgeConn *c) {
         if (bridge_conn_is_activator(c))
-                return c->active && (list_flags & KDBUS_LIST_ACTIVATORS);
+                return c->active;
         return bridge_conn_is_active(c) && !bridge_conn_is_monitor(c);
 }
 
@@ -289,18 +344,17 @@ static bool list_conn_listed(const BridgeConn *c, uint64_t list_flags) {
  * @buf:        kdbus_cmd_list; offset and list_size written
  * @size:       bytes at @buf
  *
- * As kdbus's kdbus_list_all(): UNIQUE lists every connection, NAMES the names it is the
- * primary owner of, QUEUED those it waits for, ACTIVATORS the activators with their name;
- * each an OWNED_NAME item with the owner's name flags (native_name_flags(),
- * native_activator_name_flags()); without UNIQUE a connection is listed only if one of its
- * names is. Monitors are never listed.
+ * As kdbus's final kdbus_list_all() (list_conn()): a record per listed name, each with one
+ * OWNED_NAME item carrying the owner's name flags (native_name_flags(),
+ * native_activator_name_flags()), so a connection with several names appears in several
+ * records; with UNIQUE a bare record for a connection none of whose names was listed.
+ * Monitors are never listed. Nothing to list: offset is the pool's size and list_size 0,
+ * no slice (kdbus_pool_publish_empty()).
  *
  * Return: 0, or -EINVAL, -ENOBUFS (the pool has no room), -ENOMEM.
  */
 int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_list *cmd = buf;
-        bool with_names = cmd->flags & (KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS |
-                                        KDBUS_LIST_QUEUED);
         BridgePoolSlice *slice;
         size_t total = 0;
         uint8_t *p;
@@ -312,13 +366,19 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         if (cmd->flags & ~(uint64_t)(KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
                                      KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED))
                 return -EINVAL;
+        cmd->return_flags = 0;
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (list_conn_listed(c, cmd->flags) && bridge_conn_can_see_conn(nc->conn, c))
-                        total += info_size(nc->conn, c, cmd->flags, with_names);
+                if (list_conn_listed(c) && bridge_conn_can_see_conn(nc->conn, c))
+                        total += list_conn(NULL, nc->conn, c, cmd->flags);
         }
-        r = bridge_pool_alloc(nc->pool, total ? total : 8, false, &slice);
+        if (!total) {
+                cmd->offset = bridge_pool_no_slice(nc->pool);
+                cmd->list_size = 0;
+                return 0;
+        }
+        r = bridge_pool_alloc(nc->pool, total, false, &slice);
         if (r == POOL_E_NO_SPACE)
                 return -ENOBUFS;
         if (r)
@@ -328,11 +388,9 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
 
-                if (list_conn_listed(c, cmd->flags) && bridge_conn_can_see_conn(nc->conn, c) &&
-                    info_size(nc->conn, c, cmd->flags, with_names))
-                        p = write_info(p, nc->conn, c, cmd->flags, with_names);
+                if (list_conn_listed(c) && bridge_conn_can_see_conn(nc->conn, c))
+                        p += list_conn(p, nc->conn, c, cmd->flags);
         }
-        cmd->return_flags = 0;
         cmd->offset = slice->offset;
         cmd->list_size = total;
         return 0;

@@ -125,7 +125,6 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
                                  nc->conn->bus, NULL, NULL, nc);
 
         e->slice = slice;
-        e->msg_size = size;
         e->sender_account = BRIDGE_QUOTA_ACCOUNT_BUS;   /* no msg: charged to nobody */
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;

@@ -114,6 +114,7 @@ found:
         slice->offset = start;
         slice->size = size;
         slice->queued = queued;
+        slice->peer = !queued;
         list_append(before, &slice->link);      /* appending to a node inserts before it */
         pool->used += size;
         if (queued)
@@ -153,6 +154,37 @@ void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice) {
                 pool->queued -= slice->size;
                 slice->queued = false;
         }
+        slice->peer = true;
+}
+
+/**
+ * bridge_pool_peek() - the peer was shown a queued slice (RECV with PEEK)
+ * @pool:       the pool
+ * @slice:      one of its queued slices
+ *
+ * It stays queued; the peer may FREE it (its hold only) and it outlives the message's
+ * DROP until then, as kdbus's ref_user does.
+ */
+void bridge_pool_peek(BridgePool *pool, BridgePoolSlice *slice) {
+        slice->peer = true;
+}
+
+/**
+ * bridge_pool_unqueue() - the queue lets go of a slice it did not hand over
+ * @pool:       the pool
+ * @slice:      one of its queued slices
+ *
+ * Released, unless the peer PEEKed it: then it is the peer's until FREE.
+ */
+void bridge_pool_unqueue(BridgePool *pool, BridgePoolSlice *slice) {
+        if (!slice->peer) {
+                bridge_pool_release(pool, slice);
+                return;
+        }
+        if (slice->queued) {
+                pool->queued -= slice->size;
+                slice->queued = false;
+        }
 }
 
 /**
@@ -161,7 +193,8 @@ void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice) {
  * @slice:      one of its slices (freed)
  */
 void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
-        bridge_pool_publish(pool, slice);
+        if (slice->queued)
+                pool->queued -= slice->size;
         pool->used -= slice->size;
         list_unlink(&slice->link);
         free(slice);
@@ -172,16 +205,23 @@ void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
  * @pool:       the pool
  * @offset:     the offset RECV, LIST or CONN_INFO returned
  *
- * A slice that still holds a queued message is not the peer's to free.
+ * Ends the peer's hold: the slice goes unless the queue still holds it (a PEEKed message
+ * not received yet). The pool's size is the "no slice" offset of commands that handed out
+ * nothing (EAGAIN, DROP, an empty LIST): FREE of it succeeds, as in kdbus.
  *
- * Return: 0 or POOL_E_NO_SLICE.
+ * Return: 0 or POOL_E_NO_SLICE (no slice there that the peer holds).
  */
 int bridge_pool_free_offset(BridgePool *pool, uint64_t offset) {
-        BridgePoolSlice *s = bridge_pool_find(pool, offset);
+        BridgePoolSlice *s;
 
-        if (!s || s->queued)
+        if (offset == bridge_pool_no_slice(pool))
+                return 0;
+        s = bridge_pool_find(pool, offset);
+        if (!s || !s->peer)
                 return POOL_E_NO_SLICE;
-        bridge_pool_release(pool, s);
+        s->peer = false;
+        if (!s->queued)
+                bridge_pool_release(pool, s);
         return 0;
 }
 

@@ -7,9 +7,12 @@
  * create another one, write(2) to it, or resize it, so the peer reads its messages in place
  * and cannot corrupt what the bus wrote.
  *
- * The pool is cut into slices (offset, size; 8-aligned). A slice is either @queued (it holds
- * a message not yet received: counted against the kdbus quota) or handed to the peer (it
- * stays until the peer FREEs it). Allocation is first fit over a list sorted by offset.
+ * The pool is cut into slices (offset, size; 8-aligned). A slice is held by the receive
+ * queue (@queued: a message not yet received, counted against the kdbus quota), by the
+ * peer (@peer: handed out by RECV, PEEK, LIST, CONN_INFO; kdbus's ref_user), or both (a
+ * PEEKed message); it goes when neither holds it any more, so a PEEKed slice stays valid
+ * until the peer FREEs it even when the message is dropped meanwhile, as in kdbus.
+ * Allocation is first fit over a list sorted by offset.
  *
  * Quota (kdbus's rule): the queued slices may use at most half of the pool, and one sending
  * user may hold at most a third of what of that half is still free plus what it holds
@@ -37,6 +40,7 @@ typedef struct BridgePoolSlice {
         size_t offset;
         size_t size;
         bool queued;                    /* holds a message not yet received */
+        bool peer;                      /* handed to the peer: it stays until FREE */
 } BridgePoolSlice;
 
 typedef struct BridgePool {
@@ -53,16 +57,28 @@ int bridge_pool_new(size_t size, BridgePool **ret);
 BridgePool *bridge_pool_free(BridgePool *pool);
 DEFINE_CLEANUP(BridgePool *, bridge_pool_free);
 
-/* A slice of @size bytes (rounded up to 8). Return: 0, -ENOMEM, POOL_E_NO_SPACE. */
+/* A slice of @size bytes (rounded up to 8), held by the queue (@queued) or else by the
+ * peer. Return: 0, -ENOMEM, POOL_E_NO_SPACE. */
 int bridge_pool_alloc(BridgePool *pool, size_t size, bool queued, BridgePoolSlice **ret);
 /* Find the slice that starts at @offset, or NULL. */
 BridgePoolSlice *bridge_pool_find(BridgePool *pool, uint64_t offset);
-/* Mark a queued slice as handed to the peer (RECV). */
+/* RECV: the queue hands a slice to the peer. */
 void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice);
-/* Release a slice. */
+/* PEEK: the peer holds the slice too; it stays queued. */
+void bridge_pool_peek(BridgePool *pool, BridgePoolSlice *slice);
+/* The queue lets go of a slice it did not hand over (DROP, a message moved or dropped):
+ * released unless the peer holds it (PEEK), then it waits for FREE. */
+void bridge_pool_unqueue(BridgePool *pool, BridgePoolSlice *slice);
+/* Release a slice, whoever holds it. */
 void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice);
-/* The peer's FREE: Return: 0 or POOL_E_NO_SLICE (no slice there, or one still queued). */
+/* The peer's FREE. Return: 0 (also for the pool's size: the "no slice" offset of kdbus's
+ * kdbus_pool_publish_empty()) or POOL_E_NO_SLICE (no slice there the peer holds). */
 int bridge_pool_free_offset(BridgePool *pool, uint64_t offset);
+
+/* The offset kdbus reports when a command hands out nothing: the pool's size. */
+static inline uint64_t bridge_pool_no_slice(const BridgePool *pool) {
+        return pool->size;
+}
 
 static inline void *bridge_pool_ptr(const BridgePool *pool, const BridgePoolSlice *slice) {
         return pool->map + slice->offset;

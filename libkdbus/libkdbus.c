@@ -628,6 +628,10 @@ static int conn_recv(KdbusConn *c, uint64_t flags, int64_t priority, int cancel_
                 *ret_dropped = cmd.dropped_msgs;
         if (r)
                 return r;
+        if (ret_msg)
+                *ret_msg = NULL;
+        if (flags & KDBUS_RECV_DROP)
+                return 0;       /* nothing handed out: the offset is the pool's size */
         if (cmd.msg.offset >= c->pool_size)
                 return -EBADMSG;
         if (ret_msg)

@@ -173,7 +173,7 @@ def sc_native_service_legacy_tools(bus):
     """A native service answers dbus-send, gdbus and busctl; the caller is the legacy
     client (its unique name as SENDER)."""
     svc = native(bus)
-    svc.expect('acquire org.example.Native', 'ok 20')
+    svc.expect('acquire org.example.Native', 'ok 60')
     svc.expect('echo on', 'ok')
     rc, out, err = run(['dbus-send', '--bus=' + bus.address, '--print-reply',
                         '--dest=org.example.Native', '/org/example', 'org.example.Test.Echo',
@@ -325,7 +325,7 @@ def sc_one_name_registry(bus):
     n = native(bus)
     lp = legacy(bus)
     # native acquires
-    n.expect('acquire org.example.FromNative', 'ok 20')
+    n.expect('acquire org.example.FromNative', 'ok 60')
     lw.wait_event('org.example.FromNative||' + n.unique)
     lw.expect('listnames', 'names org.example.FromNative')
     watch.wait_event('notify NAME_ADD org.example.FromNative 0 %d' % n.id)
@@ -335,7 +335,7 @@ def sc_one_name_registry(bus):
     lw.expect('listnames', 'names org.example.FromLegacy org.example.FromNative')
     # a queue across both: legacy owner, native waiter, handover
     lp.expect('request org.example.Shared', 'ok 1')
-    n.expect('acquire org.example.Shared queue', 'ok 8')
+    n.expect('acquire org.example.Shared queue', 'ok 4c')
     lp.expect('release org.example.Shared', 'ok 1')
     watch.wait_event('notify NAME_CHANGE org.example.Shared %d %d' % (lp.id, n.id))
     lw.wait_event('org.example.Shared|%s|%s' % (lp.unique, n.unique))
@@ -415,7 +415,7 @@ def sc_activator_legacy_view(bus):
         time.sleep(0.02)
     svc = native(bus)
     svc.expect('echo on', 'ok')
-    svc.expect('acquire org.example.Activated', 'ok 20')
+    svc.expect('acquire org.example.Activated', 'ok 60')
     out, err = call.communicate(timeout=20)
     check(call.returncode == 0 and b'string "native:from-dbus-send"' in out,
           'dbus-send: %s %s' % (out, err))
@@ -444,7 +444,7 @@ def sc_xml_policy_native_senders(bus):
     the legacy one AccessDenied; a <deny own> refuses NAME_ACQUIRE with EPERM; root's
     peers are not concerned."""
     svc = native(bus)
-    svc.expect('acquire org.example.Guarded', 'ok 20')
+    svc.expect('acquire org.example.Guarded', 'ok 60')
     svc.expect('echo on', 'ok')
     n_nobody = native(bus, uid=NOBODY)
     l_nobody = legacy(bus, uid=NOBODY)
@@ -457,7 +457,7 @@ def sc_xml_policy_native_senders(bus):
     n_nobody.expect('acquire org.example.Forbidden', 'err EPERM')
     got = l_nobody.cmd('request org.example.Forbidden')
     check(got == 'error org.freedesktop.DBus.Error.AccessDenied', got)
-    n_root.expect('acquire org.example.Forbidden', 'ok 20')
+    n_root.expect('acquire org.example.Forbidden', 'ok 60')
     # nobody's peers may talk to others
     n_nobody.expect('call %s Echo y' % svc.unique, 'err EPERM')   # the owner of Guarded
     other = native(bus)
@@ -471,7 +471,7 @@ def sc_xml_policy_native_reload(bus):
     the file gained a <deny send_destination> for nobody turns the native call's answer
     into EPERM, and back."""
     svc = native(bus)
-    svc.expect('acquire org.example.Guarded', 'ok 20')
+    svc.expect('acquire org.example.Guarded', 'ok 60')
     svc.expect('echo on', 'ok')
     n_nobody = native(bus, uid=NOBODY)
     n_nobody.expect('call org.example.Guarded Echo a', 'return native:a')
@@ -515,7 +515,7 @@ def sc_xml_policy_native_connect(bus):
                         'org.freedesktop.DBus.GetId'])
     check(rc != 0, 'legacy client of a refused user: %s %s' % (out, err))
     n = native(bus, uid=NOBODY)
-    n.expect('acquire org.example.Allowed', 'ok 20')
+    n.expect('acquire org.example.Allowed', 'ok 60')
     # the refused peers were never announced: the first ID_ADD is the admitted one's
     ev = watch.wait_event('notify ID_ADD %d' % n.id)
     added = matching(ev, 'notify ID_ADD')

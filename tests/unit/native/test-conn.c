@@ -105,7 +105,9 @@ static void test_message_basic(NFixture *n, gconstpointer ctx) {
                                                           .memfd_idx = -1, .priority = 3 }), ==, 0);
         g_assert_cmpuint(n->b.n_readable, ==, 1);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, &rc), ==, 0);
-        g_assert_cmpuint(rc.msg.msg_size, ==, km->size);
+        /* msg_size is the slice's (kdbus_pool_slice_publish()): header, items, payload */
+        g_assert_cmpuint(rc.msg.msg_size, >, km->size);
+        g_assert_cmpuint(rc.msg.msg_size % 8, ==, 0);
         g_assert_cmpuint(km->src_id, ==, n->a.id);
         g_assert_cmpuint(km->dst_id, ==, n->b.id);
         g_assert_cmpuint(km->cookie, ==, 7);
@@ -252,6 +254,7 @@ static void test_message_prio_peek_drop(NFixture *n, gconstpointer ctx) {
         /* PEEK leaves the message queued and shows the same slice again */
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_PEEK, 0, &km, &rc), ==, 0);
         g_assert_cmpuint(km->cookie, ==, 100);
+        g_assert_cmpint(peer_free_offset(&n->b, rc.msg.offset), ==, 0);   /* PEEK's hold */
         g_assert_cmpint(peer_free_offset(&n->b, rc.msg.offset), ==, -ENXIO);
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_PEEK, 0, &km, &rc2), ==, 0);
         g_assert_cmpuint(rc2.msg.offset, ==, rc.msg.offset);
@@ -271,7 +274,9 @@ static void test_message_prio_peek_drop(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->cookie, ==, 101);
         /* DROP discards the next one; plain RECV is FIFO */
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP, 0, NULL, &rc), ==, 0);
-        g_assert_cmpuint(rc.msg.offset, ==, 0);
+        /* nothing handed out: kdbus's "no slice" offset, the pool's size */
+        g_assert_cmpuint(rc.msg.offset, ==, TEST_POOL_SIZE);
+        g_assert_cmpuint(rc.msg.msg_size, ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
         g_assert_cmpuint(km->cookie, ==, 104);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
@@ -362,14 +367,21 @@ static void test_names(NFixture *n, gconstpointer ctx) {
         fixture_log_reset(&n->f);
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
                                   KDBUS_NAME_ALLOW_REPLACEMENT, &rf), ==, 0);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_PRIMARY |
+                                 KDBUS_NAME_ACQUIRED);
+        /* the primary owner again: EALREADY (kdbus's final names.c), its new saved flags */
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf), ==,
+                        -EALREADY);
         g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY);
-        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED);
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf),
                         ==, -EEXIST);
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
                                   KDBUS_NAME_QUEUE, &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_IN_QUEUE);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACQUIRED);
+        /* queued already: 0, no ACQUIRED */
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
+                                  KDBUS_NAME_QUEUE, &rf), ==, 0);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE);
         assert_log(&n->f, "name org.example.N ->:1.1;");
         g_assert_true(bus_find_conn_by_name(n->f.bus, "org.example.N") == n->a.nc->conn);
         /* release: not the owner's, nobody's, then the queued owner takes over */

@@ -437,24 +437,40 @@ static void test_memory_access(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(c);
 }
 
-/* message-free: only slices handed out, once; not a PEEKed one; no unknown flags */
+/* message-free: only slices handed out, once; a PEEKed one is the peer's too (kdbus's
+ * ref_user: FREE ends that hold, the slice outlives a DROP until then); the pool's size,
+ * kdbus's "no slice" offset, frees nothing and succeeds; no unknown flags */
 static void test_message_free(KBus *b, gconstpointer ctx) {
         KdbusConn *a = kpeer(b, 0), *c = kpeer(b, 0);
         struct kdbus_cmd_free f = { .size = sizeof(f), .flags = 1 };
+        struct kdbus_cmd_recv rcv = { .size = sizeof(rcv), .flags = KDBUS_RECV_DROP };
         const struct kdbus_msg *m, *peeked;
         uint64_t off;
 
         g_assert_cmpint(kcall(a, c->id, NULL, 1, true, "Free", NULL, 0, NULL), ==, 0);
         g_assert_cmpint(kdbus_conn_free(c, 0), ==, -ENXIO);     /* the bloom slice: freed */
         g_assert_cmpint(kdbus_conn_free(c, KPOOL * 2), ==, -ENXIO);
+        g_assert_cmpint(kdbus_conn_free(c, KPOOL), ==, 0);
         g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_PEEK, 0, &peeked, NULL), ==, 0);
         off = kdbus_conn_offset(c, peeked);
-        g_assert_cmpint(kdbus_conn_free(c, off), ==, -ENXIO);
+        g_assert_cmpint(kdbus_conn_free(c, off), ==, 0);        /* the PEEK's hold */
+        g_assert_cmpint(kdbus_conn_free(c, off), ==, -ENXIO);   /* the queue's is not ours */
         g_assert_cmpint(kdbus_conn_recv(c, 0, 0, &m, NULL), ==, 0);
         g_assert_cmpuint(kdbus_conn_offset(c, m), ==, off);
         g_assert_cmpint(kdbus_conn_free(c, off + 8), ==, -ENXIO);
         f.offset = off;
         g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_FREE, &f, sizeof(f), NULL, 0), ==, -EINVAL);
+        g_assert_cmpint(kdbus_conn_free(c, off), ==, 0);
+        g_assert_cmpint(kdbus_conn_free(c, off), ==, -ENXIO);
+        /* PEEK, then DROP: the slice stays readable until FREE; DROP hands out nothing */
+        g_assert_cmpint(kcall(a, c->id, NULL, 2, true, "Free", NULL, 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_recv(c, KDBUS_RECV_PEEK, 0, &peeked, NULL), ==, 0);
+        off = kdbus_conn_offset(c, peeked);
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_RECV, &rcv, sizeof(rcv), NULL, 0), ==, 0);
+        g_assert_cmpuint(rcv.msg.offset, ==, KPOOL);
+        g_assert_cmpuint(rcv.msg.msg_size, ==, 0);
+        g_assert_cmpuint(peeked->cookie, ==, 2);
+        g_assert_cmpint(kdbus_conn_recv(c, 0, 0, &m, NULL), ==, -EAGAIN);
         g_assert_cmpint(kdbus_conn_free(c, off), ==, 0);
         g_assert_cmpint(kdbus_conn_free(c, off), ==, -ENXIO);
         kdbus_conn_close(a);

@@ -73,19 +73,26 @@ static void test_name_basics(KBus *b, gconstpointer ctx) {
         uint64_t rf = 0;
         unsigned i;
 
+        /* acquired now: PRIMARY | ACQUIRED (kdbus's final kdbus_name_update()) */
         g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Basic", 0, &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED);
         g_assert_cmpuint(owner_of(c, "org.example.Basic"), ==, a->id);
         ASSERT_LIST(c, KDBUS_LIST_NAMES, "org.example.Basic@%llu:20;",
                     (unsigned long long)a->id);
-        /* owning it already: 0, ACQUIRED said */
-        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Basic", 0, &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED);
+        /* owning it already: EALREADY, PRIMARY and the request's saved flags, no ACQUIRED */
+        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Basic", KDBUS_NAME_QUEUE, &rf),
+                        ==, -EALREADY);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY | KDBUS_NAME_QUEUE);
         for (i = 0; i < G_N_ELEMENTS(bad); ++i) {
                 g_test_message("bad name \"%s\"", bad[i]);
                 g_assert_cmpint(kdbus_conn_name_acquire(a, bad[i], 0, NULL), ==, -EINVAL);
         }
         g_assert_cmpint(kdbus_conn_name_acquire(a, "org.freedesktop.DBus", 0, NULL), ==, -EPERM);
+        /* RELEASE only looks a string up: names that could never be owned are ESRCH */
+        for (i = 0; i + 1 < G_N_ELEMENTS(bad); ++i)
+                g_assert_cmpint(kdbus_conn_name_release(a, bad[i]), ==, -ESRCH);
+        g_assert_cmpint(kdbus_conn_name_release(a, "org.example.bl.*"), ==, -ESRCH);
+        g_assert_cmpint(kdbus_conn_name_release(a, ""), ==, -EINVAL);     /* no string */
         /* release: someone else's, then ours, then nobody's */
         g_assert_cmpint(kdbus_conn_name_release(c, "org.example.Basic"), ==, -EADDRINUSE);
         g_assert_cmpint(kdbus_conn_name_release(a, "org.example.Basic"), ==, 0);
@@ -115,7 +122,7 @@ static void test_name_conflict(KBus *b, gconstpointer ctx) {
                                                 KDBUS_NAME_REPLACE_EXISTING, &rf), ==, -EEXIST);
         g_assert_cmpint(kdbus_conn_name_acquire(c, "org.example.Conflict", KDBUS_NAME_QUEUE,
                                                 &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_IN_QUEUE);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACQUIRED);
         ASSERT_LIST(c, KDBUS_LIST_NAMES, "org.example.Conflict@%llu:20;",
                     (unsigned long long)a->id);
         /* the waiter's saved QUEUE with IN_QUEUE (kdbus's names.c) */
@@ -146,7 +153,8 @@ static void test_name_queue(KBus *b, gconstpointer ctx) {
         for (i = 0; i < 3; ++i) {
                 g_assert_cmpint(kdbus_conn_name_acquire(p[i], "org.example.Queue",
                                                         KDBUS_NAME_QUEUE, &rf), ==, 0);
-                g_assert_cmpuint(rf, ==, i ? KDBUS_NAME_IN_QUEUE : KDBUS_NAME_PRIMARY);
+                g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_ACQUIRED |
+                                         (i ? KDBUS_NAME_IN_QUEUE : KDBUS_NAME_PRIMARY));
         }
         ASSERT_LIST(p[0], KDBUS_LIST_NAMES | KDBUS_LIST_QUEUED,
                     "org.example.Queue@%llu:24;org.example.Queue@%llu:c;"
@@ -179,7 +187,7 @@ static void test_name_takeover(KBus *b, gconstpointer ctx) {
                                                 KDBUS_NAME_ALLOW_REPLACEMENT, &rf), ==, 0);
         g_assert_cmpint(kdbus_conn_name_acquire(c, "org.example.Take",
                                                 KDBUS_NAME_REPLACE_EXISTING, &rf), ==, 0);
-        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED);
         item = krecv_notify(w, KDBUS_ITEM_NAME_CHANGE);
         g_assert_cmpuint(item->name_change.old_id.id, ==, a->id);
         g_assert_cmpuint(item->name_change.new_id.id, ==, c->id);
