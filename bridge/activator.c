@@ -82,7 +82,10 @@ static int activatable_changed(Bus *bus) {
  * @name:       a valid well-known name
  *
  * As a monitor (bridge_conn_hello_monitor()), it gets an id and counts as an active
- * connection of its user, but is neither in the id table nor announced.
+ * connection of its user, but is not in the id table: nobody sends to it by id. Native
+ * peers hear of it as kdbus's kdbus_conn_connect() told them: ID_ADD (with its HELLO
+ * flags), then NAME_ADD while no owner has the name; legacy peers hear nothing (its
+ * unique name never shows in NameOwnerChanged).
  *
  * Return: 0, -ENOMEM, BRIDGE_E_ALREADY_ACTIVE, BRIDGE_E_CONN_QUOTA, BRIDGE_E_NAME_TAKEN.
  */
@@ -111,6 +114,7 @@ int bridge_conn_hello_activator(BridgeConn *conn, const char *name) {
         if (conn->user)
                 ++conn->user->n_active;
         conn->flags |= BRIDGE_CONN_ACTIVATOR;
+        native_notify_id(bus, conn, true);
         if (!bus_find_conn_by_name(bus, name))
                 native_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, name, 0, 0, conn->id,
                                           NATIVE_ACTIVATOR_NAME_FLAGS);
@@ -269,6 +273,7 @@ void bus_activator_conn_removed(BridgeConn *conn) {
         if (!bus_find_conn_by_name(conn->bus, a->name))
                 native_notify_name_change(conn->bus, KDBUS_ITEM_NAME_REMOVE, a->name, conn->id,
                                           NATIVE_ACTIVATOR_NAME_FLAGS, 0, 0);
+        native_notify_id(conn->bus, conn, false);       /* after its name, as kdbus */
         list_unlink(&a->link);
         free(a);
         (void) activatable_changed(conn->bus);

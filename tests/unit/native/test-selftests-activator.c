@@ -352,8 +352,29 @@ static void expect_driver_signal(KdbusConn *c, const char *member) {
         kfree_msg(c, m);
 }
 
+/* The next message of @c (driver's included) is the notification @type about @id: ID_*
+ * for that id, NAME_ADD with it as the new holder, NAME_REMOVE as the old one. */
+static void expect_kernel(KdbusConn *c, uint64_t type, uint64_t id) {
+        const struct kdbus_msg *m = NULL;
+
+        g_assert_cmpint(krecv_wait(c, 5000, false, &m), ==, 0);
+        g_assert_cmpuint(m->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+        g_assert_cmpuint(m->items[0].type, ==, type);
+        if (type == KDBUS_ITEM_ID_ADD || type == KDBUS_ITEM_ID_REMOVE)
+                g_assert_cmpuint(m->items[0].id_change.id, ==, id);
+        else if (type == KDBUS_ITEM_NAME_ADD)
+                g_assert_cmpuint(m->items[0].name_change.new_id.id, ==, id);
+        else
+                g_assert_cmpuint(m->items[0].name_change.old_id.id, ==, id);
+        if (type == KDBUS_ITEM_ID_ADD)
+                g_assert_cmpuint(m->items[0].id_change.flags & KDBUS_HELLO_ACTIVATOR, !=, 0);
+        kfree_msg(c, m);
+}
+
 /* ActivatableServicesChanged when an activator comes and when it goes (ListActivatableNames
- * changes); a peer matching everything sees no NameOwnerChanged for the activator. */
+ * changes); a peer matching everything sees no NameOwnerChanged for the activator, but,
+ * its empty entry matching notifications too, kdbus's ID_ADD and NAME_ADD before and
+ * NAME_REMOVE and ID_REMOVE after (kdbus_conn_connect() announced activators). */
 static void test_activatable_changed(KBus *b, gconstpointer ctx) {
         struct kdbus_cmd_match all = { .size = sizeof(all), .cookie = 1 };
         KdbusConn *w = kpeer(b, 0), *act = NULL;
@@ -363,9 +384,13 @@ static void test_activatable_changed(KBus *b, gconstpointer ctx) {
                         ==, 0);
         kdrop_all(w);
         g_assert_cmpint(activator_hello(b, "org.example.Listed", &act), ==, 0);
+        expect_kernel(w, KDBUS_ITEM_ID_ADD, act->id);
+        expect_kernel(w, KDBUS_ITEM_NAME_ADD, act->id);
         expect_driver_signal(w, "ActivatableServicesChanged");
         act_id = act->id;
         act = kdbus_conn_close(act);
+        expect_kernel(w, KDBUS_ITEM_NAME_REMOVE, act_id);
+        expect_kernel(w, KDBUS_ITEM_ID_REMOVE, act_id);
         expect_driver_signal(w, "ActivatableServicesChanged");
         wait_activator_gone(w, act_id, "org.example.Listed");
         {

@@ -219,6 +219,21 @@ static void test_endpoint(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(kcall(inside, 0, "org.kdbus.EpHidden", 3, true, "Ping", NULL, 0, NULL),
                         ==, -EPERM);
         g_assert_cmpint(kdbus_conn_name_acquire(inside, "org.kdbus.Mine", 0, NULL), ==, -EPERM);
+        /* ID_* notifications reach connections on an endpoint (kdbus's final custom-endpoint
+         * selftest: a reader there hears ID_ADD of the next connection) */
+        g_assert_cmpint(kmatch_notify(inside, 7, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY,
+                                      NULL), ==, 0);
+        {
+                KdbusConn *next = NULL;
+                const struct kdbus_item *item;
+
+                g_assert_cmpint(kdbus_conn_open(native, &next), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(next, 0, KPOOL), ==, 0);
+                item = krecv_notify(inside, KDBUS_ITEM_ID_ADD);
+                g_assert_cmpuint(item->id_change.id, ==, next->id);
+                kfree_item_msg(inside, item);
+                kdbus_conn_close(next);
+        }
 
         /* a legacy connection still open when the owner goes */
         raw = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -42,6 +42,19 @@ static void test_chat(KBus *b, gconstpointer ctx) {
                 g_assert_cmpint(kdbus_conn_match_add(p[i], 1, 0, NULL, KDBUS_MATCH_ID_ANY),
                                 ==, 0);
         }
+        /* an empty entry matches notifications too (kdbus_match_rules()): p[0] heard the
+         * others arrive, as a broadcast signal of the bus */
+        {
+                const struct kdbus_msg *m = krecv(p[0], NULL, NULL);
+
+                g_assert_cmpuint(m->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
+                g_assert_cmpuint(m->flags, ==, KDBUS_MSG_SIGNAL);
+                g_assert_cmpuint(m->items[0].type, ==, KDBUS_ITEM_ID_ADD);
+                g_assert_cmpuint(m->items[0].id_change.id, ==, p[1]->id);
+                kfree_msg(p[0], m);
+        }
+        for (i = 0; i < 3; ++i)
+                kdrop_all(p[i]);
         for (round = 0; round < 20; ++round) {
                 for (i = 0; i < 3; ++i) {
                         g_autofree char *text = g_strdup_printf("%u from %u", round, i);
