@@ -620,6 +620,19 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
         return sz;
 }
 
+/* The TIMESTAMP item, if @attach asks for it: last, as kdbus_meta_export() wrote it. */
+static uint8_t *meta_timestamp_write(uint8_t *p, uint64_t attach, const Bus *bus) {
+        struct kdbus_item *item = (void *)p;
+
+        if (!(attach & KDBUS_ATTACH_TIMESTAMP))
+                return p;
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_timestamp);
+        item->type = KDBUS_ITEM_TIMESTAMP;
+        item->timestamp.seqnum = bus->n_messages_routed;
+        item->timestamp.monotonic_ns = bus->now_usec * 1000;
+        return p + KDBUS_ALIGN8(item->size);
+}
+
 /**
  * native_meta_write() - write the metadata items of @sender at @p
  * @p:          where (8-aligned, native_meta_size() bytes, zeroed)
@@ -643,17 +656,9 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
         struct kdbus_item *item;
         uint32_t uid, gid, pid;
 
-        if (attach & KDBUS_ATTACH_TIMESTAMP) {
-                item = (void *)p;
-                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_timestamp);
-                item->type = KDBUS_ITEM_TIMESTAMP;
-                item->timestamp.seqnum = bus->n_messages_routed;
-                item->timestamp.monotonic_ns = bus->now_usec * 1000;
-                p += KDBUS_ALIGN8(item->size);
-        }
         if (!sender)
-                return p;
-        if (declined)   /* right after the timestamp: the first thing a receiver can check */
+                return meta_timestamp_write(p, attach, bus);
+        if (declined)   /* first: what a receiver checks before relying on the rest */
                 p = put_item(p, KDBUS_ITEM_ATTACH_FLAGS_SEND, &declined, sizeof(declined));
         /* captured at connect (SO_PEERCRED: the effective ids of that moment), or with
          * this message (SCM_CREDENTIALS: the ids the kernel vouched for at send) */
@@ -694,6 +699,9 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                         item->data64[i] = native_ns_gid(receiver, meta_group(sender, msg, i));
                 p += KDBUS_ALIGN8(item->size);
         }
+        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, receiver);
+        p = native_meta_seclabel_write(p, attach, meta_seclabel(sender, msg));
+        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, receiver);
         if (attach & KDBUS_ATTACH_NAMES) {
                 const List *pos;
 
@@ -711,12 +719,9 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                         p += KDBUS_ALIGN8(item->size);
                 }
         }
-        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, receiver);
-        p = native_meta_seclabel_write(p, attach, meta_seclabel(sender, msg));
-        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, receiver);
         if (sn && (attach & KDBUS_ATTACH_CONN_DESCRIPTION))
                 p = put_str(p, KDBUS_ITEM_CONN_DESCRIPTION, sn->description);
-        return p;
+        return meta_timestamp_write(p, attach, bus);
 }
 
 /* BridgeMsg.sender_meta_free of a NativeMsgMeta. */

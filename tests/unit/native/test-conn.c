@@ -889,27 +889,28 @@ static void test_metadata(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                                                           .memfd_idx = -1 }), ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        /* kdbus_meta_export()'s order: CREDS, PIDS, ..., TIMESTAMP last */
         item = KDBUS_ITEM_NEXT(km->items);
-        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
-        g_assert_cmpuint(item->timestamp.monotonic_ns, ==, 5000000);
-        item = KDBUS_ITEM_NEXT(item);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
         g_assert_cmpuint(item->creds.uid, ==, 2000);
         g_assert_cmpuint(item->creds.euid, ==, 2000);
         g_assert_cmpuint(item->creds.gid, ==, 1000);
         item = KDBUS_ITEM_NEXT(item);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_PIDS);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
+        g_assert_cmpuint(item->timestamp.monotonic_ns, ==, 5000000);
         g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
 
-        /* declined: the timestamp, and what the sender refused, said so */
+        /* declined: what the sender refused, said so first; the timestamp */
         g_assert_cmpint(peer_send(&c, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                                                        .memfd_idx = -1 }), ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
         item = KDBUS_ITEM_NEXT(km->items);
-        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
-        item = KDBUS_ITEM_NEXT(item);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_ATTACH_FLAGS_SEND);
         g_assert_cmpuint(item->data64[0], ==, KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
         g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
 
         /* a legacy sender */
@@ -917,7 +918,7 @@ static void test_metadata(NFixture *n, gconstpointer ctx) {
                         .destination = ":1.2", .member = "L", .flags = WIRE_FLAG_NO_REPLY_EXPECTED }),
                         ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
-        item = KDBUS_ITEM_NEXT(KDBUS_ITEM_NEXT(km->items));
+        item = KDBUS_ITEM_NEXT(km->items);
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_CREDS);
         g_assert_cmpuint(item->creds.uid, ==, 1005);
 
