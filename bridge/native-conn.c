@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "bridge/bus.h"
+#include "bridge/bus-internal.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/monitor.h"
@@ -738,6 +739,29 @@ static NativeEntry *recv_pick(NativeConn *nc, const struct kdbus_cmd_recv *cmd) 
         return best && best->priority <= cmd->priority ? best : NULL;
 }
 
+/*
+ * A call DROPped unread will get no answer from @nc: as kdbus_cmd_recv() does, its reply
+ * slot goes and its caller learns at once (REPLY_DEAD, or EPIPE for a SYNC_REPLY; a legacy
+ * caller gets the driver's NoReply) instead of waiting for the timeout.
+ */
+static void recv_drop_fail_call(NativeConn *nc, const BridgeMsg *m) {
+        Bus *bus = nc->conn->bus;
+        BridgeConn *caller;
+        BridgeReply *reply;
+        uint32_t serial = m->hdr.serial;
+
+        if (m->hdr.type != WIRE_MSG_METHOD_CALL || (m->hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED))
+                return;
+        caller = bus_find_conn(bus, m->sender_id);
+        if (!caller)
+                return;                 /* gone: its slots went with it */
+        reply = bus_find_reply(bus, caller, nc->conn, serial);
+        if (!reply)
+                return;                 /* answered already, timed out, or another callee's */
+        bridge_reply_free(reply);
+        (void) bus_notify_reply_lost(bus, caller, serial, false, nc->conn->unique_name);
+}
+
 static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
                             int **ret_fds, unsigned *ret_n_fds) {
         NativeEntry *e;
@@ -774,7 +798,11 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 return -EAGAIN;         /* nothing at or above the threshold */
 
         if (cmd->flags & KDBUS_RECV_DROP) {
+                _cleanup_(bridge_msg_unrefp) BridgeMsg *m = bridge_msg_ref(e->msg);
+
                 entry_free(nc, e, true);
+                if (m)
+                        recv_drop_fail_call(nc, m);
                 native_conn_drain(nc);
                 return 0;
         }

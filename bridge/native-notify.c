@@ -12,11 +12,13 @@
  *     native-match.c).
  *   - REPLY_TIMEOUT / REPLY_DEAD (no payload; cookie_reply = the call's cookie) to a native
  *     caller whose call timed out / whose callee went away, instead of the dbus1 NoReply
- *     error a legacy caller gets. A caller blocked in SYNC_REPLY gets ETIMEDOUT /
- *     ECONNRESET as the result of its SEND instead.
+ *     error a legacy caller gets. A caller blocked in SYNC_REPLY gets ETIMEDOUT / EPIPE
+ *     as the result of its SEND instead (kdbus_conn_disconnect() wakes the callers the
+ *     leaving connection owes a reply with EPIPE; ECONNRESET is kept for the caller's own
+ *     connection going, which kdbus_conn_wait_reply() checks first).
  *
  * Native monitors get a copy of every one of them (kdbus_bus_eavesdrop()), except a
- * blocked SYNC_REPLY caller's ETIMEDOUT / ECONNRESET, which is no message.
+ * blocked SYNC_REPLY caller's ETIMEDOUT / EPIPE, which is no message.
  *
  * They are written straight into the receiver's pool, as kdbus queues them: no sender
  * quota applies, and one that does not fit the free pool is counted in dropped_msgs.
@@ -296,7 +298,7 @@ void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner, unsig
  * native_notify_reply_lost() - tell a native caller that its call gets no reply
  * @caller:     the caller (any connection)
  * @serial:     the call's cookie
- * @timed_out:  true: REPLY_TIMEOUT / ETIMEDOUT; false: REPLY_DEAD / ECONNRESET
+ * @timed_out:  true: REPLY_TIMEOUT / ETIMEDOUT; false: REPLY_DEAD / EPIPE
  *
  * Return: true if @caller is native (told here), false for a legacy caller.
  */
@@ -311,8 +313,9 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
                 return false;
         if (nc->sync_pending && nc->sync_cookie == serial) {
                 /* kdbus wakes a blocked caller with the errno, no message: nothing to
-                 * copy to monitors either */
-                native_conn_sync_finish(nc, timed_out ? -ETIMEDOUT : -ECONNRESET, 0, 0, NULL, 0);
+                 * copy to monitors either. A callee that is gone or dropped the call
+                 * is EPIPE (kdbus_conn_disconnect(), kdbus_cmd_recv() with DROP). */
+                native_conn_sync_finish(nc, timed_out ? -ETIMEDOUT : -EPIPE, 0, 0, NULL, 0);
                 return true;
         }
         if (caller->bus)

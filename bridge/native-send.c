@@ -34,6 +34,7 @@
 #include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/message.h"
+#include "wire/names.h"
 #include "wire/protocol.h"
 
 /* The seals a PAYLOAD_MEMFD must carry (kdbus's mask): nobody can change it after the send,
@@ -132,12 +133,10 @@ static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds
         int fd, seals;
         struct stat st;
 
-        if (mf->fd < 0 || (unsigned)mf->fd >= n_fds)
-                return -EBADF;
+        if ((unsigned)mf->fd >= n_fds)
+                return -EBADF;                  /* kdbus: fget() found no file */
         if (mf->__pad)
                 return -EINVAL;
-        if (p->n_memfds >= KDBUS_MSG_MAX_MEMFD_ITEMS)
-                return -E2BIG;
         fd = fds[mf->fd];
         seals = fcntl(fd, F_GET_SEALS);
         if (seals < 0)
@@ -147,28 +146,24 @@ static int part_memfd(SendParts *p, const struct kdbus_memfd *mf, const int *fds
         if (fstat(fd, &st) < 0)
                 return -errno;
         if (mf->start > (uint64_t)st.st_size || mf->size > (uint64_t)st.st_size - mf->start)
-                return -EBADF;                  /* kdbus: a range past the end */
+                return -EFAULT;                 /* kdbus_get_memfd(): a range past the end */
         return parts_add(p, NULL, mf->size, fd, mf->start);
 }
 
-/* Walk the message's items into @p. Return: 0 or -errno for the peer. */
-static int send_collect(SendParts *p, const BloomParams *bp, const uint8_t *buf, size_t size,
+/* Walk the message's items (send_items_verify() and send_examine() passed them) into @p:
+ * the files they name are looked at here. Return: 0 or -errno for the peer. */
+static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
                         const struct kdbus_msg *km, const int *fds, unsigned n_fds) {
         const struct kdbus_item *item;
         unsigned i, n;
         int r;
 
-        r = native_items_check(km->items, km->size - sizeof(*km));
-        if (r)
-                return r;
         for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
              item = KDBUS_ITEM_NEXT(item)) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
                 case KDBUS_ITEM_PAYLOAD_VEC:
-                        if (payload != sizeof(struct kdbus_vec))
-                                return -EINVAL;
                         if (item->vec.offset == 0) {
                                 r = parts_add(p, NULL, item->vec.size, -1, 0);
                         } else {
@@ -180,18 +175,12 @@ static int send_collect(SendParts *p, const BloomParams *bp, const uint8_t *buf,
                                 return r;
                         break;
                 case KDBUS_ITEM_PAYLOAD_MEMFD:
-                        if (payload != sizeof(struct kdbus_memfd))
-                                return -EINVAL;
                         r = part_memfd(p, &item->memfd, fds, n_fds);
                         if (r)
                                 return r;
                         break;
                 case KDBUS_ITEM_FDS:
                         n = payload / sizeof(int);
-                        if (payload % sizeof(int) || p->n_msg_fds)
-                                return -EEXIST;
-                        if (n > KDBUS_MSG_MAX_FDS)
-                                return -EMFILE;
                         for (i = 0; i < n; ++i) {
                                 if (item->fds[i] < 0 || (unsigned)item->fds[i] >= n_fds)
                                         return -EBADF;
@@ -204,26 +193,163 @@ static int send_collect(SendParts *p, const BloomParams *bp, const uint8_t *buf,
                         }
                         break;
                 case KDBUS_ITEM_DST_NAME:
-                        if (payload < 2 || item->str[payload - 1] != '\0' ||
-                            strlen(item->str) != payload - 1 || p->dst_name)
-                                return -EINVAL;
                         p->dst_name = item->str;
                         break;
                 case KDBUS_ITEM_BLOOM_FILTER:
-                        /* kdbus's checks (the size counted past the generation, wrapping
-                         * as kdbus's u64 did); the bus adds its own entries to it */
-                        if (p->bloom)
-                                return -EEXIST;
-                        if ((payload - sizeof(uint64_t)) % 8)
-                                return -EFAULT;
-                        if (payload - sizeof(uint64_t) != bp->size)
-                                return -EDOM;
+                        /* the bus adds its own entries to it */
                         p->bloom = &item->bloom_filter;
+                        break;
+                default:
+                        return -EINVAL;         /* send_items_verify() let no other in */
+                }
+        }
+        return 0;
+}
+
+/* Does @item's payload hold one string, its NUL the last byte (kdbus_str_valid())? */
+static bool item_str_is_valid(const struct kdbus_item *item) {
+        size_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+        return payload > 0 && memchr(item->str, '\0', payload) == item->str + payload - 1;
+}
+
+/*
+ * The message's items as kdbus parsed them before looking at the message itself
+ * (kdbus_args_verify() with the item types kdbus_cmd_send() allows, and
+ * kdbus_item_validate()): in bounds, of a type a message may carry, each well formed,
+ * and FDS, BLOOM_FILTER and DST_NAME at most once. Return: 0, -EINVAL, or -EBADF (a
+ * PAYLOAD_MEMFD with a negative fd).
+ */
+static int send_items_verify(const struct kdbus_msg *km) {
+        const struct kdbus_item *item;
+        bool have_fds = false, have_bloom = false, have_name = false;
+        bool *once;
+        int r;
+
+        r = native_items_check(km->items, km->size - sizeof(*km));
+        if (r)
+                return r;
+        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                once = NULL;
+                switch (item->type) {
+                case KDBUS_ITEM_PAYLOAD_VEC:
+                        if (payload != sizeof(struct kdbus_vec) || item->vec.size == 0)
+                                return -EINVAL;
+                        break;
+                case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        if (payload != sizeof(struct kdbus_memfd) || item->memfd.size == 0)
+                                return -EINVAL;
+                        if (item->memfd.fd < 0)
+                                return -EBADF;
+                        break;
+                case KDBUS_ITEM_FDS:
+                        if (payload % sizeof(int))
+                                return -EINVAL;
+                        once = &have_fds;
+                        break;
+                case KDBUS_ITEM_BLOOM_FILTER:
+                        /* at least the generation; the filter's size is examined later */
+                        if (payload < sizeof(struct kdbus_bloom_filter))
+                                return -EINVAL;
+                        once = &have_bloom;
+                        break;
+                case KDBUS_ITEM_DST_NAME:
+                        if (!item_str_is_valid(item))
+                                return -EINVAL;
+                        once = &have_name;
                         break;
                 default:
                         return -EINVAL;
                 }
+                /* kdbus: a single-use item given twice is EINVAL (not EEXIST) */
+                if (once) {
+                        if (*once)
+                                return -EINVAL;
+                        *once = true;
+                }
         }
+        return 0;
+}
+
+/*
+ * kdbus_msg_examine(): the message's flags and fields against each other, then what
+ * its items may be for this kind of message, in kdbus's order. timeout_ns and
+ * cookie_reply are one field (a union), so a broadcast with either is ENOTUNIQ.
+ * Return: 0 or -errno.
+ */
+static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg *km,
+                        const BloomParams *bp) {
+        bool broadcast = km->dst_id == KDBUS_DST_ID_BROADCAST;
+        bool signal = km->flags & KDBUS_MSG_SIGNAL;
+        const struct kdbus_item *item;
+        bool have_fds = false, have_bloom = false, have_name = false;
+        unsigned n_memfds = 0;
+
+        if (km->payload_type == KDBUS_PAYLOAD_KERNEL)
+                return -EINVAL;                 /* the bus's own messages only */
+        if (broadcast) {
+                if (!signal)
+                        return -EBADMSG;
+                if (km->timeout_ns)
+                        return -ENOTUNIQ;
+        }
+        if (km->flags & KDBUS_MSG_EXPECT_REPLY) {
+                if (!km->timeout_ns)
+                        return -EINVAL;         /* a call must have a deadline */
+                if (signal)
+                        return -ENOTUNIQ;
+        } else {
+                if (cmd->flags & KDBUS_SEND_SYNC_REPLY)
+                        return -EINVAL;
+                if (signal && km->cookie_reply)
+                        return -EINVAL;         /* a reply cannot be a signal */
+        }
+
+        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
+             item = KDBUS_ITEM_NEXT(item)) {
+                uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+                switch (item->type) {
+                case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        if (n_memfds++ >= KDBUS_MSG_MAX_MEMFD_ITEMS)
+                                return -E2BIG;
+                        break;
+                case KDBUS_ITEM_FDS:
+                        if (payload / sizeof(int) > KDBUS_MSG_MAX_FDS)
+                                return -EMFILE;
+                        have_fds = true;
+                        break;
+                case KDBUS_ITEM_BLOOM_FILTER:
+                        /* the filter's size, past the generation */
+                        payload -= sizeof(struct kdbus_bloom_filter);
+                        if (payload % 8)
+                                return -EFAULT;
+                        if (payload != bp->size)
+                                return -EDOM;
+                        have_bloom = true;
+                        break;
+                case KDBUS_ITEM_DST_NAME:
+                        if (!wire_well_known_name_is_valid(item->str, strlen(item->str)))
+                                return -EINVAL;
+                        if (broadcast)
+                                return -EBADMSG;
+                        have_name = true;
+                        break;
+                default:
+                        break;
+                }
+        }
+        /* kdbus: a bloom filter only on a signal (one is optional here: the bus computes
+         * the filter of every broadcast from its header and arguments) */
+        if (have_bloom && !signal)
+                return -EBADMSG;
+        if (km->dst_id == KDBUS_DST_ID_NAME && !have_name)
+                return -EDESTADDRREQ;
+        if (broadcast && have_fds)
+                return -ENOTUNIQ;               /* fds go to one receiver only */
         return 0;
 }
 
@@ -402,19 +528,26 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * @n_fds:      their number
  *
  * Return: 0, 1 (SYNC_REPLY: the reply comes through sync_done), or a negative errno for
- * the peer: EINVAL (malformed, header and kdbus fields disagree, or EXPECT_REPLY with
- * timeout_ns 0), EFAULT (an offset
- * outside the datagram), EBADMSG (the payload is not a valid dbus1 message, the header
- * is not whole before the first memfd, or a legacy receiver would get an invalid memfd
- * body), EOPNOTSUPP (a payload type other than DBUS), ETXTBSY (a memfd not sealed
+ * the peer, in kdbus's order (see the checks below): EINVAL (malformed; an item a message
+ * cannot carry, malformed (a PAYLOAD_VEC / PAYLOAD_MEMFD of size 0, an FDS payload not a
+ * multiple of 4, a BLOOM_FILTER under 8 bytes), or FDS / BLOOM_FILTER / DST_NAME twice;
+ * a DST_NAME that is no well-known name; payload type KERNEL; EXPECT_REPLY with
+ * timeout_ns 0; SYNC_REPLY without EXPECT_REPLY; a SIGNAL with cookie_reply; the header
+ * and the kdbus fields disagree), EBADMSG (a broadcast that is no SIGNAL or has a
+ * DST_NAME, a BLOOM_FILTER on a message that is no SIGNAL, the payload is not a valid
+ * dbus1 message, the header is not whole before the first memfd, or a legacy receiver
+ * would get an invalid memfd body), ENOTUNIQ (a broadcast with timeout_ns / cookie_reply
+ * or fds, a SIGNAL with EXPECT_REPLY), EFAULT (an offset outside the datagram, a memfd
+ * range past its end), EFAULT / EDOM (a bloom filter not of 8-byte words / not the bus's
+ * size), EOPNOTSUPP (a payload type other than DBUS; an FDS fd is a connection to this
+ * bus, as kdbus refused its handles), ETXTBSY (a memfd not sealed
  * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
- * EOPNOTSUPP (also: an FDS fd is a connection to this bus, as kdbus refused its handles),
  * EMSGSIZE (the inline bytes exceed max_message_size, or the whole message with its memfds
- * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds), ENOTUNIQ (a broadcast expecting a reply or carrying fds),
+ * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds),
  * EDESTADDRREQ, EREMCHG, ESRCH, ENXIO, EADDRNOTAVAIL (NO_AUTO_START to a name only an
  * activator holds), ENOBUFS, ECOMM, EBADSLT, EMLINK, ENOMEM; ETIMEDOUT (SYNC_REPLY whose
  * timeout_ns passed), EBADF (a CANCEL_FD or memfd index outside the datagram's fds, a
- * memfd range past its end).
+ * negative memfd fd).
  */
 int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
         struct kdbus_cmd_send *cmd = buf;
@@ -442,36 +575,34 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
             cmd->msg_address > size || size - cmd->msg_address < sizeof(*km))
                 return -EFAULT;
         km = (const void *)((uint8_t *)buf + cmd->msg_address);
+        /* kdbus's order: the message's size, flags and items (kdbus_args_parse()), its
+         * src_id, then kdbus_msg_examine(), then the files its items name
+         * (kdbus_staging_import()); our checks of the dbus1 header come after all of it */
         if (km->size < sizeof(*km) || km->size > size - cmd->msg_address)
                 return -EINVAL;
-        if (km->payload_type != KDBUS_PAYLOAD_DBUS)
-                return -EOPNOTSUPP;
         if (km->flags & ~(uint64_t)(KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START |
                                     KDBUS_MSG_SIGNAL))
                 return -EINVAL;
-        if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && !(km->flags & KDBUS_MSG_EXPECT_REPLY))
-                return -EINVAL;
+        r = send_items_verify(km);
+        if (r)
+                return r;
         if (km->src_id != 0 && km->src_id != nc->conn->id)
                 return -EINVAL;
+        r = send_examine(cmd, km, &nc->conn->bus->bloom);
+        if (r)
+                return r;
+        /* kdbus passed any other payload type on; the bus needs dbus1 to route */
+        if (km->payload_type != KDBUS_PAYLOAD_DBUS)
+                return -EOPNOTSUPP;
         /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC
-         * deadline, and a call must have one (kdbus_msg_examine(): EINVAL for 0);
-         * UINT64_MAX is none of its own (libkdbus's LIBKDBUS_DEADLINE_NEVER) */
-        if (km->flags & KDBUS_MSG_EXPECT_REPLY) {
-                if (!km->timeout_ns)
-                        return -EINVAL;
-                if (km->timeout_ns != UINT64_MAX)
-                        deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
-        }
+         * deadline (never 0, see send_examine()); UINT64_MAX is none of its own
+         * (libkdbus's LIBKDBUS_DEADLINE_NEVER) */
+        if ((km->flags & KDBUS_MSG_EXPECT_REPLY) && km->timeout_ns != UINT64_MAX)
+                deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
 
-        r = send_collect(&p, &nc->conn->bus->bloom, buf, size, km, fds, n_fds);
+        r = send_collect(&p, buf, size, km, fds, n_fds);
         if (r)
                 goto out;
-        /* kdbus: a bloom filter only on a signal (one is optional here: the bus computes
-         * the filter of every broadcast from its header and arguments) */
-        if (p.bloom && !(km->flags & KDBUS_MSG_SIGNAL)) {
-                r = -EBADMSG;
-                goto out;
-        }
         /* the inline bytes: everything, or the vec parts before the first memfd */
         r = parts_join(&p, p.with_memfd ? p.first_memfd : p.n, &payload, &head_size, &joined);
         if (r)

@@ -464,7 +464,9 @@ static int conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t 
 
         if (s->n_fds > KDBUS_MSG_MAX_FDS)
                 return -EMFILE;
-        msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
+        /* kdbus refuses a PAYLOAD_VEC of size 0 (EINVAL): none when nothing is inline */
+        if (size)
+                msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec));
         if (memfd)
                 msg_size += KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
         if (s->dst_name)
@@ -492,27 +494,31 @@ static int conn_send(KdbusConn *c, const KdbusSend *s, const void *data, size_t 
         km->dst_id = s->dst_id;
         km->payload_type = KDBUS_PAYLOAD_DBUS;
         km->cookie = s->cookie;
-        km->cookie_reply = s->cookie_reply ? s->cookie_reply : s->timeout_ns;
+        /* one field in kdbus (a union): the deadline of a call expecting a reply, else
+         * the cookie answered; kdbus refuses a broadcast with either (ENOTUNIQ) */
+        km->cookie_reply = s->cookie_reply ? s->cookie_reply :
+                           (s->msg_flags & KDBUS_MSG_EXPECT_REPLY) ? s->timeout_ns : 0;
         item = km->items;
         for (i = 0; i < s->n_fds; ++i)
                 fds[n_fds++] = s->fds[i];
         /* the header (and what else @data holds) inline, then the memfd's range */
-        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-        item->type = KDBUS_ITEM_PAYLOAD_VEC;
-        item->vec.offset = cmd_size + msg_size;
-        item->vec.size = size;
-        if (size)
+        if (size) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+                item->type = KDBUS_ITEM_PAYLOAD_VEC;
+                item->vec.offset = cmd_size + msg_size;
+                item->vec.size = size;
                 memcpy((uint8_t *)cmd + item->vec.offset, data, size);
-        if (memfd) {
                 item = KDBUS_ITEM_NEXT(item);
+        }
+        if (memfd) {
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
                 item->type = KDBUS_ITEM_PAYLOAD_MEMFD;
                 item->memfd.fd = (int)n_fds;
                 item->memfd.start = s->memfd_start;
                 item->memfd.size = s->memfd_size;
                 fds[n_fds++] = s->memfd;
+                item = KDBUS_ITEM_NEXT(item);
         }
-        item = KDBUS_ITEM_NEXT(item);
         if (s->dst_name) {
                 item->size = KDBUS_ITEM_HEADER_SIZE + strlen(s->dst_name) + 1;
                 item->type = KDBUS_ITEM_DST_NAME;

@@ -171,6 +171,11 @@ typedef struct TestSend {
         int memfd_idx;                  /* >= 0: the header as PAYLOAD_VEC, the body as
                                          * PAYLOAD_MEMFD of that fd index, which holds the
                                          * whole message (start: the body's offset) */
+        uint64_t payload_type;          /* 0: KDBUS_PAYLOAD_DBUS */
+        bool payload_kernel;            /* KDBUS_PAYLOAD_KERNEL (which is 0) instead */
+        uint64_t cookie_reply;          /* != 0: the timeout_ns / cookie_reply union, as is */
+        const void *extra;              /* items appended as they are (aligned ones) */
+        size_t extra_size;
 } TestSend;
 
 /* Build @t's dbus1 message (SENDER left out: the bus stamps it). */
@@ -241,6 +246,7 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
                 msg_size += KDBUS_ITEM_SIZE(strlen(s->dst_name) + 1);
         if (s->n_fd_idx)
                 msg_size += KDBUS_ITEM_SIZE(s->n_fd_idx * sizeof(int));
+        msg_size += ALIGN8(s->extra_size);
         total = sizeof(*cmd) + msg_size + ALIGN8(inline_size);
         buf = g_malloc0(total);
         cmd = (void *)buf;
@@ -252,12 +258,15 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
         km->flags = s->msg_flags == ~0ull ? test_msg_flags(t) : s->msg_flags;
         km->priority = s->priority;
         km->dst_id = s->dst_id;
-        km->payload_type = KDBUS_PAYLOAD_DBUS;
+        km->payload_type = s->payload_kernel ? KDBUS_PAYLOAD_KERNEL :
+                           s->payload_type ? s->payload_type : KDBUS_PAYLOAD_DBUS;
         km->cookie = s->cookie ? s->cookie : (t->serial ? t->serial : 1);
         if (t->type == WIRE_MSG_METHOD_RETURN || t->type == WIRE_MSG_ERROR)
                 km->cookie_reply = t->reply_serial;
         else if (km->flags & KDBUS_MSG_EXPECT_REPLY)
                 km->timeout_ns = s->timeout_ns ? s->timeout_ns : TEST_DEADLINE_NEVER;
+        if (s->cookie_reply)
+                km->cookie_reply = s->cookie_reply;
         item = km->items;
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
         item->type = KDBUS_ITEM_PAYLOAD_VEC;
@@ -284,7 +293,10 @@ static _unused_ uint8_t *test_send_datagram(const TestMsg *t, const TestSend *s,
                 item->type = KDBUS_ITEM_FDS;
                 for (i = 0; i < s->n_fd_idx; ++i)
                         item->fds[i] = s->fd_idx[i];
+                item = KDBUS_ITEM_NEXT(item);
         }
+        if (s->extra_size)
+                memcpy(item, s->extra, s->extra_size);
         *ret_size = total;
         return buf;
 }

@@ -168,10 +168,11 @@ static void test_message_bad(NFixture *n, gconstpointer ctx) {
         s.dst_id = KDBUS_DST_ID_NAME;
         s.dst_name = "org.example.Nobody";
         g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -ESRCH);
-        /* a broadcast cannot expect a reply */
+        /* a broadcast cannot expect a reply: kdbus_msg_examine() checks the flags before
+         * our header checks; a call's deadline on a broadcast is ENOTUNIQ first */
         s = (TestSend){ .dst_id = KDBUS_DST_ID_BROADCAST, .msg_flags = KDBUS_MSG_SIGNAL |
                         KDBUS_MSG_EXPECT_REPLY, .memfd_idx = -1 };
-        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EINVAL);   /* flags vs header first */
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -ENOTUNIQ);
         s.msg_flags = ~0ull;
         g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, 0);
         /* SYNC_REPLY without EXPECT_REPLY */
@@ -206,6 +207,124 @@ static void test_message_bad(NFixture *n, gconstpointer ctx) {
         g_free(buf);
         free(payload);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+/* Write an item of @type with @size payload bytes (zeros) at @at; return its aligned size. */
+static size_t extra_item(uint8_t *at, uint64_t type, size_t size) {
+        struct kdbus_item *item = (void *)at;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + size;
+        item->type = type;
+        memset(item->data, 0, size);
+        return KDBUS_ALIGN8(item->size);
+}
+
+/* kdbus_msg_examine()'s checks of the flags and fields, in its order and before our checks
+ * of the dbus1 header, and its checks of what items a kind of message may carry */
+static void test_message_examine(NFixture *n, gconstpointer ctx) {
+        TestMsg t = CALL(":1.2", 7), sig = { .type = WIRE_MSG_SIGNAL, .serial = 9 };
+        TestMsg usig = { .type = WIRE_MSG_SIGNAL, .serial = 10, .destination = ":1.2" };
+        const TestSend bc = { .dst_id = KDBUS_DST_ID_BROADCAST, .msg_flags = ~0ull,
+                              .memfd_idx = -1 };
+        const TestSend uc = { .dst_id = 2, .msg_flags = ~0ull, .memfd_idx = -1 };
+        TestSend s;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        /* the bus's own payload type is EINVAL, before anything else; other types are
+         * ours to refuse (the bus routes dbus1 only) */
+        s = uc;
+        s.payload_kernel = true;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        s = bc;
+        s.msg_flags = 0;
+        s.payload_kernel = true;
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EINVAL);
+        s = uc;
+        s.payload_type = 0x1234;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EOPNOTSUPP);
+        /* a broadcast that is no signal: EBADMSG, also with a timeout */
+        s = bc;
+        s.msg_flags = 0;
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EBADMSG);
+        s.cookie_reply = 5;
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EBADMSG);
+        /* a broadcast with timeout_ns / cookie_reply (one field): ENOTUNIQ */
+        s = bc;
+        s.cookie_reply = 5;
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -ENOTUNIQ);
+        /* a unicast signal expecting a reply: ENOTUNIQ; one with cookie_reply: EINVAL */
+        s = uc;
+        s.msg_flags = KDBUS_MSG_SIGNAL | KDBUS_MSG_EXPECT_REPLY;
+        g_assert_cmpint(peer_send(&n->a, &usig, &s), ==, -ENOTUNIQ);
+        s = uc;
+        s.cookie_reply = 5;
+        g_assert_cmpint(peer_send(&n->a, &usig, &s), ==, -EINVAL);
+        s.cookie_reply = 0;
+        g_assert_cmpint(peer_send(&n->a, &usig, &s), ==, 0);
+        /* DST_NAME on a broadcast: EBADMSG */
+        s = bc;
+        s.dst_name = "org.example.Name";
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EBADMSG);
+        /* a DST_NAME that is no well-known name: EINVAL, also a unique one that matches */
+        s = uc;
+        s.dst_name = ":1.2";
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+}
+
+/* kdbus_args_verify() / kdbus_item_validate() on the message's items: malformed items and
+ * a single-use item given twice are EINVAL */
+static void test_message_items(NFixture *n, gconstpointer ctx) {
+        TestMsg t = CALL(":1.2", 7), sig = { .type = WIRE_MSG_SIGNAL, .serial = 9 };
+        uint8_t extra[512] __attribute__((aligned(8))) = { 0 };
+        const int idx[1] = { 0 };
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        size_t bloom = sizeof(struct kdbus_bloom_filter) + n->f.bus->bloom.size, at;
+        TestSend s;
+
+        g_assert_cmpint(fd, >=, 0);
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        /* a second FDS item: EINVAL (kdbus_args_verify(), not the EEXIST of older kdbus) */
+        s = (TestSend){ .dst_id = 2, .msg_flags = ~0ull, .memfd_idx = -1, .fd_idx = idx,
+                        .n_fd_idx = 1, .extra = extra };
+        s.extra_size = extra_item(extra, KDBUS_ITEM_FDS, sizeof(int));
+        g_assert_cmpint(peer_send_fds(&n->a, &t, &s, &fd, 1), ==, -EINVAL);
+        /* an FDS payload that is no array of ints */
+        s = (TestSend){ .dst_id = 2, .msg_flags = ~0ull, .memfd_idx = -1, .extra = extra };
+        s.extra_size = extra_item(extra, KDBUS_ITEM_FDS, 6);
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        /* an empty PAYLOAD_VEC / PAYLOAD_MEMFD */
+        s.extra_size = extra_item(extra, KDBUS_ITEM_PAYLOAD_VEC, sizeof(struct kdbus_vec));
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        s.extra_size = extra_item(extra, KDBUS_ITEM_PAYLOAD_MEMFD, sizeof(struct kdbus_memfd));
+        g_assert_cmpint(peer_send_fds(&n->a, &t, &s, &fd, 1), ==, -EINVAL);
+        /* a PAYLOAD_MEMFD with a negative fd: EBADF (before its size is looked at) */
+        ((struct kdbus_item *)extra)->memfd.fd = -1;
+        ((struct kdbus_item *)extra)->memfd.size = 8;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EBADF);
+        /* a BLOOM_FILTER without its generation; two of the bus's size */
+        s = (TestSend){ .dst_id = KDBUS_DST_ID_BROADCAST, .msg_flags = ~0ull, .memfd_idx = -1,
+                        .extra = extra };
+        s.extra_size = extra_item(extra, KDBUS_ITEM_BLOOM_FILTER, 4);
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EINVAL);
+        at = extra_item(extra, KDBUS_ITEM_BLOOM_FILTER, bloom);
+        s.extra_size = at;
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, 0);
+        s.extra_size = at + extra_item(extra + at, KDBUS_ITEM_BLOOM_FILTER, bloom);
+        g_assert_cmpint(peer_send(&n->a, &sig, &s), ==, -EINVAL);
+        /* a second DST_NAME */
+        s = (TestSend){ .dst_id = KDBUS_DST_ID_NAME, .dst_name = "org.example.B",
+                        .msg_flags = ~0ull, .memfd_idx = -1, .extra = extra };
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.B", 0, NULL),
+                        ==, 0);
+        t.destination = "org.example.B";
+        s.extra_size = extra_item(extra, KDBUS_ITEM_DST_NAME, sizeof("org.example.B"));
+        memcpy(((struct kdbus_item *)extra)->str, "org.example.B", sizeof("org.example.B"));
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        s.extra_size = 0;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, 0);
+        (void) close(fd);
 }
 
 static void test_message_sync(NFixture *n, gconstpointer ctx) {
@@ -963,6 +1082,8 @@ int main(int argc, char **argv) {
         ADD("hello/negotiate", test_negotiate);
         ADD("message/basic", test_message_basic);
         ADD("message/bad-input", test_message_bad);
+        ADD("message/examine", test_message_examine);
+        ADD("message/items", test_message_items);
         ADD("message/sync-reply", test_message_sync);
         ADD("message/prio-peek-drop", test_message_prio_peek_drop);
         ADD("message/broadcast", test_broadcast);

@@ -395,9 +395,9 @@ static void test_refused(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
         g_assert_cmpint(send_parts(&n->a, 2, &h, (Part[]){ VEC(msg, h.body_offset),
                         MEMFD(0, h.body_offset, h.body_size) }, 2, p, 1), ==, -EMEDIUMTYPE);
-        /* a range past the end, a bad index: EBADF */
+        /* a range past the end: EFAULT (kdbus_get_memfd()); a bad index: EBADF */
         g_assert_cmpint(send_parts(&n->a, 2, &h, (Part[]){ VEC(msg, h.body_offset),
-                        MEMFD(0, h.body_offset + 1, h.body_size) }, 2, &fd, 1), ==, -EBADF);
+                        MEMFD(0, h.body_offset + 1, h.body_size) }, 2, &fd, 1), ==, -EFAULT);
         g_assert_cmpint(send_parts(&n->a, 2, &h, (Part[]){ VEC(msg, h.body_offset),
                         MEMFD(1, h.body_offset, h.body_size) }, 2, &fd, 1), ==, -EBADF);
         /* the header not whole before the first memfd; parts not adding up: EBADMSG */
@@ -418,9 +418,13 @@ static void test_refused(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, 0);
         g_assert_cmpuint(n->b.n_fds, ==, KDBUS_MSG_MAX_MEMFD_ITEMS);
         fds[KDBUS_MSG_MAX_MEMFD_ITEMS] = fd;
-        parts[1 + KDBUS_MSG_MAX_MEMFD_ITEMS] = MEMFD(0, size, 0);
+        parts[1 + KDBUS_MSG_MAX_MEMFD_ITEMS] = MEMFD(0, size - 1, 1);
         g_assert_cmpint(send_parts(&n->a, 2, &h, parts, 2 + KDBUS_MSG_MAX_MEMFD_ITEMS, fds,
                                    KDBUS_MSG_MAX_MEMFD_ITEMS + 1), ==, -E2BIG);
+        /* an item of size 0 is malformed before it is counted (kdbus_item_validate()) */
+        parts[1 + KDBUS_MSG_MAX_MEMFD_ITEMS] = MEMFD(0, size, 0);
+        g_assert_cmpint(send_parts(&n->a, 2, &h, parts, 2 + KDBUS_MSG_MAX_MEMFD_ITEMS, fds,
+                                   KDBUS_MSG_MAX_MEMFD_ITEMS + 1), ==, -EINVAL);
         (void) close(p[0]);
         (void) close(p[1]);
         (void) close(unsealed);

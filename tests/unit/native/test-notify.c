@@ -3,7 +3,7 @@
  * kdbus's notifications to native peers, like kdbus's selftests (test-match.c,
  * test-sync.c, test-timeout.c): ID_ADD / ID_REMOVE and NAME_ADD / NAME_REMOVE /
  * NAME_CHANGE to the peers whose MATCH_ADD asked for them, REPLY_DEAD / REPLY_TIMEOUT to an
- * asynchronous caller, ECONNRESET / ETIMEDOUT for a SYNC_REPLY; legacy peers keep the
+ * asynchronous caller, EPIPE / ETIMEDOUT for a SYNC_REPLY; legacy peers keep the
  * handler's reports (the fixture's event log).
  */
 #include "native-fixture.h"
@@ -289,15 +289,21 @@ static void test_match_rules(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
-/* a calls b with @send_flags; returns after the call reached b. */
-static void call_b(NFixture *n, uint64_t send_flags, int expect) {
+/* a calls b with @send_flags; the call waits in b's queue. */
+static void call_b_queued(NFixture *n, uint64_t send_flags, int expect) {
         TestMsg t = CALL(":1.2", 11);
-        const struct kdbus_msg *km;
 
         peer_hello(&n->f, &n->a, 0);
         peer_hello(&n->f, &n->b, 0);
         g_assert_cmpint(peer_send(&n->a, &t, &(TestSend){ .dst_id = 2, .msg_flags = ~0ull,
                         .memfd_idx = -1, .send_flags = send_flags }), ==, expect);
+}
+
+/* a calls b with @send_flags; returns after the call reached b. */
+static void call_b(NFixture *n, uint64_t send_flags, int expect) {
+        const struct kdbus_msg *km;
+
+        call_b_queued(n, send_flags, expect);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
         g_assert_cmpint(peer_free_offset(&n->b, n->b.nc ? (uint64_t)((const uint8_t *)km -
                                          n->b.pool) : 0), ==, 0);
@@ -336,11 +342,12 @@ static void test_reply_timeout(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
-static void test_sync_reset(NFixture *n, gconstpointer ctx) {
+static void test_sync_callee_gone(NFixture *n, gconstpointer ctx) {
         call_b(n, KDBUS_SEND_SYNC_REPLY, 1);
         g_assert_cmpint(n->a.sync_error, ==, 1);
         peer_free(&n->b);
-        g_assert_cmpint(n->a.sync_error, ==, -ECONNRESET);
+        /* the callee went: EPIPE (kdbus_conn_disconnect()), not the caller's ECONNRESET */
+        g_assert_cmpint(n->a.sync_error, ==, -EPIPE);
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
         g_assert_false(n->a.nc->sync_pending);
 }
@@ -353,6 +360,35 @@ static void test_sync_timeout(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
+/* RECV with DROP of a call that wants a reply: kdbus_cmd_recv() unlinks its reply slot and
+ * tells the caller at once (REPLY_DEAD), not at the timeout; a late answer has no slot */
+static void test_drop_reply_dead(NFixture *n, gconstpointer ctx) {
+        TestMsg ret = { .type = WIRE_MSG_METHOD_RETURN, .serial = 5, .reply_serial = 11,
+                        .destination = ":1.1" };
+        const struct kdbus_item *item;
+        const struct kdbus_msg *km;
+
+        call_b_queued(n, 0, 0);
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP, 0, NULL, NULL), ==, 0);
+        item = recv_kernel(&n->a, KDBUS_ITEM_REPLY_DEAD, n->a.id);
+        km = (const void *)((const uint8_t *)item - sizeof(*km));
+        g_assert_cmpuint(km->cookie_reply, ==, 11);
+        g_assert_cmpint(peer_send(&n->b, &ret, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
+                        .memfd_idx = -1 }), ==, -EBADSLT);
+        n->f.bus->now_usec += 1000;
+        g_assert_cmpint(bus_dispatch_timeouts(n->f.bus), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+/* the same for a caller blocked in SYNC_REPLY: EPIPE (kdbus_sync_reply_wakeup()) */
+static void test_drop_sync_epipe(NFixture *n, gconstpointer ctx) {
+        call_b_queued(n, KDBUS_SEND_SYNC_REPLY, 1);
+        g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP, 0, NULL, NULL), ==, 0);
+        g_assert_cmpint(n->a.sync_error, ==, -EPIPE);
+        g_assert_false(n->a.nc->sync_pending);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -362,7 +398,9 @@ int main(int argc, char **argv) {
         ADD("notify/match-rules", test_match_rules);
         ADD("notify/reply-dead", test_reply_dead);
         ADD("notify/reply-timeout", test_reply_timeout);
-        ADD("notify/sync-reply-econnreset", test_sync_reset);
+        ADD("notify/sync-reply-epipe", test_sync_callee_gone);
         ADD("notify/sync-reply-etimedout", test_sync_timeout);
+        ADD("notify/drop-reply-dead", test_drop_reply_dead);
+        ADD("notify/drop-sync-epipe", test_drop_sync_epipe);
         return g_test_run();
 }
