@@ -707,7 +707,7 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         if (r)
                 return r;
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) &&
-            sender->n_replies_out >= sender->bus->limits.max_replies_per_connection)
+            !bridge_conn_can_wait_reply(sender))
                 return BRIDGE_E_REPLIES_QUOTA;
         r = conn_queue_check(dst, msg);
         if (r)

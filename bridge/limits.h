@@ -18,6 +18,10 @@
 #define NATIVE_MATCH_MASK_MAX (32u * 1024u)
 #define NATIVE_MATCH_MASKS_PER_CONN_MAX (1024u * 1024u)
 
+/* A native connection's calls waiting for a reply (kdbus's KDBUS_CONN_MAX_REQUESTS_PENDING,
+ * EMLINK): the lower of this and max_replies_per_connection applies to native callers. */
+#define NATIVE_MAX_REQUESTS_PENDING 128u
+
 typedef struct BusLimits {
         uint64_t max_incoming_bytes;            /* max_incoming_bytes: a sender's unread input */
         uint64_t max_outgoing_bytes;            /* max_outgoing_bytes: a receiver's queued bytes */
@@ -28,7 +32,9 @@ typedef struct BusLimits {
         uint32_t max_completed_connections;     /* max_completed_connections */
         uint32_t max_names_per_connection;      /* max_names_per_connection */
         uint32_t max_match_rules_per_connection;/* max_match_rules_per_connection */
-        uint32_t max_replies_per_connection;    /* max_replies_per_connection */
+        uint32_t max_replies_per_connection;    /* max_replies_per_connection (native
+                                                 * callers: at most
+                                                 * NATIVE_MAX_REQUESTS_PENDING) */
         uint64_t reply_timeout_usec;            /* reply_timeout; 0: never */
         uint64_t auth_timeout_usec;             /* auth_timeout */
         uint32_t max_incomplete_connections;    /* max_incomplete_connections */

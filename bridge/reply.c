@@ -19,6 +19,8 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/limits.h"
+#include "bridge/native-conn.h"
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "util/siphash24.h"
@@ -83,6 +85,24 @@ static uint64_t reply_hash(uint64_t caller_id, uint32_t serial) {
 }
 
 /**
+ * bridge_conn_can_wait_reply() - may @caller open one more reply slot?
+ * @caller:     a connection about to send a call that expects a reply
+ *
+ * max_replies_per_connection bounds every caller; a native one also kdbus's
+ * KDBUS_CONN_MAX_REQUESTS_PENDING (kdbus_reply_new()), whatever the configuration says,
+ * as a native peer was written against kdbus's limit.
+ *
+ * Return: true if it is below its limit.
+ */
+bool bridge_conn_can_wait_reply(const BridgeConn *caller) {
+        uint32_t max = caller->bus->limits.max_replies_per_connection;
+
+        if (native_conn_from_bridge(caller) && max > NATIVE_MAX_REQUESTS_PENDING)
+                max = NATIVE_MAX_REQUESTS_PENDING;
+        return caller->n_replies_out < max;
+}
+
+/**
  * bridge_reply_new() - start waiting for the reply to a call
  * @caller:     the active connection that sent the call
  * @callee:     the active connection it goes to
@@ -97,7 +117,7 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
         BridgeReply *reply;
         int r;
 
-        if (caller->n_replies_out >= bus->limits.max_replies_per_connection)
+        if (!bridge_conn_can_wait_reply(caller))
                 return BRIDGE_E_REPLIES_QUOTA;
 
         reply = reply_alloc(bus);

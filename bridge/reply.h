@@ -27,6 +27,9 @@ typedef struct BridgeReply {
         uint64_t deadline_usec;         /* 0: never */
 } BridgeReply;
 
+/* May @caller open another reply slot (max_replies_per_connection; for a native caller
+ * also NATIVE_MAX_REQUESTS_PENDING)? */
+bool bridge_conn_can_wait_reply(const BridgeConn *caller);
 /* Track a call of @caller to @callee. Return: 0, -ENOMEM, BRIDGE_E_REPLIES_QUOTA. */
 int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
                      BridgeReply **ret);

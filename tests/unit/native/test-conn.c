@@ -327,6 +327,44 @@ static void test_message_items(NFixture *n, gconstpointer ctx) {
         (void) close(fd);
 }
 
+/* kdbus's KDBUS_CONN_MAX_REQUESTS_PENDING: a native caller waits for at most 128 replies
+ * (EMLINK for the 129th call), however many max_replies_per_connection allows */
+static void test_message_pending_max(NFixture *n, gconstpointer ctx) {
+        TestMsg t = CALL(":1.2", 1);
+        TestMsg ret = { .type = WIRE_MSG_METHOD_RETURN, .serial = 1, .reply_serial = 100,
+                        .destination = ":1.1" };
+        const TestSend s = { .dst_id = 2, .msg_flags = ~0ull, .memfd_idx = -1 };
+        const struct kdbus_msg *km;
+        unsigned i;
+
+        g_assert_cmpuint(n->f.bus->limits.max_replies_per_connection, >,
+                         NATIVE_MAX_REQUESTS_PENDING);
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        /* b takes each call off its queue (its pool quota is not what is tested) and
+         * answers none: the reply slots stay open */
+        for (i = 0; i < NATIVE_MAX_REQUESTS_PENDING; ++i) {
+                t.serial = 100 + i;
+                g_assert_cmpint(peer_send(&n->a, &t, &s), ==, 0);
+                g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+                g_assert_cmpint(peer_free_offset(&n->b, (uint64_t)((const uint8_t *)km -
+                                                                   n->b.pool)), ==, 0);
+        }
+        t.serial = 100 + i;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EMLINK);
+        /* a call without a reply slot still goes */
+        t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, 0);
+        t.flags = 0;
+        /* one answered: one more call */
+        g_assert_cmpint(peer_send(&n->b, &ret, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
+                                                            .memfd_idx = -1 }), ==, 0);
+        t.serial = 300;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, 0);
+        t.serial = 301;
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EMLINK);
+}
+
 static void test_message_sync(NFixture *n, gconstpointer ctx) {
         TestMsg t = CALL(":1.2", 11);
         TestMsg r = { .type = WIRE_MSG_METHOD_RETURN, .serial = 3, .reply_serial = 11,
@@ -1084,6 +1122,7 @@ int main(int argc, char **argv) {
         ADD("message/bad-input", test_message_bad);
         ADD("message/examine", test_message_examine);
         ADD("message/items", test_message_items);
+        ADD("message/pending-max", test_message_pending_max);
         ADD("message/sync-reply", test_message_sync);
         ADD("message/prio-peek-drop", test_message_prio_peek_drop);
         ADD("message/broadcast", test_broadcast);
