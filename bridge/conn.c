@@ -653,6 +653,23 @@ static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
         return BRIDGE_E_ACCESS_DENIED;
 }
 
+/*
+ * kdbus_conn_reply() unlinks the reply slot before it delivers the answer: one to a native
+ * caller that cannot be queued (@r, a positive BRIDGE_E_*) uses the slot up, and a caller
+ * blocked in SYNC_REPLY learns why. A legacy caller keeps its slot, so the callee may still
+ * answer, as dbus-daemon lets it. Return: @r.
+ */
+static int conn_reply_undelivered(BridgeConn *dst, BridgeReply *answered, int r) {
+        uint32_t serial;
+
+        if (!answered || r <= 0 || !native_conn_from_bridge(dst))
+                return r;
+        serial = answered->serial;
+        bridge_reply_free(answered);
+        native_notify_reply_undelivered(dst, serial, r);
+        return r;
+}
+
 static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
         BridgeReply *pending = NULL, *answered = NULL;
@@ -700,18 +717,18 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                         return r;
         }
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
-                return BRIDGE_E_FDS_REFUSED;
+                return conn_reply_undelivered(dst, answered, BRIDGE_E_FDS_REFUSED);
         /* a legacy receiver of a native sender's memfd body: read and validate it now, so
          * that the sender learns of an invalid one (EBADMSG) or one too large (EMSGSIZE) */
         r = conn_msg_prepare(dst, msg);
         if (r)
-                return r;
+                return conn_reply_undelivered(dst, answered, r);
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED) &&
             !bridge_conn_can_wait_reply(sender))
                 return BRIDGE_E_REPLIES_QUOTA;
         r = conn_queue_check(dst, msg);
         if (r)
-                return r;
+                return conn_reply_undelivered(dst, answered, r);
 
         if (h->type == WIRE_MSG_METHOD_CALL && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
                 r = bridge_reply_new(sender, dst, h->serial, &pending);

@@ -308,9 +308,13 @@ void native_notify_name_change(Bus *bus, uint64_t type, const char *name, uint64
 uint64_t native_name_flags(unsigned flags, bool primary);
 uint64_t native_activator_name_flags(Bus *bus, const char *name);
 /* A call of @caller will get no reply. Return: true if @caller is native and was told (a
- * REPLY_TIMEOUT / REPLY_DEAD message, or its SYNC_REPLY fails ETIMEDOUT / ECONNRESET); false
+ * REPLY_TIMEOUT / REPLY_DEAD message, or its SYNC_REPLY fails ETIMEDOUT / EPIPE); false
  * for a legacy caller, which gets the handler's dbus1 error. */
 bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_out);
+/* The answer to @caller's call @serial could not be delivered (@bridge_error, a positive
+ * BRIDGE_E_*): a caller blocked in SYNC_REPLY on it gets the errno, EREMOTEIO for fds it
+ * refuses (kdbus_conn_entry_sync_attach()). Nothing for others. */
+void native_notify_reply_undelivered(BridgeConn *caller, uint32_t serial, int bridge_error);
 /* Does @m's notification rules match the notification @item? */
 bool native_match_notify(const NativeMatch *m, const struct kdbus_item *item);
 void native_match_free(NativeMatch *m);

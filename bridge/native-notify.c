@@ -323,3 +323,23 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
         notify_deliver(nc, caller->id, serial, &item);
         return true;
 }
+
+/**
+ * native_notify_reply_undelivered() - the answer to a blocked caller could not be queued
+ * @caller:     the caller (any connection)
+ * @serial:     the call's cookie
+ * @bridge_error: why (a positive BRIDGE_E_*)
+ *
+ * The replier gets its own errno from SEND; kdbus woke the waiting caller with the same
+ * one, except that the replier's ECOMM (the caller refuses fds) is EREMOTEIO for the
+ * caller, so it can tell it from an ECOMM of its own call.
+ */
+void native_notify_reply_undelivered(BridgeConn *caller, uint32_t serial, int bridge_error) {
+        NativeConn *nc = native_conn_from_bridge(caller);
+        int error;
+
+        if (!nc || !nc->sync_pending || nc->sync_cookie != serial)
+                return;
+        error = native_errno_from_bridge(bridge_error);
+        native_conn_sync_finish(nc, error == -ECOMM ? -EREMOTEIO : error, 0, 0, NULL, 0);
+}

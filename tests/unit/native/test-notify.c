@@ -389,6 +389,42 @@ static void test_drop_sync_epipe(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
+/* b answers a's call with an fd a refuses (ECOMM for b). kdbus_conn_reply() used the reply
+ * slot up before delivering, so a second answer has no slot (EBADSLT). */
+static void answer_refused(NFixture *n) {
+        TestMsg ret = { .type = WIRE_MSG_METHOD_RETURN, .serial = 5, .reply_serial = 11,
+                        .destination = ":1.1" };
+        const int idx[1] = { 0 };
+        int p[2];
+
+        g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
+        g_assert_cmpint(peer_send_fds(&n->b, &ret, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
+                        .memfd_idx = -1, .fd_idx = idx, .n_fd_idx = 1 }, &p[0], 1), ==, -ECOMM);
+        ret.serial = 6;
+        g_assert_cmpint(peer_send(&n->b, &ret, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
+                        .memfd_idx = -1 }), ==, -EBADSLT);
+        (void) close(p[0]);
+        (void) close(p[1]);
+}
+
+/* a caller blocked in SYNC_REPLY is woken with EREMOTEIO (kdbus_conn_entry_sync_attach()) */
+static void test_reply_undelivered_sync(NFixture *n, gconstpointer ctx) {
+        call_b(n, KDBUS_SEND_SYNC_REPLY, 1);
+        answer_refused(n);
+        g_assert_cmpint(n->a.sync_error, ==, -EREMOTEIO);
+        g_assert_false(n->a.nc->sync_pending);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
+/* an asynchronous caller hears nothing, as from kdbus: no REPLY_DEAD, no later timeout */
+static void test_reply_undelivered_async(NFixture *n, gconstpointer ctx) {
+        call_b(n, 0, 0);
+        answer_refused(n);
+        n->f.bus->now_usec += 1000;
+        g_assert_cmpint(bus_dispatch_timeouts(n->f.bus), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -402,5 +438,7 @@ int main(int argc, char **argv) {
         ADD("notify/sync-reply-etimedout", test_sync_timeout);
         ADD("notify/drop-reply-dead", test_drop_reply_dead);
         ADD("notify/drop-sync-epipe", test_drop_sync_epipe);
+        ADD("notify/reply-undelivered-sync", test_reply_undelivered_sync);
+        ADD("notify/reply-undelivered-async", test_reply_undelivered_async);
         return g_test_run();
 }
