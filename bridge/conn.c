@@ -670,6 +670,59 @@ static int conn_reply_undelivered(BridgeConn *dst, BridgeReply *answered, int r)
         return r;
 }
 
+/*
+ * Does one of @dst's match rules take the signal @msg addressed to it? As for a broadcast:
+ * the bloom prefilter (the filter is computed here), then the exact keys.
+ * Return: 1, 0, or -ENOMEM.
+ */
+static int conn_match_addressed_signal(BridgeConn *dst, const BridgeConn *sender,
+                                       BridgeMsg *msg) {
+        Bus *bus = dst->bus;
+        WireArgs args;
+        List *pos;
+        int r;
+
+        if (list_is_empty(&dst->matches))
+                return 0;
+        r = bridge_msg_get_args(msg, &args);
+        if (r == -ENOMEM)
+                return error_trace(r);
+        r = bridge_msg_compute_bloom_args(msg, &bus->bloom, &args);
+        if (r < 0)
+                return error_trace(r);
+        list_for_each(pos, &dst->matches) {
+                BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
+
+                if (bridge_match_rule_bloom_matches(rule, msg, bloom_words(&bus->bloom)) &&
+                    bridge_match_rule_matches(rule, msg, sender, &args))
+                        return 1;
+        }
+        return 0;
+}
+
+/*
+ * A native peer's signal addressed to a native receiver, as kdbus_conn_unicast() treated
+ * it: it arrives
+ * only if one of the receiver's match entries takes it, and, like a broadcast, it never
+ * fails its sender (a receiver that refuses fds or has no room just does not get it).
+ * Return: 0 or -ENOMEM.
+ */
+static int conn_send_signal_native(BridgeConn *sender, BridgeConn *dst, BridgeMsg *msg) {
+        int r;
+
+        r = conn_match_addressed_signal(dst, sender, msg);
+        if (r <= 0)
+                return r;
+        if ((msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS)) || conn_queue_check(dst, msg))
+                return 0;
+        r = conn_queue_push(dst, msg);
+        if (r < 0)
+                return error_trace(r);
+        if (sender->bus->n_eavesdrop_rules)
+                return error_trace(bus_route_matches(sender->bus, sender, msg, dst, true));
+        return 0;
+}
+
 static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         const WireHeader *h = &msg->hdr;
         BridgeReply *pending = NULL, *answered = NULL;
@@ -716,6 +769,11 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                 if (r)
                         return r;
         }
+        /* between native peers, kdbus's rule; a legacy sender's unicast signal arrives as
+         * dbus-daemon delivers it, match or not (docs/native.md) */
+        if (h->type == WIRE_MSG_SIGNAL && native_conn_from_bridge(dst) &&
+            native_conn_from_bridge(sender))
+                return conn_send_signal_native(sender, dst, msg);
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return conn_reply_undelivered(dst, answered, BRIDGE_E_FDS_REFUSED);
         /* a legacy receiver of a native sender's memfd body: read and validate it now, so

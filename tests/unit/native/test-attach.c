@@ -108,11 +108,11 @@ static const struct kdbus_item *msg_item(const struct kdbus_msg *km, uint64_t ty
         return NULL;
 }
 
-/* a sends a signal to b; b receives it. */
+/* a sends b a call without reply (a signal would need a match entry at b); b gets it. */
 static const struct kdbus_msg *a_to_b(AFixture *t) {
         g_autofree char *dest = g_strdup_printf(":1.%llu", (unsigned long long)t->b.id);
-        TestMsg m = { .type = WIRE_MSG_SIGNAL, .serial = 9, .destination = dest,
-                      .interface = "t.I", .member = "S" };
+        TestMsg m = { .type = WIRE_MSG_METHOD_CALL, .serial = 9, .destination = dest,
+                      .interface = "t.I", .member = "S", .flags = WIRE_FLAG_NO_REPLY_EXPECTED };
         const struct kdbus_msg *km;
 
         g_assert_cmpint(peer_send(&t->a, &m, &(TestSend){ .dst_id = t->b.id, .msg_flags = ~0ull,

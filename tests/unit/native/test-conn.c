@@ -914,6 +914,51 @@ static int peer_signal(TestPeer *p, const char *member, uint32_t serial) {
                                                .msg_flags = ~0ull, .memfd_idx = -1 });
 }
 
+/* kdbus_conn_unicast(): a native peer's signal addressed to a native receiver arrives
+ * only through one of the receiver's match entries (bloom and sender as for a broadcast)
+ * and never fails its sender; a legacy sender's arrives as dbus-daemon delivers it. */
+static void test_match_addressed_signal(NFixture *n, gconstpointer ctx) {
+        BridgeConn *legacy = fixture_conn(&n->f, 0);   /* :1.1 */
+        TestMsg sig = { .type = WIRE_MSG_SIGNAL, .serial = 1, .destination = ":1.3",
+                        .member = "Changed" };
+        TestSend to_b = { .dst_id = 3, .msg_flags = ~0ull, .memfd_idx = -1 };
+        const struct kdbus_msg *km;
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        peer_hello(&n->f, &n->a, KDBUS_HELLO_ACCEPT_FD);        /* :1.2 */
+        peer_hello(&n->f, &n->b, 0);                            /* :1.3, no fds */
+        /* no match entry: dropped, the SEND succeeds */
+        g_assert_cmpint(peer_send(&n->a, &sig, &to_b), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* an entry for another member: still dropped; for this one: delivered */
+        g_assert_cmpint(peer_match(&n->b, 1, 0, "Other", KDBUS_MATCH_ID_ANY, BUS_BLOOM_SIZE),
+                        ==, 0);
+        sig.serial = 2;
+        g_assert_cmpint(peer_send(&n->a, &sig, &to_b), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_match(&n->b, 2, 0, "Changed", KDBUS_MATCH_ID_ANY, BUS_BLOOM_SIZE),
+                        ==, 0);
+        sig.serial = 3;
+        g_assert_cmpint(peer_send(&n->a, &sig, &to_b), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 3);
+        g_assert_cmpuint(km->dst_id, ==, n->b.id);
+        /* with fds b refuses: no ECOMM for a signal, it just does not arrive */
+        g_assert_cmpint(fd, >=, 0);
+        sig.serial = 4;
+        g_assert_cmpint(peer_send_fds(&n->a, &sig, &(TestSend){ .dst_id = 3, .msg_flags = ~0ull,
+                        .memfd_idx = -1, .fd_idx = (const int[]){ 0 }, .n_fd_idx = 1 }, &fd, 1),
+                        ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
+        (void) close(fd);
+        /* a legacy sender's addressed signal reaches a native peer without a match */
+        g_assert_cmpint(test_send(legacy, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .serial = 5,
+                                                      .destination = ":1.2", .member = "L" }),
+                        ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 5);
+}
+
 static void test_match_bloom(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
         const struct kdbus_msg *km;
@@ -1126,6 +1171,7 @@ int main(int argc, char **argv) {
         ADD("message/sync-reply", test_message_sync);
         ADD("message/prio-peek-drop", test_message_prio_peek_drop);
         ADD("message/broadcast", test_broadcast);
+        ADD("match/addressed-signal", test_match_addressed_signal);
         ADD("match/bloom-id-replace-remove", test_match_bloom);
         ADD("interop/legacy", test_legacy_interop);
         ADD("name/acquire-release-queue", test_names);

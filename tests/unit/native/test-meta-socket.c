@@ -143,11 +143,13 @@ static int update_attach(KdbusConn *c, uint64_t type, uint64_t flags) {
         return kdbus_conn_command(c, KDBUS_CMD_UPDATE, cmd, cmd->size, NULL, 0);
 }
 
-/* A signal from @c to connection @dst. Return: 0 or -errno. */
+/* A message from @c to connection @dst: a call without reply (a signal would need a match
+ * entry at @dst, kdbus_conn_unicast()). Return: 0 or -errno. */
 static int signal_to(KdbusConn *c, uint64_t dst, uint32_t serial) {
         char dest[32];
-        WireMsgSpec spec = { .type = WIRE_MSG_SIGNAL, .serial = serial, .path = "/t",
-                             .interface = "t.Meta", .member = "Hi", .destination = dest };
+        WireMsgSpec spec = { .type = WIRE_MSG_METHOD_CALL, .serial = serial, .path = "/t",
+                             .interface = "t.Meta", .member = "Hi", .destination = dest,
+                             .flags = WIRE_FLAG_NO_REPLY_EXPECTED };
         KdbusSend s = { .dst_id = dst, .memfd = -1 };
         WireWriter w;
         uint8_t *data = NULL;
