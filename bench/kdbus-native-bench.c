@@ -13,7 +13,7 @@
  * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
  * timed rounds is reported too.
  *
- * Metadata: --client-hello-flags (e.g. 0x100000000, KDBUS_HELLO_CAPTURE_PER_MESSAGE) and
+ * Metadata: --client-hello-flags (e.g. 0x1000000000000000, KDBUS_HELLO_CAPTURE_PER_MESSAGE) and
  * --client-attach-send (the client's consent) and --service-attach-recv (what the service
  * asks for), KDBUS_ATTACH_* numbers: what each call costs the bus with metadata.
  *

@@ -328,14 +328,17 @@ enum kdbus_hello_flags {
         KDBUS_HELLO_ACTIVATOR           = 1ULL << 1,
         KDBUS_HELLO_POLICY_HOLDER       = 1ULL << 2,
         KDBUS_HELLO_MONITOR             = 1ULL << 3,
+        /* Our two extensions sit at bits kdbus never gave a HELLO flag: bit 32 is the
+         * "faulty flag" of kdbus's own hello selftest (EINVAL expected), so they start
+         * high, below KDBUS_FLAG_NEGOTIATE (bit 63). */
         /* kdbus-compat's extension (not in kdbus): the bus captures this peer's CREDS,
          * PIDS and /proc items per message, at SEND, from the datagram's SCM_CREDENTIALS
          * and SCM_PIDFD, instead of once at connect (docs/native.md, Metadata) */
-        KDBUS_HELLO_CAPTURE_PER_MESSAGE = 1ULL << 32,
+        KDBUS_HELLO_CAPTURE_PER_MESSAGE = 1ULL << 60,
         /* kdbus-compat's extension (not in kdbus): this peer may send KDBUS_WIRE_BATCH
          * datagrams (FREEs carried with the next command; see the socket framing below
          * and docs/native.md, "Batched commands") */
-        KDBUS_HELLO_WIRE_BATCH          = 1ULL << 33,
+        KDBUS_HELLO_WIRE_BATCH          = 1ULL << 61,
 };
 
 struct kdbus_cmd_hello {

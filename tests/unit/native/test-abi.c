@@ -153,7 +153,10 @@ static void test_commands(void) {
         g_assert_cmphex(_IOC_NR(KDBUS_CMD_ENDPOINT_UPDATE), ==, 0x51);
         /* ours, in a number kdbus never used */
         g_assert_cmphex(KDBUS_WIRE_BATCH, ==, 0xc01095c0);
-        g_assert_cmpuint(KDBUS_HELLO_WIRE_BATCH, ==, 1ULL << 33);
+        g_assert_cmpuint(KDBUS_HELLO_WIRE_BATCH, ==, 1ULL << 61);
+        /* our extensions: high bits kdbus never used (its hello selftest takes bit 32 as
+         * the faulty flag) */
+        g_assert_cmpuint(KDBUS_HELLO_CAPTURE_PER_MESSAGE, ==, 1ULL << 60);
         g_assert_cmpuint(KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 1);
         g_assert_cmpuint(KDBUS_WIRE_BATCH_MAX_FREE, ==, 64);
         /* KDBUS_WIRE_BATCH_HOLD_RECV: a batch flag (kdbus_wire_batch.flags, offset 8) */
