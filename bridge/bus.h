@@ -109,6 +109,8 @@ struct Bus {
         /* a bus instance's maker (BUS_MAKE, proxy/bus-instance.c), for BUS_CREATOR_INFO;
          * make_name "": kdbusd's own bus, whose creator is kdbusd's process */
         char make_name[64];
+        uint64_t bus_flags;             /* BUS_MAKE's flags (KDBUS_MAKE_ACCESS_*): HELLO's
+                                         * bus_flags, BUS_CREATOR_INFO's flags (kdbus) */
         uid_t creator_uid;
         gid_t creator_gid;
         pid_t creator_pid;

@@ -21,27 +21,47 @@
 #include "util/error.h"
 
 /**
+ * bus_sysname_is_valid() - kdbus's rule for node names and connection descriptions
+ * @name:       a NUL-terminated string
+ *
+ * kdbus_item_validate_name(): 1 to BUS_ENDPOINT_NAME_MAX bytes of [A-Za-z0-9_], with '-'
+ * and '.' anywhere but first and last. The one check behind MAKE_NAME (BUS_MAKE,
+ * ENDPOINT_MAKE) and CONN_DESCRIPTION (HELLO, UPDATE); native_item_name_check() adds the
+ * item's framing and errnos.
+ *
+ * Return: true if valid.
+ */
+bool bus_sysname_is_valid(const char *name) {
+        size_t len = strlen(name), i;
+
+        if (len == 0 || len > BUS_ENDPOINT_NAME_MAX)
+                return false;
+        for (i = 0; i < len; ++i) {
+                char c = name[i];
+
+                if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_')
+                        continue;
+                if ((c == '-' || c == '.') && i > 0 && i + 1 < len)
+                        continue;
+                return false;
+        }
+        return true;
+}
+
+/**
  * bus_node_name_is_valid() - a kdbus node name (endpoints, bus instances) of @uid
  * @uid:        the maker's uid
- * @name:       "<uid>-" then letters, digits, '-', '_', '.'; at most BUS_ENDPOINT_NAME_MAX
+ * @name:       "<uid>-" then more, as bus_sysname_is_valid() wants the whole
  *
  * Return: true if valid.
  */
 bool bus_node_name_is_valid(uid_t uid, const char *name) {
         char prefix[24];
-        size_t n, len = strlen(name), i;
+        size_t n;
 
         n = (size_t)snprintf(prefix, sizeof(prefix), "%" PRIu32 "-", (uint32_t)uid);
-        if (len > BUS_ENDPOINT_NAME_MAX || len <= n || strncmp(name, prefix, n))
-                return false;
-        for (i = n; i < len; ++i) {
-                char c = name[i];
-
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                      (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'))
-                        return false;
-        }
-        return true;
+        return strlen(name) > n && !strncmp(name, prefix, n) && bus_sysname_is_valid(name);
 }
 
 /**

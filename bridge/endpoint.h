@@ -47,8 +47,12 @@ struct kdbus_item;
 /* kdbus's limit for the name of a bus node (KDBUS_SYSNAME_MAX_LEN). */
 #define BUS_ENDPOINT_NAME_MAX 63u
 
-/* "<uid>-" then [A-Za-z0-9_.-], at most BUS_ENDPOINT_NAME_MAX: endpoints and bus instances
- * (bridge/native-busmake.c). */
+/* kdbus_item_validate_name()'s rule: 1 to BUS_ENDPOINT_NAME_MAX of [A-Za-z0-9_], and '-' and
+ * '.' when neither first nor last. Node names and connection descriptions. */
+bool bus_sysname_is_valid(const char *name);
+
+/* "<uid>-" then more, the whole valid by bus_sysname_is_valid(): endpoints and bus
+ * instances (bridge/native-busmake.c). */
 bool bus_node_name_is_valid(uid_t uid, const char *name);
 
 typedef struct BusEndpoint {

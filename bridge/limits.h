@@ -17,6 +17,9 @@
  * masks are the peer's memory in the bus that no other limit counts. */
 #define NATIVE_MATCH_MASK_MAX (32u * 1024u)
 #define NATIVE_MATCH_MASKS_PER_CONN_MAX (1024u * 1024u)
+/* Bus instances (BUS_MAKE) one uid may have at once in this kdbusd, kdbus's
+ * KDBUS_USER_MAX_BUSES per user and domain: the next BUS_MAKE is EMFILE. */
+#define NATIVE_MAX_BUSES_PER_USER 16u
 
 /* A native connection's calls waiting for a reply (kdbus's KDBUS_CONN_MAX_REQUESTS_PENDING,
  * EMLINK): the lower of this and max_replies_per_connection applies to native callers. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * BUS_MAKE: the request's checks (see native-busmake.h). kdbus's rules: MAKE_NAME and
- * BLOOM_PARAMETER are mandatory (EBADMSG without), the name starts with the caller's
- * "<uid>-" (EINVAL otherwise), the bloom size is a multiple of 8 between 8 and 4096 bytes
+ * BLOOM_PARAMETER are mandatory (EINVAL without: kdbus_args_parse()), the name is what
+ * kdbus_item_validate_name() takes (native_item_name_check(): ENAMETOOLONG over 63 bytes)
+ * and starts with the caller's "<uid>-" (EINVAL otherwise), the bloom size is a multiple of 8 between 8 and 4096 bytes
  * with at least one hash function (EINVAL), flags only MAKE_ACCESS_GROUP / _WORLD; the
  * instance uses those bloom parameters for every filter and mask on it (Bus.bloom: HELLO
  * reports them, MATCH_ADD and SEND check sizes against them, the bus computes the filters
@@ -39,16 +40,34 @@ static int attach_flags(const struct kdbus_item *item, uint64_t *ret) {
         return 0;
 }
 
+static int bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);
+
 /**
  * native_bus_make_parse() - read and check a BUS_MAKE request
  * @creds:      the caller's credentials (its uid must prefix the name)
  * @buf:        kdbus_cmd with MAKE_NAME, BLOOM_PARAMETER, ATTACH_FLAGS_SEND/_RECV items
+ *              (and a NEGOTIATE item, which is ignored)
  * @size:       bytes at @buf
  * @ret:        what to make
  *
- * Return: 0, 1 (NEGOTIATE answered), -EINVAL, -EBADMSG.
+ * Return: 0, 1 (NEGOTIATE answered), -EINVAL, -ENAMETOOLONG.
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret) {
+        struct kdbus_cmd *cmd = buf;
+        void *copy;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        if (r)
+                return r;
+        r = bus_make_parse(creds, copy ? copy : buf, size, ret);
+        native_items_negotiate_done(cmd, size, sizeof(*cmd), copy);
+        return r;
+}
+
+static int bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret) {
         struct kdbus_cmd *cmd = buf;
         const struct kdbus_item *item;
         const struct kdbus_bloom_parameter *bloom = NULL;
@@ -66,8 +85,10 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
 
                 switch (item->type) {
                 case KDBUS_ITEM_MAKE_NAME:
-                        if (name || len < 2 || item->str[len - 1] != '\0' ||
-                            strlen(item->str) != len - 1)
+                        r = native_item_name_check(item);
+                        if (r)
+                                return r;
+                        if (name)
                                 return -EINVAL;
                         name = item->str;
                         break;
@@ -97,7 +118,7 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
                 }
         }
         if (!name || !bloom)
-                return -EBADMSG;
+                return -EINVAL;         /* kdbus_args_parse(): a mandatory item missing */
         if (!bus_node_name_is_valid(creds->uid, name))
                 return -EINVAL;
         if (!bloom_params_are_valid(bloom->size, bloom->n_hash))

@@ -28,8 +28,8 @@ typedef struct NativeBusMake {
  * Read and check BUS_MAKE's @buf (@size bytes) from a peer with @creds.
  * Return: 0 (*ret filled), 1 (NEGOTIATE: the known flags are in the struct, nothing to
  * make), or -EINVAL (bad struct, flags, items, name, or bloom parameters outside kdbus's
- * bounds: size 8..4096 and a multiple of 8, n_hash >= 1), -EBADMSG (MAKE_NAME or
- * BLOOM_PARAMETER missing).
+ * bounds: size 8..4096 and a multiple of 8, n_hash >= 1; MAKE_NAME or BLOOM_PARAMETER
+ * missing), -ENAMETOOLONG (a name over 63 bytes).
  */
 int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, NativeBusMake *ret);
 

@@ -120,12 +120,23 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
  * The bloom parameters go into the pool as a BLOOM_PARAMETER item at cmd->offset; the
  * peer FREEs that slice.
  *
- * Return: 0, or -EINVAL, -EOPNOTSUPP, -EMFILE, -ENOMEM and other errnos for the peer.
+ * Return: 0, 1 (KDBUS_FLAG_NEGOTIATE: cmd->flags says the known flags, nothing is made),
+ * or -EINVAL, -ENAMETOOLONG (a CONN_DESCRIPTION over 63 bytes), -EOPNOTSUPP, -EMFILE,
+ * -ENOMEM and other errnos for the peer.
  */
 int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
                       const NativeConnOps *ops, void *userdata, NativeConn **ret) {
         return native_conn_hello_on(bus, NULL, creds, cmd, size, ops, userdata, ret);
 }
+
+/* The HELLO flags we know: kdbus's four and our two extensions. */
+#define NATIVE_HELLO_FLAGS (KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR | \
+                            KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
+                            KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
+
+static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                    struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
+                    void *userdata, NativeConn **ret);
 
 /**
  * native_conn_hello_on() - HELLO through a custom endpoint
@@ -138,11 +149,31 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
  * @userdata:   as native_conn_hello()
  * @ret:        as native_conn_hello()
  *
- * Return: as native_conn_hello(); -ECONNRESET if @ep was closed.
+ * KDBUS_FLAG_NEGOTIATE: cmd->flags says the flags known, no connection is made (kdbus's
+ * kdbus_cmd_hello() returns before kdbus_conn_new(); the handle stays unset).
+ *
+ * Return: as native_conn_hello(); 1 (NEGOTIATE answered, *ret untouched); -ECONNRESET if
+ * @ep was closed.
  */
 int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                          struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
                          void *userdata, NativeConn **ret) {
+        void *copy;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        if (r)
+                return r;
+        r = hello_on(bus, ep, creds, copy ? copy : (void *)cmd, size, ops, userdata, ret);
+        native_items_negotiate_done(cmd, size, sizeof(*cmd), copy);
+        return r;
+}
+
+static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                    struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
+                    void *userdata, NativeConn **ret) {
         _cleanup_(native_conn_freep) NativeConn *nc = NULL;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
@@ -150,12 +181,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         unsigned conn_flags = 0;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        if (cmd->flags & ~(uint64_t)(KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
-                                     KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR |
-                                     KDBUS_HELLO_CAPTURE_PER_MESSAGE |
-                                     KDBUS_HELLO_WIRE_BATCH))
+        if (cmd->flags & ~(uint64_t)(NATIVE_HELLO_FLAGS | KDBUS_FLAG_NEGOTIATE))
                 return -EINVAL;
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
@@ -164,26 +190,37 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                /* a policy holder's or an activator's access entries (native_holder_set()
-                 * checks them) */
-                if (item->type == KDBUS_ITEM_POLICY_ACCESS &&
-                    (cmd->flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)))
-                        continue;
-                /* one description: a NUL-terminated string of at most 255 bytes (kdbus);
-                 * one NAME (activators, policy holders) */
-                if ((item->type != KDBUS_ITEM_CONN_DESCRIPTION &&
-                     item->type != KDBUS_ITEM_NAME) || len < 2 || len > 256 ||
-                    item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
-                        return -EINVAL;
-                if (item->type == KDBUS_ITEM_NAME) {
-                        if (name)
+                switch (item->type) {
+                case KDBUS_ITEM_POLICY_ACCESS:
+                        /* kdbus takes them from any HELLO and uses them only for a policy
+                         * holder or an activator (native_holder_set() checks those) */
+                        if (len != sizeof(struct kdbus_policy_access))
                                 return -EINVAL;
-                        name = item->str;
-                } else {
+                        break;
+                case KDBUS_ITEM_CONN_DESCRIPTION:
+                        r = native_item_name_check(item);
+                        if (r)
+                                return r;
                         if (description)
                                 return -EINVAL;
                         description = item->str;
+                        break;
+                case KDBUS_ITEM_NAME:
+                        /* one NAME (activators, policy holders) */
+                        if (name || len < 2 || len > 256 || item->str[len - 1] != '\0' ||
+                            strlen(item->str) != len - 1)
+                                return -EINVAL;
+                        name = item->str;
+                        break;
+                default:
+                        return -EINVAL;
                 }
+        }
+        /* kdbus checks the items before it answers NEGOTIATE */
+        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
+                cmd->flags = NATIVE_HELLO_FLAGS;
+                cmd->return_flags = 0;
+                return 1;
         }
         /* kdbus: nobody is privileged on a custom endpoint, and monitors are refused there */
         if (ep && (cmd->flags & KDBUS_HELLO_MONITOR))
@@ -264,7 +301,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         }
 
         cmd->return_flags = 0;
-        cmd->bus_flags = 0;
+        cmd->bus_flags = bus->bus_flags;        /* kdbus: the BUS_MAKE flags */
         cmd->id = nc->conn->id;
         cmd->offset = slice->offset;
         cmd->items_size = item->size;
@@ -347,6 +384,100 @@ int native_items_check(const void *items, size_t size) {
                 pos += KDBUS_ALIGN8(item->size);
         }
         return 0;
+}
+
+/**
+ * native_item_name_check() - kdbus_item_validate_name(): a MAKE_NAME or CONN_DESCRIPTION
+ * @item:       the item (inside its command: native_items_check())
+ *
+ * The string and its NUL fill the payload exactly; the string is bus_sysname_is_valid().
+ * The size is looked at first, as kdbus does.
+ *
+ * Return: 0, -EINVAL, or -ENAMETOOLONG (a payload over BUS_ENDPOINT_NAME_MAX + 1 bytes).
+ */
+int native_item_name_check(const struct kdbus_item *item) {
+        size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+
+        if (len < 2)
+                return -EINVAL;
+        if (len > BUS_ENDPOINT_NAME_MAX + 1)
+                return -ENAMETOOLONG;
+        if (memchr(item->str, '\0', len) != item->str + len - 1)
+                return -EINVAL;
+        return bus_sysname_is_valid(item->str) ? 0 : -EINVAL;
+}
+
+/**
+ * native_items_negotiate() - the command without its KDBUS_ITEM_NEGOTIATE item
+ * @cmd:        the command struct (its size first), in a buffer of @size bytes
+ * @size:       bytes at @cmd
+ * @items_at:   where its items start (the fixed struct's size)
+ * @ret_copy:   NULL (no such item: run the command on @cmd), or a copy of the @size bytes
+ *              with the items after it moved up over it and cmd->size smaller by its
+ *              aligned size, to run the command on and hand to native_items_negotiate_done()
+ *
+ * kdbus_args_parse() accepts one NEGOTIATE item (a payload of u64 item types) in every
+ * command; the commands' own item checks never see it here. kdbus also zeroed the types it
+ * does not know in the item's payload, which the peer would read back from its buffer; our
+ * reply carries the fixed struct only, so that is not done. A struct or items out of
+ * bounds are left alone, for the command to refuse.
+ *
+ * Return: 0, -EINVAL (a second NEGOTIATE item, or a payload not a multiple of 8), -ENOMEM.
+ */
+int native_items_negotiate(const void *cmd, size_t size, size_t items_at, void **ret_copy) {
+        const struct kdbus_cmd *c = cmd;
+        const uint8_t *p = cmd;
+        size_t pos, at = SIZE_MAX, cut = 0;
+        struct kdbus_cmd *copy;
+
+        *ret_copy = NULL;
+        if (size < items_at || c->size < items_at || c->size > size ||
+            native_items_check(p + items_at, c->size - items_at))
+                return 0;
+        for (pos = items_at; pos < c->size;) {
+                const struct kdbus_item *item = (const void *)(p + pos);
+
+                if (item->type == KDBUS_ITEM_NEGOTIATE) {
+                        if (at != SIZE_MAX ||
+                            (item->size - KDBUS_ITEM_HEADER_SIZE) % sizeof(uint64_t))
+                                return -EINVAL;
+                        at = pos;
+                        cut = MIN((size_t)KDBUS_ALIGN8(item->size), (size_t)c->size - pos);
+                }
+                pos += KDBUS_ALIGN8(item->size);
+        }
+        if (at == SIZE_MAX)
+                return 0;
+        copy = malloc(size);
+        if (!copy)
+                return error_origin(-ENOMEM);
+        /* only the items close up: what follows the command (SEND's message, found by
+         * its offset) stays where it was */
+        memcpy(copy, cmd, size);
+        memmove((uint8_t *)copy + at, p + at + cut, c->size - at - cut);
+        copy->size -= cut;
+        *ret_copy = copy;
+        return 0;
+}
+
+/**
+ * native_items_negotiate_done() - the command ran on the copy: give the peer its struct
+ * @cmd:        the command as the peer sent it
+ * @size:       bytes at @cmd
+ * @struct_size: the fixed struct's size (what commands write and replies carry)
+ * @copy:       native_items_negotiate()'s copy, or NULL (then nothing is done); freed
+ *
+ * The fixed struct goes back with the size the peer sent.
+ */
+void native_items_negotiate_done(void *cmd, size_t size, size_t struct_size, void *copy) {
+        uint64_t size0;
+
+        if (!copy)
+                return;
+        size0 = ((struct kdbus_cmd *)cmd)->size;
+        memcpy(cmd, copy, MIN(size, struct_size));
+        ((struct kdbus_cmd *)cmd)->size = size0;
+        free(copy);
 }
 
 /**
@@ -971,6 +1102,9 @@ bool native_command_is_known(uint64_t command) {
         }
 }
 
+static int command_run(NativeConn *nc, uint64_t command, void *buf, size_t size,
+                       const int *fds, unsigned n_fds, int **ret_fds, unsigned *ret_n_fds);
+
 /**
  * native_conn_command() - execute one command of a connected peer
  * @nc:         the connection
@@ -996,6 +1130,8 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                         int **ret_fds, unsigned *ret_n_fds) {
         struct kdbus_cmd *cmd = buf;
         size_t struct_size = command_struct_size(command);
+        void *copy;
+        int r;
 
         *ret_fds = NULL;
         *ret_n_fds = 0;
@@ -1019,6 +1155,18 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
         }
         if (n_fds && command != KDBUS_CMD_SEND)
                 return -EINVAL;
+        r = native_items_negotiate(cmd, size, struct_size, &copy);
+        if (r)
+                return r;
+        r = command_run(nc, command, copy ? copy : buf, size, fds, n_fds, ret_fds, ret_n_fds);
+        native_items_negotiate_done(buf, size, struct_size, copy);
+        return r;
+}
+
+static int command_run(NativeConn *nc, uint64_t command, void *buf, size_t size,
+                       const int *fds, unsigned n_fds, int **ret_fds, unsigned *ret_n_fds) {
+        struct kdbus_cmd *cmd = buf;
+
         if (!native_special_may(nc, command))
                 return -EOPNOTSUPP;     /* kdbus: monitors and activators only receive */
         if (!native_holder_may(nc, command))

@@ -13,6 +13,9 @@
 #include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
 
+static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
+                         size_t size, uint64_t *ret_flags, BusEndpoint **ret);
+
 /**
  * native_endpoint_make() - ENDPOINT_MAKE
  * @bus:        the bus
@@ -29,10 +32,30 @@
  *
  * KDBUS_FLAG_NEGOTIATE: nothing is made, cmd->flags says the flags known; returns 1.
  *
+ * MAKE_NAME is checked as kdbus_item_validate_name() does (native_item_name_check()); a
+ * NEGOTIATE item is taken and ignored.
+ *
  * Return: 0, 1 (negotiated), or -EINVAL (bad struct, flags or items; a name without the
- * caller's "<uid>-" prefix), -EPERM, -EEXIST (an endpoint of that name exists), -ENOMEM.
+ * caller's "<uid>-" prefix), -ENAMETOOLONG (a name over 63 bytes), -EPERM, -EEXIST (an
+ * endpoint of that name exists), -ENOMEM.
  */
 int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
+                         size_t size, uint64_t *ret_flags, BusEndpoint **ret) {
+        struct kdbus_cmd *cmd = buf;
+        void *copy;
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
+                return -EINVAL;
+        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        if (r)
+                return r;
+        r = endpoint_make(bus, creds, via, copy ? copy : buf, size, ret_flags, ret);
+        native_items_negotiate_done(cmd, size, sizeof(*cmd), copy);
+        return r;
+}
+
+static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
                          size_t size, uint64_t *ret_flags, BusEndpoint **ret) {
         struct kdbus_cmd *cmd = buf;
         const struct kdbus_item *item;
@@ -44,11 +67,11 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
                 return r;
         for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
              item = KDBUS_ITEM_NEXT(item)) {
-                size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
-
-                if (item->type != KDBUS_ITEM_MAKE_NAME || name || len < 2 ||
-                    item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                if (item->type != KDBUS_ITEM_MAKE_NAME || name)
                         return -EINVAL;
+                r = native_item_name_check(item);
+                if (r)
+                        return r;
                 name = item->str;
         }
         if (!name)
@@ -63,6 +86,8 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
         return 0;
 }
 
+static int endpoint_update(BusEndpoint *ep, struct kdbus_cmd *cmd);
+
 /**
  * native_endpoint_update() - ENDPOINT_UPDATE by the endpoint's owner handle
  * @ep:         the endpoint
@@ -75,11 +100,23 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
  */
 int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size) {
         struct kdbus_cmd *cmd = buf;
-        const struct kdbus_item *item;
+        void *copy;
         int r;
 
         if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
                 return -EINVAL;
+        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        if (r)
+                return r;
+        r = endpoint_update(ep, copy ? copy : (void *)cmd);
+        native_items_negotiate_done(cmd, size, sizeof(*cmd), copy);
+        return r;
+}
+
+static int endpoint_update(BusEndpoint *ep, struct kdbus_cmd *cmd) {
+        const struct kdbus_item *item;
+        int r;
+
         if (cmd->flags == KDBUS_FLAG_NEGOTIATE) {
                 cmd->flags = 0;         /* ENDPOINT_UPDATE knows no flags */
                 cmd->return_flags = 0;

@@ -135,8 +135,10 @@ void native_holder_drop(NativeConn *nc) {
  * @nc:         the connection
  * @command:    KDBUS_CMD_*
  *
- * Return: true for anything but a policy holder; for one, only UPDATE, LIST, CONN_INFO,
- * BUS_CREATOR_INFO and FREE (kdbus: it is no ordinary connection).
+ * Return: true for anything but a policy holder; for one, only UPDATE, LIST, CONN_INFO
+ * and BUS_CREATOR_INFO (kdbus: it is no ordinary connection). Not FREE either, as
+ * kdbus_cmd_free() refuses it: a holder never RECVs, and the slices of its LIST and INFO
+ * stay in its pool until it goes (HELLO's bloom slice too).
  */
 bool native_holder_may(const NativeConn *nc, uint64_t command) {
         if (!(nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
@@ -146,7 +148,6 @@ bool native_holder_may(const NativeConn *nc, uint64_t command) {
         case KDBUS_CMD_LIST:
         case KDBUS_CMD_CONN_INFO:
         case KDBUS_CMD_BUS_CREATOR_INFO:
-        case KDBUS_CMD_FREE:
                 return true;
         default:
                 return false;

@@ -399,6 +399,30 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
 /* The names CONN_INFO's NAMES gives, in LIST's terms. */
 #define INFO_NAMES (KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES | KDBUS_LIST_ACTIVATORS)
 
+/*
+ * CONN_INFO's connection of @id: kdbus_bus_find_conn_by_id() finds every connection of the
+ * bus, monitors and activators too, which are not in our id table.
+ */
+static BridgeConn *info_find_conn(Bus *bus, uint64_t id) {
+        BridgeConn *conn = bus_find_conn(bus, id);
+        List *pos;
+
+        if (conn)
+                return conn;
+        list_for_each(pos, &bus->monitors) {
+                conn = container_of(pos, BridgeConn, match_link);
+                if (conn->id == id && conn->active)
+                        return conn;
+        }
+        list_for_each(pos, &bus->activators) {
+                BridgeActivator *a = container_of(pos, BridgeActivator, link);
+
+                if (a->conn->id == id && a->conn->active)
+                        return a->conn;
+        }
+        return NULL;
+}
+
 /**
  * native_conn_info() - CONN_INFO of a connection by id, or by a NAME item
  * @nc:         the connection asking
@@ -408,8 +432,13 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
  * owns; the metadata items as far as the connection consented (native-meta.c).
  *
- * Return: 0, or -EINVAL, -ENXIO (no connection with that id, or one a custom endpoint's
- * policy hides), -ESRCH (nobody owns the name, or it is hidden), -ENOBUFS, -ENOMEM.
+ * As kdbus_cmd_conn_info(): a NAME is looked up in the name registry only (its owner, else
+ * its activator), and with a nonzero id as well the owner must be that id; an id alone finds
+ * any connection, monitors and activators too.
+ *
+ * Return: 0, or -EINVAL (bad item, unknown attach flags, neither name nor id), -ENXIO (no
+ * connection with that id, or one a custom endpoint's policy hides), -ESRCH (nobody owns
+ * the name, it is hidden, or its owner is not the id given), -ENOBUFS, -ENOMEM.
  */
 int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         struct kdbus_cmd_info *cmd = buf;
@@ -433,26 +462,32 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
              item = KDBUS_ITEM_NEXT(item)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                if (item->type != KDBUS_ITEM_NAME || name || len < 2 ||
-                    item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
+                if (item->type != KDBUS_ITEM_NAME || name || len < 1 ||
+                    memchr(item->str, '\0', len) != item->str + len - 1)
                         return -EINVAL;
                 name = item->str;
         }
-        if (!!name == !!cmd->id)
-                return -EINVAL;         /* exactly one of id and name */
+        /* kdbus_sanitize_attach_flags(): unknown bits EINVAL (_KDBUS_ATTACH_ANY is all) */
+        if (cmd->attach_flags != _KDBUS_ATTACH_ANY &&
+            (cmd->attach_flags & ~(uint64_t)_KDBUS_ATTACH_ALL))
+                return -EINVAL;
         if (name) {
-                if (!wire_bus_name_is_valid(name, strlen(name)))
-                        return -EINVAL;
-                /* kdbus: a name or id the endpoint policy hides does not exist */
-                target = bus_find_conn_by_name(nc->conn->bus, name);
-                if (!target || (name[0] == ':' ? !bridge_conn_can_see_conn(nc->conn, target) :
-                                                 !bridge_conn_can_see_name(nc->conn, name)))
+                /* kdbus_cmd_conn_info(): the name registry only, no syntax check (a unique
+                 * name or any other string is simply not there); its owner, or its activator
+                 * while nobody owns it; with an id too, that must be the owner's. A name the
+                 * endpoint policy hides does not exist. */
+                target = name[0] == ':' ? NULL : bus_find_conn_by_name(nc->conn->bus, name);
+                if (!target)
+                        target = bus_find_activator(nc->conn->bus, name);
+                if (!target || !bridge_conn_can_see_name(nc->conn, name) ||
+                    (cmd->id && target->id != cmd->id))
                         return -ESRCH;
-        } else {
-                target = bus_find_conn(nc->conn->bus, cmd->id);
+        } else if (cmd->id) {
+                target = info_find_conn(nc->conn->bus, cmd->id);
                 if (!target || !bridge_conn_can_see_conn(nc->conn, target))
                         return -ENXIO;
-        }
+        } else
+                return -EINVAL;         /* neither a name nor an id */
 
         with_names = cmd->attach_flags & KDBUS_ATTACH_NAMES;
         /* NAMES: write_info() lists the names it is the primary owner of and an activator's

@@ -80,8 +80,10 @@ int native_special_hello(NativeConn *nc, const char *name) {
  * @nc:         the connection
  * @command:    KDBUS_CMD_*
  *
- * kdbus: monitors may RECV, FREE, UPDATE, LIST and ask for info, nothing that sends,
- * owns names, matches or says BYEBYE; activators the same without UPDATE.
+ * kdbus: monitors and activators may RECV, FREE, UPDATE, LIST and ask for info, nothing
+ * that sends, owns names, matches or says BYEBYE. What an activator's UPDATE may carry
+ * (ATTACH_FLAGS_RECV, not ATTACH_FLAGS_SEND) native_conn_update() decides, as
+ * kdbus_cmd_update() does per item.
  *
  * Return: true if allowed.
  */
@@ -89,8 +91,6 @@ bool native_special_may(const NativeConn *nc, uint64_t command) {
         if (!(nc->hello_flags & (KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR)))
                 return true;
         switch (command) {
-        case KDBUS_CMD_UPDATE:
-                return !(nc->hello_flags & KDBUS_HELLO_ACTIVATOR);
         case KDBUS_CMD_SEND:
         case KDBUS_CMD_NAME_ACQUIRE:
         case KDBUS_CMD_NAME_RELEASE:

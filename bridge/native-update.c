@@ -6,12 +6,20 @@
  * _KDBUS_ATTACH_ANY stands for every known flag, other unknown bits are EINVAL) and, as an
  * extension of kdbus (which set it at HELLO only), a CONN_DESCRIPTION item. NAME and
  * POLICY_ACCESS items replace a policy holder's entries (bridge/native-holder.c); from any
- * other connection: EOPNOTSUPP, as are attach flags from a policy holder.
+ * other connection: EOPNOTSUPP, as are attach flags from a policy holder and
+ * ATTACH_FLAGS_SEND from an activator (kdbus_cmd_update(); an activator may change what it
+ * receives, and an empty UPDATE is fine from anyone).
  * The command is all or nothing: everything is checked before anything changes. New
  * attach flags apply to messages written into pools from then on.
  *
- * BUS_CREATOR_INFO writes a kdbus_info (id 0, flags 0) into the caller's pool: a
- * MAKE_NAME item "<uid>-kdbus" (kdbus named buses "<uid>-<name>"; ours has no name) and
+ * BUS_CREATOR_INFO writes a kdbus_info into the caller's pool, as kdbus_cmd_bus_creator_info()
+ * does: flags are the bus's BUS_MAKE flags (MAKE_ACCESS_*; 0 for kdbusd's own bus, which no
+ * BUS_MAKE made), id is 0. kdbus gave the bus's id, drawn from the counter of its domain
+ * that also numbers the connections, so it was below every connection id on the bus and
+ * equal to none; our connection ids count from 1 per bus, and 0 is the one value that
+ * keeps both properties. Then a MAKE_NAME item, a plain string (header and the
+ * NUL-terminated name, as BUS_MAKE takes it; not a struct kdbus_name): the instance's
+ * "<uid>-<name>", or "<uid>-kdbus" for kdbusd's own bus (which has no name), and
  * of the bus process's credentials CREDS and PIDS as far as attach_flags ask; the bus
  * consents to nothing else, said by an ATTACH_FLAGS_SEND item like any declined metadata
  * (bridge/native-meta.c).
@@ -43,8 +51,9 @@ static int attach_value(uint64_t v, uint64_t *ret) {
  * @buf:        kdbus_cmd with items
  * @size:       bytes at @buf
  *
- * Return: 0, or -EINVAL (bad item, duplicate, unknown flags, bad policy), -EOPNOTSUPP
- * (policy items from an ordinary connection, attach flags from a policy holder), -E2BIG
+ * Return: 0, or -EINVAL (bad item, duplicate, unknown flags, bad policy), -ENAMETOOLONG
+ * (a description over 63 bytes), -EOPNOTSUPP (policy items from an ordinary connection,
+ * attach flags from a policy holder, ATTACH_FLAGS_SEND from an activator), -E2BIG
  * (a holder's second name), -EEXIST (another holder's name), -ENOMEM.
  */
 int native_conn_update(NativeConn *nc, void *buf, size_t size) {
@@ -79,8 +88,11 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
                         have_recv = true;
                         break;
                 case KDBUS_ITEM_CONN_DESCRIPTION:
-                        if (description || len < 2 || len > 256 || item->str[len - 1] != '\0' ||
-                            strlen(item->str) != len - 1)
+                        /* HELLO's rule (kdbus_item_validate_name()) */
+                        r = native_item_name_check(item);
+                        if (r)
+                                return r;
+                        if (description)
                                 return -EINVAL;
                         description = item->str;
                         break;
@@ -94,8 +106,11 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
                         return -EINVAL;
                 }
         }
-        /* kdbus: a policy holder has no attach flags (it neither sends nor receives) */
+        /* kdbus_cmd_update(): a policy holder has no attach flags (it neither sends nor
+         * receives), an activator only receives (its ATTACH_FLAGS_RECV is taken) */
         if ((have_send || have_recv) && (nc->hello_flags & KDBUS_HELLO_POLICY_HOLDER))
+                return -EOPNOTSUPP;
+        if (have_send && (nc->hello_flags & KDBUS_HELLO_ACTIVATOR))
                 return -EOPNOTSUPP;
         /* kdbus: a sender may not drop what the bus requires (EINVAL here, not HELLO's
          * ECONNREFUSED) */
@@ -165,7 +180,7 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         else
                 name_len = (size_t)snprintf(name, sizeof(name), "%u-kdbus",
                                             (unsigned)geteuid()) + 1;
-        total = sizeof(*info) + KDBUS_ITEM_SIZE(sizeof(struct kdbus_name) + name_len) +
+        total = sizeof(*info) + KDBUS_ITEM_SIZE(name_len) +
                 KDBUS_ITEM_SIZE(sizeof(struct kdbus_bloom_parameter));
         if (declined)
                 total += KDBUS_ITEM_SIZE(sizeof(uint64_t));
@@ -184,10 +199,14 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         info = bridge_pool_ptr(nc->pool, slice);
         memset(info, 0, slice->size);
         info->size = total;
+        /* kdbus_cmd_bus_creator_info(): the bus's id (0 here, see above) and its BUS_MAKE
+         * flags; MAKE_NAME a plain string item, as BUS_MAKE took it */
+        info->id = 0;
+        info->flags = bus->bus_flags;
         item = info->items;
-        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + name_len;
+        item->size = KDBUS_ITEM_HEADER_SIZE + name_len;
         item->type = KDBUS_ITEM_MAKE_NAME;
-        memcpy(item->name.name, name, name_len);
+        memcpy(item->str, name, name_len);
         p = (uint8_t *)item + KDBUS_ALIGN8(item->size);
         /* our addition (kdbus's had none): the bus's bloom parameters, as HELLO gives them */
         item = (void *)p;

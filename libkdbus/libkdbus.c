@@ -238,7 +238,8 @@ int kdbus_conn_command(KdbusConn *c, uint64_t command, void *cmd, size_t cmd_siz
  * @name:       "<uid>-<name>", the caller's uid
  * @flags:      KDBUS_MAKE_ACCESS_GROUP / _WORLD
  *
- * Return: 0 or the negative errno of BUS_MAKE (EINVAL, EBADMSG, EEXIST, EBADFD, ...).
+ * Return: 0 or the negative errno of BUS_MAKE (EINVAL, ENAMETOOLONG, EEXIST, EMFILE, EBADFD,
+ * ...).
  */
 int kdbus_bus_make(KdbusConn *c, const char *name, uint64_t flags) {
         return kdbus_bus_make_bloom(c, name, flags, 64, 8);
@@ -356,6 +357,9 @@ int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, cons
                         c->bloom_size = item->bloom_parameter.size;
                         c->bloom_n_hash = item->bloom_parameter.n_hash;
                 }
+        /* a policy holder may not FREE (kdbus): the slice stays in its pool */
+        if (flags & KDBUS_HELLO_POLICY_HOLDER)
+                return 0;
         return kdbus_conn_free(c, hello.offset);
 }
 

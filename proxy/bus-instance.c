@@ -3,6 +3,11 @@
  * Bus instances (see proxy/bus-instance.h). The directory is made with mkdir(2) (EEXIST
  * for a name that exists: the bus is taken, or a stale directory is left that is not ours
  * to remove), then given to the creator before the sockets are bound in it.
+ *
+ * As kdbus_cmd_bus_make() with KDBUS_USER_MAX_BUSES, one uid has at most
+ * NATIVE_MAX_BUSES_PER_USER live instances (EMFILE past that, after the name was found
+ * free, as kdbus counted after linking the node); the count is over the whole process,
+ * which is what kdbus's domain was, and a bus stops counting when its maker's handle goes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "bridge/bus.h"
+#include "bridge/limits.h"
 #include "bridge/native-busmake.h"
 #include "kdbus/kdbus.h"
 #include "proxy/bus-instance.h"
@@ -18,12 +24,28 @@
 #include "proxy/native-listener.h"
 #include "proxy/server.h"
 #include "util/error.h"
+#include "util/list.h"
 
 struct BusInstance {
         Server *server;                 /* its own bus, driver and legacy listener */
         NativeListener *native;
         char *dir;                      /* removed at free */
+        uid_t uid;                      /* the maker */
+        List link;                      /* bus_instances, once made */
 };
+
+/* Every live instance of the process (one thread), for the per-uid limit. */
+static List bus_instances = LIST_INIT(bus_instances);
+
+/* How many live instances @uid made. */
+static unsigned bus_instance_count(uid_t uid) {
+        unsigned n = 0;
+        List *pos;
+
+        list_for_each(pos, &bus_instances)
+                n += container_of(pos, BusInstance, link)->uid == uid;
+        return n;
+}
 
 /**
  * bus_instance_new() - make a bus instance with its sockets
@@ -35,7 +57,8 @@ struct BusInstance {
  * @pid:        its pid (at connect), for BUS_CREATOR_INFO
  * @ret:        the instance
  *
- * Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
+ * Return: 0, -EEXIST, -EMFILE (@uid has NATIVE_MAX_BUSES_PER_USER instances), -ENAMETOOLONG,
+ * or a negative errno.
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
                      gid_t gid, pid_t pid, BusInstance **ret) {
@@ -59,6 +82,8 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         bi = calloc(1, sizeof(*bi));
         if (!bi)
                 return error_origin(-ENOMEM);
+        list_init(&bi->link);
+        bi->uid = uid;
         bi->dir = malloc(strlen(dir) + 1 + strlen(mk->name) + 1);
         if (!bi->dir) {
                 free(bi);
@@ -73,6 +98,10 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         }
         /* mkdir's mode went through the umask: set it, and give it to the creator (a bus
          * not running as root cannot: EPERM, then it stays the bus's, as endpoints do) */
+        if (bus_instance_count(uid) >= NATIVE_MAX_BUSES_PER_USER) {
+                r = -EMFILE;
+                goto fail;
+        }
         if (chmod(bi->dir, dmode) < 0 || (chown(bi->dir, uid, gid) < 0 && errno != EPERM)) {
                 r = error_origin(-errno);
                 goto fail;
@@ -83,6 +112,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         (void) snprintf(bi->server->bus->make_name, sizeof(bi->server->bus->make_name), "%s",
                         mk->name);
         bi->server->bus->creator_uid = uid;
+        bi->server->bus->bus_flags = mk->access;
         /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
         bi->server->bus->attach_flags_req = mk->attach_req;
         bi->server->bus->attach_flags_owner = mk->attach_owner;
@@ -100,6 +130,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         r = native_listener_new_endpoint(bi->server, path, NULL, mode, uid, gid, &bi->native);
         if (r < 0)
                 goto fail;
+        list_append(&bus_instances, &bi->link);
         *ret = bi;
         return 0;
 fail:
@@ -124,6 +155,7 @@ Bus *bus_instance_bus(const BusInstance *bi) {
 BusInstance *bus_instance_free(BusInstance *bi) {
         if (!bi)
                 return NULL;
+        list_unlink(&bi->link);
         bi->native = native_listener_free(bi->native);
         bi->server = server_free(bi->server);
         if (bi->dir)

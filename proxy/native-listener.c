@@ -458,6 +458,8 @@ static int native_client_hello(NativeClient *c, void *cmd, size_t size) {
                                          &native_client_ops, c, &c->nc);
         else if (r == 1)
                 r = -EPERM;
+        if (r == 1)             /* NEGOTIATE: the known flags, the handle stays unset */
+                return native_client_reply(c, 0, cmd, sizeof(struct kdbus_cmd_hello), NULL, 0);
         if (r == 0 && snapshot)
                 bridge_conn_set_policy(c->nc->conn, steal_ptr(&snapshot));
         if (r)
@@ -587,7 +589,8 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                                                     mk.attach_owner);
                 if (r < 0)
                         c->instance = bus_instance_free(c->instance);
-                if (r < 0 && r != -EEXIST)
+                /* a taken name and the per-user limit are the peer's business */
+                if (r < 0 && r != -EEXIST && r != -EMFILE)
                         proxy_log_peer(LOG_NOTICE, &c->log_limit, loop_now(l->server->loop), NULL,
                                        "native peer (fd %d, uid %u): cannot make bus \"%s\" in "
                                        "%s: %s, refusing BUS_MAKE", c->fd,

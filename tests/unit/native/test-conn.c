@@ -56,7 +56,149 @@ static void test_hello(NFixture *n, gconstpointer ctx) {
         /* an activator needs its NAME item (kdbus); test-special.c has the rest */
         g_assert_cmpint(peer_hello_full(&n->f, &bad, KDBUS_HELLO_ACTIVATOR, TEST_POOL_SIZE, 1),
                         ==, -EINVAL);
+        /* kdbus's hello selftest: its "faulty flag" (our extensions are elsewhere) */
+        g_assert_cmpint(peer_hello_full(&n->f, &bad, 1ULL << 32, TEST_POOL_SIZE, 1), ==, -EINVAL);
         assert_log(&n->f, "");
+}
+
+/* HELLO with one item of @type and @len payload bytes from @data (none if @data is NULL).
+ * Return: HELLO's result; *cmd as the bus left it. On success the connection is freed. */
+static int hello_item(Fixture *f, uint64_t flags, uint64_t type, const void *data, size_t len,
+                      struct kdbus_cmd_hello *ret_cmd) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_hello *hello = (void *)buf;
+        BridgeCreds creds = { .uid = 2000, .gid = 1000, .pidfd = -1 };
+        NativeConn *nc = NULL;
+        int r;
+
+        hello->size = sizeof(*hello);
+        hello->flags = flags;
+        hello->pool_size = TEST_POOL_SIZE;
+        if (data) {
+                hello->items[0].size = KDBUS_ITEM_HEADER_SIZE + len;
+                hello->items[0].type = type;
+                memcpy(hello->items[0].data, data, len);
+                hello->size += KDBUS_ALIGN8(hello->items[0].size);
+        }
+        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, NULL, &nc);
+        if (ret_cmd)
+                *ret_cmd = *hello;
+        g_assert_true(!nc == (r != 0));
+        native_conn_free(nc);
+        return r;
+}
+
+/* kdbus_item_validate_name() on CONN_DESCRIPTION; POLICY_ACCESS and NEGOTIATE items */
+static void test_hello_items(NFixture *n, gconstpointer ctx) {
+        struct kdbus_policy_access acc = { .type = KDBUS_POLICY_ACCESS_WORLD,
+                                           .access = KDBUS_POLICY_SEE };
+        uint64_t types[2] = { KDBUS_ITEM_NAME, 0x7777 };
+        char longest[64];
+        struct kdbus_cmd_hello out;
+
+#define DESC(s) hello_item(&n->f, 0, KDBUS_ITEM_CONN_DESCRIPTION, (s), sizeof(s), NULL)
+        g_assert_cmpint(DESC("a"), ==, 0);
+        g_assert_cmpint(DESC("my-conn.v1_2"), ==, 0);
+        g_assert_cmpint(DESC("a-"), ==, -EINVAL);
+        g_assert_cmpint(DESC(".a"), ==, -EINVAL);
+        g_assert_cmpint(DESC("a b"), ==, -EINVAL);
+        g_assert_cmpint(DESC("a/b"), ==, -EINVAL);
+        g_assert_cmpint(DESC(""), ==, -EINVAL);
+#undef DESC
+        memset(longest, 'x', 63);
+        longest[63] = '\0';
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_CONN_DESCRIPTION, longest, 64, NULL),
+                        ==, 0);
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_CONN_DESCRIPTION, "xxxxxxxxxxxxxxxxxxxx"
+                                   "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 66, NULL),
+                        ==, -ENAMETOOLONG);
+        /* accepted from any HELLO, used only by policy holders and activators */
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_POLICY_ACCESS, &acc, sizeof(acc), NULL),
+                        ==, 0);
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_POLICY_ACCESS, &acc, 8, NULL), ==,
+                        -EINVAL);
+        /* kdbus_args_parse(): one NEGOTIATE item in any command; the size comes back as sent */
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_NEGOTIATE, types, sizeof(types), &out),
+                        ==, 0);
+        g_assert_cmpuint(out.size, ==, sizeof(out) + KDBUS_ITEM_SIZE(sizeof(types)));
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_NEGOTIATE, types, 4, NULL), ==, -EINVAL);
+        /* NEGOTIATE: the known flags, no connection */
+        fixture_log_reset(&n->f);
+        g_assert_cmpint(hello_item(&n->f, KDBUS_FLAG_NEGOTIATE | KDBUS_HELLO_ACCEPT_FD, 0, NULL,
+                                   0, &out), ==, 1);
+        g_assert_cmpuint(out.flags, ==, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR |
+                         KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR |
+                         KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH);
+        g_assert_cmpuint(out.id, ==, 0);
+        assert_log(&n->f, "");
+}
+
+/* One NEGOTIATE item is taken by every command (kdbus_args_parse()); a second is EINVAL. */
+static void test_negotiate_item(NFixture *n, gconstpointer ctx) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_recv *rc = (void *)buf;
+        struct kdbus_item *item = (void *)(buf + sizeof(*rc));
+        struct kdbus_cmd_info *info = (void *)buf;
+        size_t sz;
+
+        peer_hello(&n->f, &n->a, 0);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+        item->type = KDBUS_ITEM_NEGOTIATE;
+        item->data64[0] = KDBUS_ITEM_NAME;
+        rc->size = sz = sizeof(*rc) + KDBUS_ITEM_SIZE(sizeof(uint64_t));
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_RECV, rc, rc->size), ==, -EAGAIN);
+        g_assert_cmpuint(rc->size, ==, sz);
+        /* twice */
+        memcpy((uint8_t *)item + KDBUS_ALIGN8(item->size), item, KDBUS_ALIGN8(item->size));
+        rc->size += KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_RECV, rc, rc->size), ==, -EINVAL);
+
+        /* CONN_INFO with one, then a NAME: the NAME still counts */
+        memset(buf, 0, sizeof(buf));
+        item = (void *)info->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE;
+        item->type = KDBUS_ITEM_NEGOTIATE;
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + 4;
+        item->type = KDBUS_ITEM_NAME;
+        strcpy(item->str, "t.x");
+        info->size = sizeof(*info) + KDBUS_ITEM_HEADER_SIZE + KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, info, info->size), ==, -ESRCH);
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "t.x", 0, NULL), ==, 0);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, info, info->size), ==, 0);
+        g_assert_cmpint(peer_free_offset(&n->a, info->offset), ==, 0);
+
+        {
+                /* SEND with one: the message behind the command is found where it is */
+                TestMsg t = CALL(":1.2", 7);
+                TestSend ts = { .dst_id = 2, .msg_flags = ~0ull, .memfd_idx = -1 };
+                const size_t neg = KDBUS_ITEM_HEADER_SIZE;
+                size_t payload_size, dsize, reply_size;
+                g_autofree uint8_t *payload = NULL, *d = NULL, *d2 = NULL;
+                struct kdbus_cmd_send *sc;
+                struct kdbus_msg *km;
+                int *fds;
+                unsigned n_fds;
+
+                peer_hello(&n->f, &n->b, 0);
+                payload = test_dbus1(&t, 0, &payload_size);
+                d = test_send_datagram(&t, &ts, payload, payload_size, &dsize);
+                d2 = g_malloc0(dsize + neg);
+                memcpy(d2, d, sizeof(*sc));
+                item = (void *)(d2 + sizeof(*sc));
+                item->size = KDBUS_ITEM_HEADER_SIZE;
+                item->type = KDBUS_ITEM_NEGOTIATE;
+                memcpy(d2 + sizeof(*sc) + neg, d + sizeof(*sc), dsize - sizeof(*sc));
+                sc = (void *)d2;
+                sc->size += neg;
+                sc->msg_address += neg;
+                km = (void *)(d2 + sc->msg_address);
+                km->items[0].vec.offset += neg;         /* the inline payload moved too */
+                g_assert_cmpint(native_conn_command(n->a.nc, KDBUS_CMD_SEND, d2, dsize + neg,
+                                                    NULL, 0, &reply_size, &fds, &n_fds), ==, 0);
+                g_assert_cmpuint(sc->size, ==, sizeof(*sc) + neg);
+                g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, 0);
+        }
 }
 
 static void test_byebye(NFixture *n, gconstpointer ctx) {
@@ -559,6 +701,25 @@ static void test_names(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "a.b", 1u << 9, NULL), ==, -EINVAL);
 }
 
+/* CONN_INFO by @name, with @id too unless 0. Return: the record's id, or the errno. */
+static int64_t info_by_name(TestPeer *p, uint64_t id, const char *name) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_info *cmd = (void *)buf;
+        int64_t r;
+
+        cmd->id = id;
+        cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        cmd->items[0].type = KDBUS_ITEM_NAME;
+        strcpy(cmd->items[0].str, name);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        r = peer_cmd(p, KDBUS_CMD_CONN_INFO, cmd, cmd->size);
+        if (r)
+                return r;
+        r = (int64_t)((const struct kdbus_info *)(p->pool + cmd->offset))->id;
+        g_assert_cmpint(peer_free_offset(p, cmd->offset), ==, 0);
+        return r;
+}
+
 static void test_list_info(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_list list = { .size = sizeof(list), .flags = KDBUS_LIST_NAMES };
         struct kdbus_cmd_info info = { .size = sizeof(info), .id = 2,
@@ -595,6 +756,23 @@ static void test_list_info(NFixture *n, gconstpointer ctx) {
         g_assert_cmpstr(ki->items[0].name.name, ==, "org.example.L");
         info.id = 9;
         g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, -ENXIO);
+        info.id = 0;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, -EINVAL);
+        /* kdbus_sanitize_attach_flags(): unknown bits */
+        info.id = 2;
+        info.attach_flags = 1ULL << 50;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, -EINVAL);
+        info.attach_flags = _KDBUS_ATTACH_ANY;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &info, sizeof(info)), ==, 0);
+        g_assert_cmpint(peer_free_offset(&n->a, info.offset), ==, 0);
+
+        /* by NAME: the name registry only (kdbus_cmd_conn_info()), with an id the owner's */
+        g_assert_cmpint(info_by_name(&n->a, 0, "org.example.L"), ==, 2);
+        g_assert_cmpint(info_by_name(&n->a, 2, "org.example.L"), ==, 2);
+        g_assert_cmpint(info_by_name(&n->a, 1, "org.example.L"), ==, -ESRCH);
+        g_assert_cmpint(info_by_name(&n->a, 0, ":1.2"), ==, -ESRCH);
+        g_assert_cmpint(info_by_name(&n->a, 0, "not..valid"), ==, -ESRCH);
+        g_assert_cmpint(info_by_name(&n->a, 0, "org.example.None"), ==, -ESRCH);
 }
 
 /* ---- fds and memfds ---- */
@@ -1163,6 +1341,8 @@ int main(int argc, char **argv) {
         ADD("hello/basic", test_hello);
         ADD("hello/byebye", test_byebye);
         ADD("hello/negotiate", test_negotiate);
+        ADD("hello/items", test_hello_items);
+        ADD("hello/negotiate-item", test_negotiate_item);
         ADD("message/basic", test_message_basic);
         ADD("message/bad-input", test_message_bad);
         ADD("message/examine", test_message_examine);

@@ -168,6 +168,9 @@ static void test_endpoint_make(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1001-x", &ep), ==, -EINVAL);
         g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-", &ep), ==, -EINVAL);
         g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-a/b", &ep), ==, -EINVAL);
+        /* kdbus_item_validate_name(): '-' and '.' not last */
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-a-", &ep), ==, -EINVAL);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-a.", &ep), ==, -EINVAL);
         g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-ok_1.x", &n->ep), ==, 0);
         g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-ok_1.x", &ep), ==, -EEXIST);
         g_assert_true(bus_find_endpoint(n->f.bus, "1000-ok_1.x") == n->ep);
@@ -401,6 +404,11 @@ static void test_endpoint_native(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-x", 0, &n->ep), ==, -EPERM);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "1000-x", 0, &n->ep), ==, -EINVAL);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 1u << 5, &n->ep), ==, -EINVAL);
+        /* the MAKE_NAME item as kdbus_item_validate_name() checks it: over 63 bytes
+         * ENAMETOOLONG, before the prefix is looked at */
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                                    "xxxxxxxxxxxxxxxxxxxxx", 0, &n->ep), ==, -ENAMETOOLONG);
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x.", 0, &n->ep), ==, -EINVAL);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", KDBUS_FLAG_NEGOTIATE, &n->ep), ==, 1);
         g_assert_null(bus_find_endpoint(n->f.bus, "4242-x"));
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", KDBUS_MAKE_ACCESS_WORLD, &n->ep), ==, 0);

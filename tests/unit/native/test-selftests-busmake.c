@@ -145,8 +145,24 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         cmd->items[0].type = KDBUS_ITEM_MAKE_NAME;
         strcpy(cmd->items[0].str, name);
         cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(cmd->items[0].size);
+        /* kdbus_args_parse(): a mandatory item missing is EINVAL */
         g_assert_cmpint(kdbus_conn_command(h, KDBUS_CMD_BUS_MAKE, cmd, cmd->size, NULL, 0), ==,
-                        -EBADMSG);
+                        -EINVAL);
+        {
+                /* kdbus_item_validate_name(): [A-Za-z0-9_], '-' and '.' inside only, at
+                 * most 63 bytes (ENAMETOOLONG) */
+                g_autofree char *dash = g_strdup_printf("%s-", name);
+                g_autofree char *dot = g_strdup_printf("%s.", name);
+                g_autofree char *space = g_strdup_printf("%s x", name);
+                g_autofree char *pad = g_strnfill(64 - strlen(name), 'x');
+                g_autofree char *too_long = g_strdup_printf("%s%s", name, pad);
+
+                g_assert_cmpuint(strlen(too_long), ==, 64);
+                g_assert_cmpint(kdbus_bus_make(h, dash, 0), ==, -EINVAL);
+                g_assert_cmpint(kdbus_bus_make(h, dot, 0), ==, -EINVAL);
+                g_assert_cmpint(kdbus_bus_make(h, space, 0), ==, -EINVAL);
+                g_assert_cmpint(kdbus_bus_make(h, too_long, 0), ==, -ENAMETOOLONG);
+        }
         /* NEGOTIATE: the flags it knows, nothing made */
         cmd->flags = KDBUS_FLAG_NEGOTIATE;
         cmd->size = sizeof(*cmd);
@@ -316,8 +332,13 @@ static void test_errors(KBus *b, gconstpointer ctx) {
                                                    sizeof(info), NULL, 0), ==, 0);
                 rec = (const void *)(c->pool + info.offset);
                 item = rec->items;
+                /* kdbus_cmd_bus_creator_info(): the BUS_MAKE flags; MAKE_NAME a plain
+                 * string item */
+                g_assert_cmpuint(rec->flags, ==, 0);
+                g_assert_cmpuint(rec->id, ==, 0);
                 g_assert_cmpuint(item->type, ==, KDBUS_ITEM_MAKE_NAME);
-                g_assert_cmpstr(item->name.name, ==, name);
+                g_assert_cmpuint(item->size, ==, KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1);
+                g_assert_cmpstr(item->str, ==, name);
                 item = (const void *)((const uint8_t *)item + KDBUS_ALIGN8(item->size));
                 g_assert_cmpuint(item->type, ==, KDBUS_ITEM_BLOOM_PARAMETER);
                 g_assert_cmpuint(item->bloom_parameter.size, ==, 64);
@@ -342,6 +363,27 @@ static void test_errors(KBus *b, gconstpointer ctx) {
         g_assert_cmpuint(st.st_mode & 0777, ==, 0666);
         g_assert_cmpint(stat(dir, &st), ==, 0);
         g_assert_cmpuint(st.st_mode & 0777, ==, 0755);
+        {
+                /* kdbus: HELLO's bus_flags and BUS_CREATOR_INFO's flags are the BUS_MAKE
+                 * flags */
+                struct kdbus_cmd_hello hello = { .size = sizeof(hello), .pool_size = KPOOL };
+                struct kdbus_cmd_info info = { .size = sizeof(info) };
+
+                c = NULL;
+                g_assert_cmpint(kdbus_conn_open(native, &c), ==, 0);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_HELLO, &hello, sizeof(hello),
+                                                   NULL, 0), ==, 0);
+                g_assert_cmpuint(hello.bus_flags, ==, KDBUS_MAKE_ACCESS_WORLD);
+                kdbus_conn_close(c);
+                c = NULL;
+                g_assert_cmpint(kdbus_conn_open(native, &c), ==, 0);
+                g_assert_cmpint(kdbus_conn_hello(c, 0, KPOOL), ==, 0);
+                g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_BUS_CREATOR_INFO, &info,
+                                                   sizeof(info), NULL, 0), ==, 0);
+                g_assert_cmpuint(((const struct kdbus_info *)(c->pool + info.offset))->flags, ==,
+                                 KDBUS_MAKE_ACCESS_WORLD);
+                kdbus_conn_close(c);
+        }
         kdbus_conn_close(h2);
         g_assert_true(wait_path(dir, false));
         kdbus_conn_close(main_peer);
@@ -497,6 +539,32 @@ static void wait_ok(pid_t pid) {
         g_assert_cmpint(waitpid(pid, &status, 0), ==, pid);
         g_assert_true(WIFEXITED(status));
         g_assert_cmpint(WEXITSTATUS(status), ==, 0);
+}
+
+/* kdbus's KDBUS_USER_MAX_BUSES: a uid's 17th live bus is EMFILE; one gone, one more. */
+static void test_limit(KBus *b, gconstpointer ctx) {
+        KdbusConn *h[17];
+        g_autofree char *first = g_strdup_printf("%u-lim0", (unsigned)geteuid());
+        g_autofree char *first_dir = instance_path(b, first, NULL);
+        unsigned i;
+
+        for (i = 0; i < 17; ++i) {
+                g_autofree char *name = g_strdup_printf("%u-lim%u", (unsigned)geteuid(), i);
+
+                h[i] = kopen(b);
+                g_assert_cmpint(kdbus_bus_make(h[i], name, 0), ==, i < 16 ? 0 : -EMFILE);
+        }
+        kdbus_conn_close(h[0]);
+        g_assert_true(wait_path(first_dir, false));
+        /* the closed bus's count went with it (before its directory); the handle that
+         * failed can try again */
+        {
+                g_autofree char *name = g_strdup_printf("%u-lim16", (unsigned)geteuid());
+
+                g_assert_cmpint(kdbus_bus_make(h[16], name, 0), ==, 0);
+        }
+        for (i = 1; i < 17; ++i)
+                kdbus_conn_close(h[i]);
 }
 
 static void test_unprivileged(KBus *b, gconstpointer ctx) {
@@ -860,6 +928,8 @@ static void test_bloom_option(void) {
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/selftests/bus-make/errors", KBus, NULL, kbus_setup, test_errors,
+                   kbus_teardown);
+        g_test_add("/native/selftests/bus-make/limit", KBus, NULL, kbus_setup, test_limit,
                    kbus_teardown);
         g_test_add("/native/selftests/bus-make/unprivileged", KBus, NULL, kbus_setup,
                    test_unprivileged, kbus_teardown);

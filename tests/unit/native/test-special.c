@@ -69,6 +69,49 @@ static const struct kdbus_msg *recv_msg(TestPeer *p, WireHeader *ret_hdr) {
         return km;
 }
 
+/* UPDATE with one item of @type: a u64 @value, or for POLICY_ACCESS a kdbus_policy_access
+ * (user @value, SEE). Return: UPDATE's result. */
+static int update_item(TestPeer *p, uint64_t type, uint64_t value) {
+        uint8_t buf[128] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+
+        item->type = type;
+        if (type == KDBUS_ITEM_POLICY_ACCESS) {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_policy_access);
+                item->policy_access.type = KDBUS_POLICY_ACCESS_USER;
+                item->policy_access.access = KDBUS_POLICY_SEE;
+                item->policy_access.id = value;
+        } else {
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t);
+                item->data64[0] = value;
+        }
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(item->size);
+        return peer_cmd(p, KDBUS_CMD_UPDATE, cmd, cmd->size);
+}
+
+/* CONN_INFO by @id and/or @name (NULL: none); *ret_id the record's id. Return: its result. */
+static int info_of(TestPeer *p, uint64_t id, const char *name, uint64_t *ret_id) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_info *cmd = (void *)buf;
+        int r;
+
+        cmd->size = sizeof(*cmd);
+        cmd->id = id;
+        if (name) {
+                cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+                cmd->items[0].type = KDBUS_ITEM_NAME;
+                strcpy(cmd->items[0].str, name);
+                cmd->size += KDBUS_ALIGN8(cmd->items[0].size);
+        }
+        r = peer_cmd(p, KDBUS_CMD_CONN_INFO, cmd, cmd->size);
+        if (r)
+                return r;
+        *ret_id = ((const struct kdbus_info *)(p->pool + cmd->offset))->id;
+        g_assert_cmpint(peer_free_offset(p, cmd->offset), ==, 0);
+        return 0;
+}
+
 /* LIST UNIQUE (| @extra): how many records, and is @id among them? */
 static unsigned list_count(TestPeer *p, uint64_t extra, uint64_t id, bool *ret_found,
                            uint64_t *ret_name_flags) {
@@ -315,9 +358,16 @@ static void test_activator_hello(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_send(&n->act, &call, &to_c0), ==, -EOPNOTSUPP);
         g_assert_cmpint(peer_name(&n->act, KDBUS_CMD_NAME_ACQUIRE, "t.Other", 0, NULL), ==,
                         -EOPNOTSUPP);
-        g_assert_cmpint(peer_cmd(&n->act, KDBUS_CMD_UPDATE, &update, sizeof(update)), ==,
-                        -EOPNOTSUPP);
         g_assert_cmpint(peer_recv(&n->act, 0, 0, NULL, NULL), ==, -EAGAIN);
+        /* kdbus_cmd_update(): an empty UPDATE and ATTACH_FLAGS_RECV are fine from an
+         * activator, ATTACH_FLAGS_SEND and policy items are not */
+        g_assert_cmpint(peer_cmd(&n->act, KDBUS_CMD_UPDATE, &update, sizeof(update)), ==, 0);
+        g_assert_cmpint(update_item(&n->act, KDBUS_ITEM_ATTACH_FLAGS_RECV, KDBUS_ATTACH_CREDS),
+                        ==, 0);
+        g_assert_cmpuint(n->act.nc->attach_flags_recv, ==, KDBUS_ATTACH_CREDS);
+        g_assert_cmpint(update_item(&n->act, KDBUS_ITEM_ATTACH_FLAGS_SEND, KDBUS_ATTACH_CREDS),
+                        ==, -EOPNOTSUPP);
+        g_assert_cmpint(update_item(&n->act, KDBUS_ITEM_POLICY_ACCESS, 0), ==, -EOPNOTSUPP);
         /* the name has no owner for anyone */
         g_assert_null(bus_find_conn_by_name(f->bus, "t.Svc"));
 }
@@ -410,6 +460,39 @@ static void test_activator_list(NFixture *n, gconstpointer ctx) {
         g_assert_false(found);
 }
 
+/* kdbus_cmd_conn_info() finds every connection by id (kdbus_bus_find_conn_by_id():
+ * monitors and activators too) and a name's activator while nobody owns the name. */
+static void test_special_info(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        uint64_t id = 0;
+
+        peer_hello(f, &n->a, 0);                                        /* id 1 */
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 0), ==, 0);
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, 0);
+        g_assert_cmpint(info_of(&n->a, n->act.id, NULL, &id), ==, 0);
+        g_assert_cmpuint(id, ==, n->act.id);
+        g_assert_cmpint(info_of(&n->a, n->m.id, NULL, &id), ==, 0);
+        g_assert_cmpuint(id, ==, n->m.id);
+        g_assert_cmpint(info_of(&n->a, 0, "t.Svc", &id), ==, 0);
+        g_assert_cmpuint(id, ==, n->act.id);
+        /* a name with an id: the name's owner must be that id */
+        g_assert_cmpint(info_of(&n->a, n->act.id, "t.Svc", &id), ==, 0);
+        g_assert_cmpint(info_of(&n->a, n->a.id, "t.Svc", &id), ==, -ESRCH);
+        /* the owner comes first, the activator only stands in */
+        g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "t.Svc", 0, NULL), ==, 0);
+        g_assert_cmpint(info_of(&n->a, 0, "t.Svc", &id), ==, 0);
+        g_assert_cmpuint(id, ==, n->a.id);
+        g_assert_cmpint(info_of(&n->a, n->act.id, "t.Svc", &id), ==, -ESRCH);
+        g_assert_cmpint(info_of(&n->a, n->m.id + 1, NULL, &id), ==, -ENXIO);
+}
+
+/* kdbus_cmd_free(): a policy holder may not FREE (it has nothing to receive) */
+static void test_holder_free(NFixture *n, gconstpointer ctx) {
+        g_assert_cmpint(hello_special(&n->f, &n->m, KDBUS_HELLO_POLICY_HOLDER, "t.Held", 0), ==,
+                        0);
+        g_assert_cmpint(peer_free_offset(&n->m, 0), ==, -EOPNOTSUPP);   /* HELLO's slice */
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -420,5 +503,7 @@ int main(int argc, char **argv) {
         ADD("activator/hello", test_activator_hello);
         ADD("activator/move", test_activator_move);
         ADD("activator/list", test_activator_list);
+        ADD("info/special", test_special_info);
+        ADD("holder/no-free", test_holder_free);
         return g_test_run();
 }

@@ -110,6 +110,14 @@ static void test_update_flags(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(update(&n->a, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0, KDBUS_ITEM_POLICY_ACCESS,
                                0, NULL), ==, -EOPNOTSUPP);
         g_assert_cmpint(update(&n->a, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0, 0, 0, ""), ==, -EINVAL);
+        /* a description as HELLO takes it (kdbus_item_validate_name()) */
+        g_assert_cmpint(update(&n->a, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0, 0, 0, "renamed."), ==,
+                        -EINVAL);
+        g_assert_cmpint(update(&n->a, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0, 0, 0, "re named"), ==,
+                        -EINVAL);
+        g_assert_cmpint(update(&n->a, KDBUS_ITEM_ATTACH_FLAGS_SEND, 0, 0, 0,
+                               "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+                        ==, -ENAMETOOLONG);
         g_assert_cmpuint(n->a.nc->attach_flags_send, ==, _KDBUS_ATTACH_ALL);
         g_assert_cmpstr(n->a.nc->description, ==, "renamed");
         {
@@ -133,10 +141,15 @@ static void test_bus_creator_info(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_BUS_CREATOR_INFO, &info, sizeof(info)), ==, 0);
         ki = (const void *)(n->a.pool + info.offset);
         g_assert_cmpuint(ki->size, ==, info.info_size);
+        /* kdbus_cmd_bus_creator_info(): id (0 here: below every connection id, as kdbus's
+         * bus id was), the BUS_MAKE flags (none: kdbusd's own bus), MAKE_NAME as a plain
+         * string item */
         g_assert_cmpuint(ki->id, ==, 0);
+        g_assert_cmpuint(ki->flags, ==, 0);
         item = ki->items;
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_MAKE_NAME);
-        g_assert_cmpstr(item->name.name, ==, name);
+        g_assert_cmpuint(item->size, ==, KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1);
+        g_assert_cmpstr(item->str, ==, name);
         item = KDBUS_ITEM_NEXT(item);
         /* the bus's bloom parameters, as HELLO gives them (our addition to kdbus's info) */
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_BLOOM_PARAMETER);
