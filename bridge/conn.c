@@ -498,7 +498,7 @@ void bridge_conn_disconnect(BridgeConn *conn) {
                 --conn->user->n_active;
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
 
-        bridge_names_release_all(conn);
+        bridge_names_release_all(conn, native_conn_from_bridge(conn) != NULL);
         bridge_conn_drop_replies(conn);
         conn_free_matches(conn);
         while (!list_is_empty(&conn->queue))

@@ -156,6 +156,7 @@ static int name_acquire_new(Bus *bus, BridgeConn *conn, const char *s, unsigned 
  * change).
  */
 int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
+        bool kdbus_queue = flags & BRIDGE_NAME_KDBUS_QUEUE;
         BridgeNameOwner *primary, *mine;
         BridgeConn *old_conn;
         Bus *bus = conn->bus;
@@ -163,6 +164,8 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
         unsigned old_flags;
         bool can_replace;
         int r;
+
+        flags &= ~(unsigned)BRIDGE_NAME_KDBUS_QUEUE;
 
         if (!bridge_conn_is_active(conn))
                 return BRIDGE_E_NOT_ACTIVE;
@@ -212,7 +215,7 @@ int bridge_name_acquire(BridgeConn *conn, const char *name, unsigned flags) {
                 }
                 mine->flags = flags;
                 /* dbus-daemon: asking to replace puts the caller first in line */
-                if (flags & BRIDGE_NAME_REPLACE_EXISTING) {
+                if ((flags & BRIDGE_NAME_REPLACE_EXISTING) && !kdbus_queue) {
                         list_unlink(&mine->name_link);
                         list_insert_after(&primary->name_link, &mine->name_link);
                 }
@@ -291,15 +294,17 @@ int bridge_name_release(BridgeConn *conn, const char *name) {
 }
 
 /**
- * bridge_names_release_all() - release every name @conn owns or waits for, newest first
+ * bridge_names_release_all() - release every name @conn owns or waits for
  * @conn:       the connection
+ * @oldest_first: kdbus's order (kdbus_name_release_all(): its names list from the first
+ *              acquired), for a native connection; else dbus-daemon 1.14.10's, newest
+ *              first, in which order it reports the releases of a leaving connection
  *
- * Newest means the latest to join the name's owners (as primary or queued), which is the
- * order in which dbus-daemon 1.14.10 reports the releases of a leaving connection.
+ * Newest means the latest to join the name's owners (as primary or queued).
  */
-void bridge_names_release_all(BridgeConn *conn) {
-        List *last;
+void bridge_names_release_all(BridgeConn *conn, bool oldest_first) {
+        List *o;
 
-        while ((last = list_last(&conn->owned)))
-                (void) name_owner_release(conn->bus, container_of(last, BridgeNameOwner, conn_link));
+        while ((o = oldest_first ? list_first(&conn->owned) : list_last(&conn->owned)))
+                (void) name_owner_release(conn->bus, container_of(o, BridgeNameOwner, conn_link));
 }

@@ -19,6 +19,9 @@ enum {
         BRIDGE_NAME_ALLOW_REPLACEMENT = 1u << 0,
         BRIDGE_NAME_REPLACE_EXISTING = 1u << 1,
         BRIDGE_NAME_DO_NOT_QUEUE = 1u << 2,
+        /* not a dbus1 flag, never stored: a request that cannot replace queues at the
+         * tail, as kdbus's kdbus_name_update() (dbus-daemon puts it behind the primary) */
+        BRIDGE_NAME_KDBUS_QUEUE = 1u << 8,
 };
 
 enum {
@@ -57,5 +60,6 @@ BridgeName *bus_find_name(Bus *bus, const char *name);
 /* The primary owner of @name, or NULL. */
 BridgeConn *bridge_name_primary(const BridgeName *name);
 
-/* Release every name of @conn (used by bridge_conn_disconnect). */
-void bridge_names_release_all(BridgeConn *conn);
+/* Release every name of @conn (used by bridge_conn_disconnect): oldest first (kdbus's
+ * order, for native connections) or newest first (dbus-daemon's). */
+void bridge_names_release_all(BridgeConn *conn, bool oldest_first);

@@ -88,6 +88,7 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
                 flags |= BRIDGE_NAME_ALLOW_REPLACEMENT;
         if (!(cmd->flags & KDBUS_NAME_QUEUE))
                 flags |= BRIDGE_NAME_DO_NOT_QUEUE;
+        flags |= BRIDGE_NAME_KDBUS_QUEUE;       /* a waiter joins the queue's tail */
 
         cmd->return_flags = 0;
         n_names = nc->conn->n_names;    /* grows when this request queues it anew */

@@ -174,6 +174,40 @@ static void test_name_queue(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(p[2]);
 }
 
+/* kdbus's queue order (kdbus_name_update()): a waiter whose REPLACE_EXISTING cannot replace
+ * joins the tail (dbus-daemon would put it first in line); a leaving connection releases
+ * its names oldest first (kdbus_name_release_all()) */
+static void test_name_queue_order(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, 0), *q = kpeer(b, 0), *r = kpeer(b, 0), *w = kpeer(b, 0);
+        const struct kdbus_item *item;
+
+        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Order", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(q, "org.example.Order", KDBUS_NAME_QUEUE, NULL),
+                        ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(r, "org.example.Order",
+                                                KDBUS_NAME_QUEUE | KDBUS_NAME_REPLACE_EXISTING,
+                                                NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_release(a, "org.example.Order"), ==, 0);
+        g_assert_cmpuint(owner_of(w, "org.example.Order"), ==, q->id);
+
+        g_assert_cmpint(kmatch_notify(w, 1, KDBUS_ITEM_NAME_REMOVE, KDBUS_MATCH_ID_ANY,
+                                      KDBUS_MATCH_ID_ANY, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.First", 0, NULL), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Second", 0, NULL), ==, 0);
+        kdrop_all(a);
+        g_assert_cmpint(kdbus_conn_byebye(a), ==, 0);
+        item = krecv_notify(w, KDBUS_ITEM_NAME_REMOVE);
+        g_assert_cmpstr(item->name_change.name, ==, "org.example.First");
+        kfree_item_msg(w, item);
+        item = krecv_notify(w, KDBUS_ITEM_NAME_REMOVE);
+        g_assert_cmpstr(item->name_change.name, ==, "org.example.Second");
+        kfree_item_msg(w, item);
+        kdbus_conn_close(a);
+        kdbus_conn_close(q);
+        kdbus_conn_close(r);
+        kdbus_conn_close(w);
+}
+
 /* name-takeover: REPLACE_EXISTING against an ALLOW_REPLACEMENT owner */
 static void test_name_takeover(KBus *b, gconstpointer ctx) {
         KdbusConn *a = kpeer(b, 0), *c = kpeer(b, 0), *w = kpeer(b, 0);
@@ -489,6 +523,7 @@ int main(int argc, char **argv) {
         ADD("name-basics", test_name_basics);
         ADD("name-conflict", test_name_conflict);
         ADD("name-queue", test_name_queue);
+        ADD("name-queue-order", test_name_queue_order);
         ADD("name-takeover", test_name_takeover);
         ADD("match-name-add-remove-change", test_match_name);
         ADD("match-id-add-remove", test_match_id);
