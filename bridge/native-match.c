@@ -217,8 +217,8 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
                         m->notify_only = false;
                         if (keys.sender || len < 2 || item->str[len - 1] != '\0' ||
                             strlen(item->str) != len - 1 ||
-                            !wire_bus_name_is_valid(item->str, len - 1))
-                                goto einval;
+                            !wire_well_known_name_is_valid(item->str, len - 1))
+                                goto einval;    /* kdbus: a sender id goes in an ID item */
                         keys.sender = item->str;
                         break;
                 case KDBUS_ITEM_ID:

@@ -714,7 +714,8 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                         item = (void *)p;
                         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_name) + len;
                         item->type = KDBUS_ITEM_OWNED_NAME;
-                        item->name.flags = 0;
+                        /* the owner's name flags, as LIST and CONN_INFO give them */
+                        item->name.flags = native_name_flags(o->flags, true);
                         memcpy(item->name.name, o->name->name, len);
                         p += KDBUS_ALIGN8(item->size);
                 }

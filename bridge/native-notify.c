@@ -96,7 +96,9 @@ void native_match_free(NativeMatch *m) {
 static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_reply,
                            const struct kdbus_item *item) {
         bool was_empty = list_is_empty(&nc->recv_list);
-        uint64_t attach = native_attach_flags(nc->attach_flags_recv, NULL, NULL);
+        /* kdbus stamped every kernel message with TIMESTAMP, whatever the receiver asked
+         * for (kdbus_staging_collect_metadata()) */
+        uint64_t attach = KDBUS_ATTACH_TIMESTAMP;
         BridgePoolSlice *slice;
         struct kdbus_msg *km;
         NativeEntry *e;

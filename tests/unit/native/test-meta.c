@@ -114,6 +114,8 @@ static void test_all_items(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(item->data64[1], ==, 6);
         item = MSG_ITEM(km, KDBUS_ITEM_OWNED_NAME);
         g_assert_cmpstr(item->name.name, ==, "t.Meta");
+        /* with the owner's name flags (kdbus_meta_conn_collect_names()) */
+        g_assert_cmpuint(item->name.flags & KDBUS_NAME_PRIMARY, ==, KDBUS_NAME_PRIMARY);
 
         g_assert_true(g_file_get_contents("/proc/self/comm", &comm, NULL, NULL));
         comm[strcspn(comm, "\n")] = '\0';

@@ -74,7 +74,10 @@ static const struct kdbus_item *recv_kernel(TestPeer *p, uint64_t type, uint64_t
         g_assert_cmpuint(km->dst_id, ==, dst_id);
         g_assert_cmpuint(km->payload_type, ==, KDBUS_PAYLOAD_KERNEL);
         g_assert_cmpuint(km->items[0].type, ==, type);
-        g_assert_cmpuint(km->size, ==, sizeof(*km) + KDBUS_ALIGN8(km->items[0].size));
+        /* the item, and the TIMESTAMP kdbus put on every kernel message */
+        g_assert_cmpuint(KDBUS_ITEM_NEXT(km->items)->type, ==, KDBUS_ITEM_TIMESTAMP);
+        g_assert_cmpuint(km->size, ==, sizeof(*km) + KDBUS_ALIGN8(km->items[0].size) +
+                                       KDBUS_ITEM_SIZE(sizeof(struct kdbus_timestamp)));
         return km->items;
 }
 

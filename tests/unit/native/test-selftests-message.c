@@ -805,6 +805,8 @@ static void test_match_bloom_sender(KBus *b, gconstpointer ctx) {
         /* by the sender's well-known name, whoever owns it */
         g_assert_cmpint(kdbus_conn_match_remove(w, 2), ==, 0);
         g_assert_cmpint(kmatch_sender_name(w, 3, "org.example.Source"), ==, 0);
+        /* a sender id goes in an ID item: a unique name in a NAME item is EINVAL (kdbus) */
+        g_assert_cmpint(kmatch_sender_name(w, 4, ":1.1"), ==, -EINVAL);
         g_assert_cmpint(ksignal(a, 6, "Changed", args), ==, 0);
         kassert_empty(w);
         g_assert_cmpint(kdbus_conn_name_acquire(a, "org.example.Source", 0, NULL), ==, 0);
