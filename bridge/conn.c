@@ -522,6 +522,37 @@ void bridge_conn_kick(BridgeConn *conn) {
                 conn->ops->kick(conn, conn->userdata);
 }
 
+/* @msg's args and bloom filter, for matching it (reads a native sender's memfd parts,
+ * once; an invalid body gives no args). Return: 0 or -ENOMEM. */
+static int msg_prepare_match(Bus *bus, BridgeMsg *msg, WireArgs *args) {
+        int r;
+
+        r = bridge_msg_get_args(msg, args);
+        if (r == -ENOMEM)
+                return error_trace(r);
+        r = bridge_msg_compute_bloom_args(msg, &bus->bloom, args);
+        return r < 0 ? error_trace(r) : 0;
+}
+
+/* Does one of @conn's rules (only eavesdrop ones with @eavesdrop_only) take @msg? The bloom
+ * prefilter, then the exact keys. */
+static bool conn_rules_match(const BridgeConn *conn, const BridgeConn *sender,
+                             const BridgeMsg *msg, const WireArgs *args, bool eavesdrop_only) {
+        size_t n_words = bloom_words(&conn->bus->bloom);
+        const List *pos;
+
+        list_for_each(pos, &conn->matches) {
+                BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
+
+                if (eavesdrop_only && !rule->keys.eavesdrop)
+                        continue;
+                if (bridge_match_rule_bloom_matches(rule, msg, n_words) &&
+                    bridge_match_rule_matches(rule, msg, sender, args))
+                        return true;
+        }
+        return false;
+}
+
 /*
  * Deliver @msg (from @sender, NULL: the bus) to every active connection with a matching
  * rule, once each, except @addressed (a unicast's destination, which has it already).
@@ -532,44 +563,26 @@ void bridge_conn_kick(BridgeConn *conn) {
 static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                              const BridgeConn *addressed, bool eavesdrop_only) {
         PolicyMsgInfo pinfo = { .db = NULL };
-        size_t n_words = bloom_words(&bus->bloom);
         WireArgs args;
         List *pos, *tmp;
         int r;
 
         if (list_is_empty(&bus->match_conns))
                 return 0;
-        /* reads a native sender's memfd parts (once): the bloom filter and arg keys need
-         * the body; an invalid one gives no args (legacy receivers then do not get it) */
-        r = bridge_msg_get_args(msg, &args);
-        if (r == -ENOMEM)
-                return error_trace(r);
-        r = bridge_msg_compute_bloom_args(msg, &bus->bloom, &args);
+        /* legacy receivers do not get a message whose body is invalid (no args) */
+        r = msg_prepare_match(bus, msg, &args);
         if (r < 0)
-                return error_trace(r);
+                return r;
 
         list_for_each_safe(pos, tmp, &bus->match_conns) {
                 BridgeConn *conn = container_of(pos, BridgeConn, match_link);
-                bool match = false;
-                List *rpos;
 
                 if (!conn->active || conn == addressed)
                         continue;
                 /* like dbus-daemon: a receiver that cannot take fds does not get it */
                 if (msg->n_fds && !(conn->flags & BRIDGE_CONN_ACCEPT_FDS))
                         continue;
-                list_for_each(rpos, &conn->matches) {
-                        BridgeMatchRule *rule = container_of(rpos, BridgeMatchRule, conn_link);
-
-                        if (eavesdrop_only && !rule->keys.eavesdrop)
-                                continue;
-                        if (bridge_match_rule_bloom_matches(rule, msg, n_words) &&
-                            bridge_match_rule_matches(rule, msg, sender, &args)) {
-                                match = true;
-                                break;
-                        }
-                }
-                if (!match)
+                if (!conn_rules_match(conn, sender, msg, &args, eavesdrop_only))
                         continue;
                 /* a custom endpoint's connection eavesdrops on nobody (kdbus has no
                  * eavesdropping; its view is the endpoint's) */
@@ -671,33 +684,20 @@ static int conn_reply_undelivered(BridgeConn *dst, BridgeReply *answered, int r)
 }
 
 /*
- * Does one of @dst's match rules take the signal @msg addressed to it? As for a broadcast:
- * the bloom prefilter (the filter is computed here), then the exact keys.
+ * Does one of @dst's match rules take the signal @msg addressed to it? As for a broadcast.
  * Return: 1, 0, or -ENOMEM.
  */
 static int conn_match_addressed_signal(BridgeConn *dst, const BridgeConn *sender,
                                        BridgeMsg *msg) {
-        Bus *bus = dst->bus;
         WireArgs args;
-        List *pos;
         int r;
 
         if (list_is_empty(&dst->matches))
                 return 0;
-        r = bridge_msg_get_args(msg, &args);
-        if (r == -ENOMEM)
-                return error_trace(r);
-        r = bridge_msg_compute_bloom_args(msg, &bus->bloom, &args);
+        r = msg_prepare_match(dst->bus, msg, &args);
         if (r < 0)
-                return error_trace(r);
-        list_for_each(pos, &dst->matches) {
-                BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
-
-                if (bridge_match_rule_bloom_matches(rule, msg, bloom_words(&bus->bloom)) &&
-                    bridge_match_rule_matches(rule, msg, sender, &args))
-                        return 1;
-        }
-        return 0;
+                return r;
+        return conn_rules_match(dst, sender, msg, &args, false);
 }
 
 /*
