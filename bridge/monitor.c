@@ -16,6 +16,7 @@
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "bridge/reply.h"
 #include "util/error.h"
@@ -140,8 +141,10 @@ static bool monitor_wants(BridgeConn *mon, const BridgeConn *sender, const Bridg
  * @msg:        the message (a reference is taken per monitor)
  * @skip:       a monitor not to copy it to (it is the message's destination), or NULL
  *
- * A monitor that cannot take fds does not get messages with fds (as with match rules); a
- * monitor whose queue is full is kicked rather than silently missing messages.
+ * A legacy monitor that cannot take fds does not get messages with fds (dbus-daemon, as
+ * with match rules); a native one gets them without the fds, its FDS item all -1, as
+ * kdbus queued them for monitors and installed no fds without ACCEPT_FD. A monitor whose
+ * queue is full is kicked rather than silently missing messages.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -157,7 +160,8 @@ int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
 
                 if (!mon->active || mon == skip)
                         continue;
-                if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS))
+                if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS) &&
+                    !native_conn_from_bridge(mon))
                         continue;
                 if (mon->n_matches && !have_args) {
                         /* reads a native sender's memfd parts (once); an invalid body

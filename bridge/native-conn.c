@@ -505,9 +505,12 @@ int native_make_cmd_check(struct kdbus_cmd *cmd, size_t size) {
         return native_items_check(cmd->items, cmd->size - sizeof(*cmd));
 }
 
-/* Duplicate @m's fds for the peer: the FDS item's, then one per memfd part (in the order
- * of the PAYLOAD_MEMFD items). Return: 0 or -errno. */
-static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
+/* Duplicate @m's fds for the peer: the FDS item's (only for a peer with ACCEPT_FD: a
+ * monitor without it gets its messages with the FDS item's -1s alone), then one per memfd
+ * part (in the order of the PAYLOAD_MEMFD items). Return: 0 or -errno. */
+static int msg_dup_fds(const NativeConn *nc, const BridgeMsg *m, int **ret_fds,
+                       unsigned *ret_n) {
+        unsigned first = nc->hello_flags & KDBUS_HELLO_ACCEPT_FD ? 0 : m ? m->n_fds : 0;
         unsigned i, n = 0, total;
         int *fds;
 
@@ -515,7 +518,7 @@ static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
         *ret_n = 0;
         if (!m)                 /* a notification from the bus */
                 return 0;
-        total = m->n_fds;
+        total = m->n_fds - first;
         for (i = 0; i < m->n_parts; ++i)
                 total += m->parts[i].memfd >= 0;
         if (!total)
@@ -523,7 +526,7 @@ static int msg_dup_fds(const BridgeMsg *m, int **ret_fds, unsigned *ret_n) {
         fds = calloc(total, sizeof(int));
         if (!fds)
                 return -ENOMEM;
-        for (i = 0; i < m->n_fds + m->n_parts; ++i) {
+        for (i = first; i < m->n_fds + m->n_parts; ++i) {
                 int fd = i < m->n_fds ? m->fds[i] : m->parts[i - m->n_fds].memfd;
 
                 if (fd < 0)
@@ -727,7 +730,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 unsigned n_fds;
 
                 bridge_pool_publish(nc->pool, slice);
-                r = msg_dup_fds(m, &fds, &n_fds);
+                r = msg_dup_fds(nc, m, &fds, &n_fds);
                 /* msg_size: the slice's, as kdbus_pool_slice_publish() reports it */
                 native_conn_sync_finish(nc, r, slice->offset, slice->size, fds, n_fds);
                 return 0;
@@ -937,7 +940,7 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
                 native_conn_drain(nc);
                 return 0;
         }
-        r = msg_dup_fds(e->msg, ret_fds, ret_n_fds);
+        r = msg_dup_fds(nc, e->msg, ret_fds, ret_n_fds);
         if (r) {
                 if (r != -EMFILE && r != -ENFILE)
                         return r;

@@ -348,6 +348,7 @@ int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, cons
         c->pool_size = pool_size;
         c->id = hello.id;
         c->batch = !!(flags & KDBUS_HELLO_WIRE_BATCH);
+        c->accept_fds = !!(flags & KDBUS_HELLO_ACCEPT_FD);
         memcpy(c->id128, hello.id128, sizeof(c->id128));
         if (hello.offset >= pool_size || hello.items_size > pool_size - hello.offset)
                 return -EBADMSG;
@@ -825,7 +826,8 @@ int kdbus_msg_payload(const struct kdbus_msg *m, const uint8_t **ret_data, size_
  * @parts:      where to put them
  * @max:        room there
  *
- * The fds of the RECV reply are the FDS item's first, then one per PAYLOAD_MEMFD item.
+ * The fds of the RECV reply are the FDS item's first (with ACCEPT_FD only), then one per
+ * PAYLOAD_MEMFD item.
  * Return: the number of parts, -EBADMSG, or -E2BIG.
  */
 int kdbus_msg_parts(const KdbusConn *c, const struct kdbus_msg *m, KdbusPart *parts,
@@ -834,7 +836,7 @@ int kdbus_msg_parts(const KdbusConn *c, const struct kdbus_msg *m, KdbusPart *pa
         unsigned n = 0, memfd_idx = 0;
 
         item = kdbus_msg_find(m, KDBUS_ITEM_FDS);
-        if (item)
+        if (item && c->accept_fds)
                 memfd_idx = (unsigned)((item->size - KDBUS_ITEM_HEADER_SIZE) / sizeof(int));
         for (item = kdbus_item_first(m, sizeof(*m), m->size); item;
              item = kdbus_item_next(m, m->size, item)) {

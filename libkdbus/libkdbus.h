@@ -33,6 +33,9 @@ typedef struct KdbusConn {
          * kdbus_conn_recv() go as KDBUS_WIRE_BATCH, carrying the FREEs that
          * kdbus_conn_free_later() held back, and tell wire_return_flags */
         bool batch;
+        /* HELLO with KDBUS_HELLO_ACCEPT_FD: without it the bus passes no FDS item fds (a
+         * monitor's messages keep their FDS item of -1s), only memfds */
+        bool accept_fds;
         uint64_t wire_return_flags;     /* KDBUS_WIRE_RETURN_* of the last batched command */
         uint64_t free_later[KDBUS_WIRE_BATCH_MAX_FREE];
         unsigned n_free_later;

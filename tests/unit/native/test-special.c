@@ -7,6 +7,7 @@
  * first owner and gets them back when the owner goes; LIST_ACTIVATORS; privilege and HELLO
  * checks.
  */
+#include <fcntl.h>
 #include "native-fixture.h"
 
 #define CALL(dst, ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = (dst), \
@@ -204,6 +205,38 @@ static void test_monitor_sees_all(NFixture *n, gconstpointer ctx) {
         /* the receivers got theirs as ever */
         g_assert_cmpuint(c1->queued_msgs, ==, 1);
         g_assert_cmpuint(c0->queued_msgs, ==, 1);
+
+        /* a message with an fd: the monitor (no ACCEPT_FD) gets it, its FDS item -1 and no
+         * fd passed, as kdbus queued it and installed nothing; the receiver its fd */
+        {
+                TestMsg with_fd = CALL(":1.5", 9);
+                int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                const struct kdbus_item *item;
+                TestPeer b;
+
+                peer_hello(f, &b, KDBUS_HELLO_ACCEPT_FD);       /* id 5 */
+                g_assert_cmpint(fd, >=, 0);
+                /* the monitor's copy of b's ID_ADD first */
+                g_assert_cmpint(peer_recv(&n->m, 0, 0, &km, NULL), ==, 0);
+                g_assert_cmpuint(km->items[0].type, ==, KDBUS_ITEM_ID_ADD);
+                g_assert_cmpint(peer_free_offset(&n->m, (const uint8_t *)km - n->m.pool), ==, 0);
+                with_fd.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+                g_assert_cmpint(peer_send_fds(&n->a, &with_fd, &(TestSend){ .dst_id = 5,
+                                .msg_flags = ~0ull, .memfd_idx = -1,
+                                .fd_idx = (const int[]){ 0 }, .n_fd_idx = 1 }, &fd, 1), ==, 0);
+                (void) close(fd);
+                km = recv_msg(&n->m, &h);
+                g_assert_cmpuint(km->dst_id, ==, 5);
+                g_assert_cmpuint(n->m.n_fds, ==, 0);
+                for (item = km->items; item->type != KDBUS_ITEM_FDS;
+                     item = KDBUS_ITEM_NEXT(item))
+                        g_assert_true((const uint8_t *)item < (const uint8_t *)km + km->size);
+                g_assert_cmpint(item->fds[0], ==, -1);
+                g_assert_cmpint(peer_free_offset(&n->m, (const uint8_t *)km - n->m.pool), ==, 0);
+                g_assert_cmpint(peer_recv(&b, 0, 0, &km, NULL), ==, 0);
+                g_assert_cmpuint(b.n_fds, ==, 1);
+                peer_free(&b);
+        }
 }
 
 /* The monitor's next message is the bus's notification @type to @dst_id: its item. */
