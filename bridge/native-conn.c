@@ -178,6 +178,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         struct kdbus_item *item;
         BridgePoolSlice *slice;
         const char *description = NULL, *name = NULL;
+        _cleanup_(native_fake_meta_freep) NativeFakeMeta *fake = NULL;
         unsigned conn_flags = 0;
         int r;
 
@@ -212,6 +213,13 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                                 return -EINVAL;
                         name = item->str;
                         break;
+                case KDBUS_ITEM_CREDS:
+                case KDBUS_ITEM_PIDS:
+                case KDBUS_ITEM_SECLABEL:
+                        r = native_fake_meta_add(&fake, item);
+                        if (r)
+                                return r;
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -230,6 +238,10 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         r = native_special_hello_check(bus, creds, cmd->flags, name);
         if (r)
                 return r;
+        /* kdbus_conn_new(): only the privileged may stand in for somebody else (a bus proxy
+         * connecting for its clients); nobody is privileged on a custom endpoint */
+        if (fake && (ep || (creds->uid != 0 && creds->uid != bus->owner_uid)))
+                return -EPERM;
         /* unknown bits EINVAL, the bus's required ones missing ECONNREFUSED (kdbus) */
         r = native_attach_check(bus, &cmd->attach_flags_send, &cmd->attach_flags_recv);
         if (r)
@@ -249,6 +261,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         nc->attach_flags_recv = cmd->attach_flags_recv;
         nc->ops = ops;
         nc->userdata = userdata;
+        nc->fake = steal_ptr(&fake);
         if (description) {
                 nc->description = strdup(description);
                 if (!nc->description)
@@ -338,6 +351,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         nc->pool = bridge_pool_free(nc->pool);
         nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
         native_meta_free(nc->meta);
+        native_fake_meta_free(nc->fake);
         native_ns_free(nc->ns);
         free(nc->description);
         free(nc);

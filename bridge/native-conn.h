@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "bridge/quota.h"
+#include "kdbus/kdbus.h"
 #include "util/list.h"
 #include "util/macro.h"
 
@@ -106,6 +107,17 @@ typedef struct NativeMeta {
         unsigned n_groups;
 } NativeMeta;
 
+/* What a privileged HELLO said of the peer instead of the bus's capture (kdbus's faked
+ * metadata, for a bus proxy connecting on behalf of its clients): only these items, as
+ * given, are attached for it; no /proc item (bridge/native-meta.c). */
+typedef struct NativeFakeMeta {
+        bool have_creds;
+        bool have_pids;
+        struct kdbus_creds creds;
+        struct kdbus_pids pids;
+        char *seclabel;                 /* NULL: no SECLABEL item */
+} NativeFakeMeta;
+
 /* One line of a uid_map / gid_map: ids first..first+count-1 inside are lower.. outside. */
 typedef struct NativeNsMap {
         uint32_t first;
@@ -153,6 +165,8 @@ struct NativeConn {
         void *userdata;
         char *description;              /* HELLO's CONN_DESCRIPTION, or NULL */
         NativeMeta *meta;               /* NULL: not captured (no pidfd, process gone) */
+        NativeFakeMeta *fake;           /* a privileged HELLO's CREDS / PIDS / SECLABEL
+                                         * items, or NULL (native-meta.c) */
         NativeNs *ns;                   /* NULL: the bus's namespaces (or not captured) */
         /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: the next SEND's creds and pidfd, handed over by
          * the transport (native_conn_set_send_creds()) */
@@ -333,6 +347,11 @@ void native_match_free(NativeMatch *m);
 /* Metadata under the consent rule; see bridge/native-meta.c. */
 int native_meta_capture(NativeConn *nc);
 void native_meta_free(NativeMeta *m);
+/* Take HELLO's CREDS, PIDS or SECLABEL @item into *@fake (made on first use).
+ * Return: 0, -EINVAL (a wrong size, a label that is no string, an item twice), -ENOMEM. */
+int native_fake_meta_add(NativeFakeMeta **fake, const struct kdbus_item *item);
+NativeFakeMeta *native_fake_meta_free(NativeFakeMeta *fake);
+DEFINE_CLEANUP(NativeFakeMeta *, native_fake_meta_free);
 /* /proc items of @pid (those of the KDBUS_ATTACH_* in @what), kept only if @pidfd still
  * names a live process afterwards.
  * Return: 0 (*ret NULL if nothing could be captured) or -ENOMEM. */

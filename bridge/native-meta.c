@@ -291,6 +291,69 @@ void native_meta_free(NativeMeta *m) {
         free(m);
 }
 
+/**
+ * native_fake_meta_add() - one of a privileged HELLO's CREDS, PIDS, SECLABEL items
+ * @fake:       the connection's faked metadata, made on the first item
+ * @item:       the item (its header checked by native_items_check())
+ *
+ * Return: 0, -EINVAL (a payload of the wrong size, a label that is no NUL-terminated
+ * string, an item twice), -ENOMEM.
+ */
+int native_fake_meta_add(NativeFakeMeta **fake, const struct kdbus_item *item) {
+        size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+        NativeFakeMeta *f = *fake;
+
+        if (!f) {
+                f = calloc(1, sizeof(*f));
+                if (!f)
+                        return -ENOMEM;
+                *fake = f;
+        }
+        switch (item->type) {
+        case KDBUS_ITEM_CREDS:
+                if (f->have_creds || len != sizeof(f->creds))
+                        return -EINVAL;
+                memcpy(&f->creds, &item->creds, sizeof(f->creds));
+                f->have_creds = true;
+                return 0;
+        case KDBUS_ITEM_PIDS:
+                if (f->have_pids || len != sizeof(f->pids))
+                        return -EINVAL;
+                memcpy(&f->pids, &item->pids, sizeof(f->pids));
+                f->have_pids = true;
+                return 0;
+        case KDBUS_ITEM_SECLABEL:
+                if (f->seclabel || len < 2 || item->str[len - 1] != '\0' ||
+                    strlen(item->str) != len - 1)
+                        return -EINVAL;
+                f->seclabel = strdup(item->str);
+                return f->seclabel ? 0 : -ENOMEM;
+        default:
+                return -EINVAL;
+        }
+}
+
+NativeFakeMeta *native_fake_meta_free(NativeFakeMeta *fake) {
+        if (fake) {
+                free(fake->seclabel);
+                free(fake);
+        }
+        return NULL;
+}
+
+/* A sender with faked metadata gives only what it faked, and the connection's own items
+ * (names, description) and the bus's timestamp: kdbus collected nothing from /proc for it. */
+static uint64_t meta_mask(const NativeConn *sn, uint64_t attach) {
+        const NativeFakeMeta *f = sn ? sn->fake : NULL;
+
+        if (!f)
+                return attach;
+        return attach & ((f->have_creds ? KDBUS_ATTACH_CREDS : 0) |
+                         (f->have_pids ? KDBUS_ATTACH_PIDS : 0) |
+                         (f->seclabel ? KDBUS_ATTACH_SECLABEL : 0) | KDBUS_ATTACH_NAMES |
+                         KDBUS_ATTACH_CONN_DESCRIPTION | KDBUS_ATTACH_TIMESTAMP);
+}
+
 /* CAP_SYS_PTRACE: may read any process's /proc entries (ptrace_may_access) */
 #define META_CAP_SYS_PTRACE 19
 
@@ -422,8 +485,11 @@ static uint32_t meta_group(const BridgeConn *sender, const BridgeMsg *m, unsigne
 /* SECLABEL: SCM_SECURITY of @m's datagram (per-message capture; NULL if none came), else
  * the connection's (SO_PEERSEC). */
 static const char *meta_seclabel(const BridgeConn *sender, const BridgeMsg *m) {
+        const NativeConn *sn = native_conn_from_bridge(sender);
         const NativeMsgMeta *mm = msg_meta(m);
 
+        if (sn && sn->fake)
+                return sn->fake->seclabel;
         return mm ? mm->seclabel : sender->creds.seclabel;
 }
 
@@ -584,6 +650,7 @@ size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *se
         const NativeMeta *m = meta_proc(sn, msg);
         size_t sz = 0;
 
+        attach = meta_mask(sn, attach);
         if (declined)
                 sz += KDBUS_ITEM_SIZE(sizeof(uint64_t));
         if (attach & KDBUS_ATTACH_TIMESTAMP)
@@ -656,6 +723,7 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
         struct kdbus_item *item;
         uint32_t uid, gid, pid;
 
+        attach = meta_mask(sn, attach);
         if (!sender)
                 return meta_timestamp_write(p, attach, bus);
         if (declined)   /* first: what a receiver checks before relying on the rest */
@@ -665,7 +733,22 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
         uid = mm && mm->have_creds ? mm->uid : (uint32_t)sender->creds.uid;
         gid = mm && mm->have_creds ? mm->gid : (uint32_t)sender->creds.gid;
         pid = mm && mm->have_creds ? mm->pid : (uint32_t)sender->creds.pid;
-        if (attach & KDBUS_ATTACH_CREDS) {
+        if ((attach & KDBUS_ATTACH_CREDS) && sn && sn->fake) {
+                const struct kdbus_creds *fc = &sn->fake->creds;
+
+                item = (void *)p;
+                item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
+                item->type = KDBUS_ITEM_CREDS;
+                item->creds.uid = native_ns_uid(receiver, (uint32_t)fc->uid);
+                item->creds.euid = native_ns_uid(receiver, (uint32_t)fc->euid);
+                item->creds.suid = native_ns_uid(receiver, (uint32_t)fc->suid);
+                item->creds.fsuid = native_ns_uid(receiver, (uint32_t)fc->fsuid);
+                item->creds.gid = native_ns_gid(receiver, (uint32_t)fc->gid);
+                item->creds.egid = native_ns_gid(receiver, (uint32_t)fc->egid);
+                item->creds.sgid = native_ns_gid(receiver, (uint32_t)fc->sgid);
+                item->creds.fsgid = native_ns_gid(receiver, (uint32_t)fc->fsgid);
+                p += KDBUS_ALIGN8(item->size);
+        } else if (attach & KDBUS_ATTACH_CREDS) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
                 item->type = KDBUS_ITEM_CREDS;
@@ -681,9 +764,18 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 item->type = KDBUS_ITEM_PIDS;
                 /* the connection's namespaces chain is for its own process; another
                  * process sending on it is shown only in the bus's pid namespace */
-                item->pids.pid = native_ns_pid(receiver,
-                                               pid == (uint32_t)sender->creds.pid ? sender : NULL,
-                                               pid);
+                if (sn && sn->fake) {
+                        /* as given, in the bus's pid namespace */
+                        item->pids.pid = native_ns_pid(receiver, NULL,
+                                                       (uint32_t)sn->fake->pids.pid);
+                        item->pids.tid = native_ns_pid(receiver, NULL,
+                                                       (uint32_t)sn->fake->pids.tid);
+                        item->pids.ppid = native_ns_pid(receiver, NULL,
+                                                        (uint32_t)sn->fake->pids.ppid);
+                } else {
+                        item->pids.pid = native_ns_pid(receiver, pid == (uint32_t)sender->creds.pid ?
+                                                                 sender : NULL, pid);
+                }
                 p += KDBUS_ALIGN8(item->size);
         }
         if (!mm) {

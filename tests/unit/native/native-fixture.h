@@ -60,26 +60,35 @@ static const NativeConnOps test_peer_ops = {
         .disconnected = peer_disconnected,
 };
 
-/* What the next HELLO consents to send and asks to receive. */
+/* What the next HELLO consents to send and asks to receive, and items it carries (8-aligned
+ * kdbus_items, @test_hello_extra_size bytes; NULL: none). */
 static uint64_t test_attach_send = _KDBUS_ATTACH_ALL;
 static uint64_t test_attach_recv = 0;
+static const void *test_hello_extra;
+static size_t test_hello_extra_size;
 
 static _unused_ int peer_hello_full(Fixture *f, TestPeer *p, uint64_t flags, uint64_t pool_size,
                                     uid_t uid) {
-        struct kdbus_cmd_hello hello = {
-                .size = sizeof(hello), .flags = flags, .pool_size = pool_size,
-                .attach_flags_send = test_attach_send, .attach_flags_recv = test_attach_recv,
-        };
+        uint8_t buf[sizeof(struct kdbus_cmd_hello) + 512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_hello *hello = (void *)buf;
         BridgeCreds creds = { .uid = uid, .gid = 1000, .pidfd = -1 };
         int r;
 
+        g_assert_cmpuint(test_hello_extra_size, <=, 512);
+        *hello = (struct kdbus_cmd_hello){
+                .size = sizeof(*hello) + test_hello_extra_size, .flags = flags,
+                .pool_size = pool_size, .attach_flags_send = test_attach_send,
+                .attach_flags_recv = test_attach_recv,
+        };
+        if (test_hello_extra_size)
+                memcpy(hello->items, test_hello_extra, test_hello_extra_size);
         memset(p, 0, sizeof(*p));
         p->sync_error = 1;
-        r = native_conn_hello(f->bus, &creds, &hello, sizeof(hello), &test_peer_ops, p, &p->nc);
+        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
         if (r)
                 return r;
-        p->id = hello.id;
-        g_assert_cmpuint(hello.id, ==, p->nc->conn->id);
+        p->id = hello->id;
+        g_assert_cmpuint(hello->id, ==, p->nc->conn->id);
         p->pool = mmap(NULL, pool_size, PROT_READ, MAP_SHARED, native_conn_pool_fd(p->nc), 0);
         g_assert_true(p->pool != MAP_FAILED);
         return 0;

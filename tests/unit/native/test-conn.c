@@ -1244,6 +1244,78 @@ static void test_random_commands(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->cookie, ==, 9);
 }
 
+/* A privileged HELLO's CREDS, PIDS and SECLABEL items stand in for the bus's capture
+ * (kdbus_conn_new(): a bus proxy connecting for its clients); receivers get those, and no
+ * /proc item; an unprivileged HELLO with them: EPERM; a malformed one: EINVAL. */
+static void test_fake_meta(NFixture *n, gconstpointer ctx) {
+        uint8_t items[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_item *item = (void *)items;
+        struct kdbus_creds fc = { 4201, 4202, 4203, 4204, 4301, 4302, 4303, 4304 };
+        struct kdbus_pids fp = { 77, 78, 1 };
+        const struct kdbus_msg *km;
+        const struct kdbus_item *got;
+        TestMsg t = CALL(":1.1", 3);
+        TestPeer proxy;
+        size_t size;
+
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(fc);
+        item->type = KDBUS_ITEM_CREDS;
+        memcpy(&item->creds, &fc, sizeof(fc));
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(fp);
+        item->type = KDBUS_ITEM_PIDS;
+        memcpy(&item->pids, &fp, sizeof(fp));
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof("fake_t");
+        item->type = KDBUS_ITEM_SECLABEL;
+        memcpy(item->str, "fake_t", sizeof("fake_t"));
+        item = KDBUS_ITEM_NEXT(item);
+        size = (size_t)((uint8_t *)item - items);
+
+        test_attach_recv = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_SECLABEL |
+                           KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_AUXGROUPS;
+        peer_hello(&n->f, &n->b, 0);                            /* :1.1 */
+        test_attach_recv = 0;
+        test_hello_extra = items;
+        test_hello_extra_size = size;
+        /* uid 2000: not privileged */
+        g_assert_cmpint(peer_hello_full(&n->f, &proxy, 0, TEST_POOL_SIZE, 2000), ==, -EPERM);
+        g_assert_cmpint(peer_hello_full(&n->f, &proxy, 0, TEST_POOL_SIZE, 0), ==, 0);
+        test_hello_extra = NULL;
+        test_hello_extra_size = 0;
+
+        t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(peer_send(&proxy, &t, &(TestSend){ .dst_id = n->b.id, .msg_flags = ~0ull,
+                                                           .memfd_idx = -1 }), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        for (got = KDBUS_ITEM_NEXT(km->items); got->type != KDBUS_ITEM_CREDS;
+             got = KDBUS_ITEM_NEXT(got))
+                g_assert_true((const uint8_t *)got < (const uint8_t *)km + km->size);
+        g_assert_cmpmem(&got->creds, sizeof(fc), &fc, sizeof(fc));
+        got = KDBUS_ITEM_NEXT(got);
+        g_assert_cmpuint(got->type, ==, KDBUS_ITEM_PIDS);
+        g_assert_cmpuint(got->pids.pid, ==, 77);
+        g_assert_cmpuint(got->pids.tid, ==, 78);
+        g_assert_cmpuint(got->pids.ppid, ==, 1);
+        got = KDBUS_ITEM_NEXT(got);
+        g_assert_cmpuint(got->type, ==, KDBUS_ITEM_SECLABEL);
+        g_assert_cmpstr(got->str, ==, "fake_t");
+        /* nothing from /proc and no groups: kdbus collected nothing for it */
+        g_assert_cmpuint((const uint8_t *)KDBUS_ITEM_NEXT(got) - (const uint8_t *)km, ==,
+                         km->size);
+        peer_free(&proxy);
+
+        /* a wrong payload size, or an item twice: EINVAL */
+        g_assert_cmpint(hello_item(&n->f, 0, KDBUS_ITEM_PIDS, &fp, sizeof(fp) - 8, NULL), ==,
+                        -EINVAL);
+        memcpy(items + size, items, KDBUS_ALIGN8(KDBUS_ITEM_HEADER_SIZE + sizeof(fc)));
+        test_hello_extra = items;
+        test_hello_extra_size = size + KDBUS_ALIGN8(KDBUS_ITEM_HEADER_SIZE + sizeof(fc));
+        g_assert_cmpint(peer_hello_full(&n->f, &proxy, 0, TEST_POOL_SIZE, 0), ==, -EINVAL);
+        test_hello_extra = NULL;
+        test_hello_extra_size = 0;
+}
+
 /* The opt-in rule: a receiver gets the metadata it asked for only as far as the sender
  * consented; legacy senders' CREDS/PIDS (which the driver gives anyone) are attached. */
 static void test_metadata(NFixture *n, gconstpointer ctx) {
@@ -1364,5 +1436,6 @@ int main(int argc, char **argv) {
         ADD("pool/quota-broadcast", test_pool_quota_broadcast);
         ADD("bad-input/random-commands", test_random_commands);
         ADD("metadata/opt-in", test_metadata);
+        ADD("metadata/fake", test_fake_meta);
         return g_test_run();
 }
