@@ -217,6 +217,24 @@ static void drain(NativeConn *nc, uint64_t flags, NativeConn *answer_as) {
         }
 }
 
+/* Room for a NAME_ACQUIRE / NAME_RELEASE struct of one of names[]. */
+#define NAME_CMD_MAX (sizeof(struct kdbus_cmd) + sizeof(struct kdbus_item) + 32)
+
+/* A NAME_ACQUIRE / NAME_RELEASE struct for @name into @buf (8-aligned, NAME_CMD_MAX
+ * bytes). Return: its size. */
+static size_t name_cmd(uint8_t *buf, const char *name, uint64_t flags) {
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_item *item = cmd->items;
+
+        memset(buf, 0, NAME_CMD_MAX);
+        cmd->flags = flags;
+        item->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        item->type = KDBUS_ITEM_NAME;
+        strcpy(item->str, name);
+        cmd->size = sizeof(*cmd) + KDBUS_ALIGN8(item->size);
+        return cmd->size;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static const char *const names[] = { "org.fuzz.A", "org.fuzz.B", "org.fuzz.C" };
         _cleanup_(bus_freep) Bus *bus = NULL;
@@ -230,15 +248,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         a = hello(bus, size && (data[0] & 1) ? 0 : 1000, KDBUS_HELLO_ACCEPT_FD);
         assert(a && b);
         {
-                struct { struct kdbus_cmd cmd; struct kdbus_item item; char name[16]; }
-                        __attribute__((aligned(8))) acq = { 0 };
+                uint8_t acq[NAME_CMD_MAX] __attribute__((aligned(8)));
                 struct kdbus_cmd_match match = { .size = sizeof(match), .cookie = 1 };
 
-                acq.item.size = KDBUS_ITEM_HEADER_SIZE + strlen(names[1]) + 1;
-                acq.item.type = KDBUS_ITEM_NAME;
-                strcpy(acq.item.str, names[1]);
-                acq.cmd.size = sizeof(acq.cmd) + KDBUS_ALIGN8(acq.item.size);
-                assert(run(b, KDBUS_CMD_NAME_ACQUIRE, (const uint8_t *)&acq, acq.cmd.size) == 0);
+                assert(run(b, KDBUS_CMD_NAME_ACQUIRE, acq, name_cmd(acq, names[1], 0)) == 0);
                 assert(run(b, KDBUS_CMD_MATCH_ADD, (const uint8_t *)&match, sizeof(match)) == 0);
         }
 
@@ -293,17 +306,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         r = 0;
                         break;
                 case 5: {
-                        struct { struct kdbus_cmd cmd; struct kdbus_item item; char name[16]; }
-                                __attribute__((aligned(8))) n = { 0 };
-                        const char *name = names[arg % 3];
+                        uint8_t n[NAME_CMD_MAX] __attribute__((aligned(8)));
+                        size_t n_size = name_cmd(n, names[arg % 3],
+                                                 arg & 4 ? KDBUS_NAME_QUEUE : 0);
 
-                        n.cmd.flags = arg & 4 ? KDBUS_NAME_QUEUE : 0;
-                        n.item.size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
-                        n.item.type = KDBUS_ITEM_NAME;
-                        strcpy(n.item.str, name);
-                        n.cmd.size = sizeof(n.cmd) + KDBUS_ALIGN8(n.item.size);
                         r = run(b, arg & 8 ? KDBUS_CMD_NAME_RELEASE : KDBUS_CMD_NAME_ACQUIRE,
-                                (const uint8_t *)&n, n.cmd.size);
+                                n, n_size);
                         break;
                 }
                 default:
