@@ -352,6 +352,11 @@ void native_meta_free(NativeMeta *m);
 int native_fake_meta_add(NativeFakeMeta **fake, const struct kdbus_item *item);
 NativeFakeMeta *native_fake_meta_free(NativeFakeMeta *fake);
 DEFINE_CLEANUP(NativeFakeMeta *, native_fake_meta_free);
+/* The credentials the bus shows of @conn to others (the driver's GetConnectionUnixUser /
+ * ...ProcessID / ...Credentials): its own, or what its privileged HELLO stood in with (no
+ * groups and no pidfd then: those would be the stand-in's). A shallow copy: the pointers
+ * stay @conn's. */
+void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret);
 /* /proc items of @pid (those of the KDBUS_ATTACH_* in @what), kept only if @pidfd still
  * names a live process afterwards.
  * Return: 0 (*ret NULL if nothing could be captured) or -ENOMEM. */

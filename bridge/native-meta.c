@@ -341,6 +341,30 @@ NativeFakeMeta *native_fake_meta_free(NativeFakeMeta *fake) {
         return NULL;
 }
 
+/**
+ * native_conn_shown_creds() - the credentials shown of @conn to others
+ * @conn:       any connection
+ * @ret:        its BridgeCreds, or those its privileged HELLO gave (a shallow copy)
+ */
+void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret) {
+        const NativeConn *nc = native_conn_from_bridge(conn);
+        const NativeFakeMeta *f = nc ? nc->fake : NULL;
+
+        *ret = conn->creds;
+        if (!f)
+                return;
+        if (f->have_creds) {
+                ret->uid = (uid_t)f->creds.uid;
+                ret->gid = (gid_t)f->creds.gid;
+        }
+        if (f->have_pids)
+                ret->pid = (pid_t)f->pids.pid;
+        ret->pidfd = -1;
+        ret->groups = NULL;
+        ret->n_groups = 0;
+        ret->seclabel = f->seclabel;
+}
+
 /* A sender with faked metadata gives only what it faked, and the connection's own items
  * (names, description) and the bus's timestamp: kdbus collected nothing from /proc for it. */
 static uint64_t meta_mask(const NativeConn *sn, uint64_t attach) {

@@ -23,6 +23,7 @@
 #include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
+#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
@@ -353,7 +354,14 @@ int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *c
                                    &conn, &answered);
         if (r || answered)
                 return r;
-        uid = conn ? (uint32_t)conn->creds.uid : (uint32_t)getuid();
+        if (conn) {
+                BridgeCreds shown;
+
+                native_conn_shown_creds(conn, &shown);
+                uid = (uint32_t)shown.uid;
+        } else {
+                uid = (uint32_t)getuid();
+        }
         return driver_reply_basic(driver, caller, call, 'u', &uid);
 }
 
@@ -379,7 +387,14 @@ int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *ca
                                    &conn, &answered);
         if (r || answered)
                 return r;
-        pid = conn ? (uint32_t)conn->creds.pid : (uint32_t)getpid();
+        if (conn) {
+                BridgeCreds shown;
+
+                native_conn_shown_creds(conn, &shown);
+                pid = (uint32_t)shown.pid;
+        } else {
+                pid = (uint32_t)getpid();
+        }
         if (pid == 0)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_PID_UNKNOWN, name, NULL, NULL);
@@ -427,8 +442,10 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                 driver_append_entry_u(&w, "UnixUserID", (uint32_t)getuid());
                 driver_append_entry_u(&w, "ProcessID", (uint32_t)getpid());
         } else {
-                const BridgeCreds *c = &conn->creds;
+                BridgeCreds shown;
+                const BridgeCreds *c = &shown;
 
+                native_conn_shown_creds(conn, &shown);
                 driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
                 if (c->groups) {
                         (void) wire_writer_open(&w, '{', NULL);

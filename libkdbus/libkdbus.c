@@ -307,8 +307,40 @@ int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size) {
  */
 int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, const char *name) {
         union {
+                struct kdbus_item item;
+                uint8_t buf[KDBUS_ITEM_HEADER_SIZE + 264];
+        } it;
+        size_t len;
+
+        if (!name)
+                return kdbus_conn_hello_items(c, flags, pool_size, NULL, 0);
+        len = strlen(name) + 1;
+        if (len > 256)
+                return -EINVAL;
+        memset(&it, 0, sizeof(it));
+        it.item.size = KDBUS_ITEM_HEADER_SIZE + len;
+        it.item.type = KDBUS_ITEM_NAME;
+        memcpy(it.item.str, name, len);
+        return kdbus_conn_hello_items(c, flags, pool_size, &it.item,
+                                      KDBUS_ALIGN8(it.item.size));
+}
+
+/**
+ * kdbus_conn_hello_items() - HELLO with items
+ * @c:          an opened connection
+ * @flags:      KDBUS_HELLO_*
+ * @pool_size:  a multiple of the page size
+ * @items:      8-aligned kdbus_items (NAME, CONN_DESCRIPTION, POLICY_ACCESS, and for the
+ *              privileged CREDS / PIDS / SECLABEL to stand in for another), or NULL
+ * @items_size: their bytes, at most LIBKDBUS_HELLO_ITEMS_MAX
+ *
+ * Return: 0 or a negative errno.
+ */
+int kdbus_conn_hello_items(KdbusConn *c, uint64_t flags, uint64_t pool_size,
+                           const struct kdbus_item *items, size_t items_size) {
+        union {
                 struct kdbus_cmd_hello cmd;
-                uint8_t buf[sizeof(struct kdbus_cmd_hello) + KDBUS_ITEM_HEADER_SIZE + 264];
+                uint8_t buf[sizeof(struct kdbus_cmd_hello) + LIBKDBUS_HELLO_ITEMS_MAX];
         } u = { .cmd = {
                 .size = sizeof(struct kdbus_cmd_hello), .flags = flags, .pool_size = pool_size,
                 /* consent to what the driver gives anyone about a legacy peer anyway; exe,
@@ -322,16 +354,11 @@ int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, cons
         void *map;
         int r;
 
-        if (name) {
-                size_t len = strlen(name) + 1;
-
-                if (len > 256)
-                        return -EINVAL;
-                u.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + len;
-                u.cmd.items[0].type = KDBUS_ITEM_NAME;
-                memcpy(u.cmd.items[0].str, name, len);
-                u.cmd.size += KDBUS_ALIGN8(u.cmd.items[0].size);
-        }
+        if (items_size > LIBKDBUS_HELLO_ITEMS_MAX || items_size % 8)
+                return -EINVAL;
+        if (items_size)
+                memcpy(u.cmd.items, items, items_size);
+        u.cmd.size += items_size;
         r = kdbus_conn_command(c, KDBUS_CMD_HELLO, &u, u.cmd.size, NULL, 0);
         hello = u.cmd;
         if (r)

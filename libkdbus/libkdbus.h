@@ -72,6 +72,10 @@ int kdbus_bus_make_bloom(KdbusConn *c, const char *name, uint64_t flags, uint64_
 int kdbus_conn_hello(KdbusConn *c, uint64_t flags, uint64_t pool_size);
 /* The same with a NAME item (@name: an activator's name; NULL: none). */
 int kdbus_conn_hello_name(KdbusConn *c, uint64_t flags, uint64_t pool_size, const char *name);
+/* The same with any items (8-aligned, at most LIBKDBUS_HELLO_ITEMS_MAX bytes). */
+#define LIBKDBUS_HELLO_ITEMS_MAX 1024u
+int kdbus_conn_hello_items(KdbusConn *c, uint64_t flags, uint64_t pool_size,
+                           const struct kdbus_item *items, size_t items_size);
 
 /* What a SEND needs besides the payload. */
 typedef struct KdbusSend {

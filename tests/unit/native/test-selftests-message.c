@@ -832,6 +832,77 @@ static void test_match_bloom_sender(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(w);
 }
 
+/* connection-info with faked metadata: a privileged HELLO's CREDS / PIDS / SECLABEL stand
+ * in for the bus's capture (kdbus_conn_new(), a bus proxy's clients): CONN_INFO gives them,
+ * and so does the driver to legacy clients (dbus-send GetConnectionUnixUser) */
+static void test_connection_info_faked(KBus *b, gconstpointer ctx) {
+        uint8_t items[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_item *item = (void *)items;
+        const struct kdbus_creds fc = { 4242, 4242, 4242, 4242, 4343, 4343, 4343, 4343 };
+        const struct kdbus_pids fp = { 4444, 4444, 1 };
+        struct kdbus_cmd_info info = { .size = sizeof(info),
+                                       .attach_flags = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS |
+                                                       KDBUS_ATTACH_SECLABEL };
+        g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", b->legacy);
+        const char *argv[] = { "dbus-send", bus_arg, "--print-reply=literal",
+                               "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                               "org.freedesktop.DBus.GetConnectionUnixUser",
+                               "string:org.kdbus.Faked", NULL };
+        g_autofree char *out = NULL;
+        const struct kdbus_info *ki;
+        KdbusConn *proxy = NULL, *c = kpeer(b, 0);
+        int status;
+
+        if (geteuid() != 0) {
+                g_test_skip("a HELLO standing in for another needs root");
+                kdbus_conn_close(c);
+                return;
+        }
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(fc);
+        item->type = KDBUS_ITEM_CREDS;
+        memcpy(&item->creds, &fc, sizeof(fc));
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(fp);
+        item->type = KDBUS_ITEM_PIDS;
+        memcpy(&item->pids, &fp, sizeof(fp));
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof("fake_t");
+        item->type = KDBUS_ITEM_SECLABEL;
+        memcpy(item->str, "fake_t", sizeof("fake_t"));
+        item = KDBUS_ITEM_NEXT(item);
+
+        g_assert_cmpint(kdbus_conn_open(b->native, &proxy), ==, 0);
+        g_assert_cmpint(kdbus_conn_hello_items(proxy, 0, KPOOL, (const void *)items,
+                                               (size_t)((uint8_t *)item - items)), ==, 0);
+        g_assert_cmpint(kdbus_conn_name_acquire(proxy, "org.kdbus.Faked", 0, NULL), ==, 0);
+
+        info.id = proxy->id;
+        g_assert_cmpint(kdbus_conn_command(c, KDBUS_CMD_CONN_INFO, &info, sizeof(info), NULL, 0),
+                        ==, 0);
+        ki = (const void *)(c->pool + info.offset);
+        for (item = (struct kdbus_item *)ki->items; item->type != KDBUS_ITEM_CREDS;
+             item = KDBUS_ITEM_NEXT(item))
+                g_assert_true((const uint8_t *)item < (const uint8_t *)ki + ki->size);
+        g_assert_cmpuint(item->creds.uid, ==, 4242);
+        g_assert_cmpuint(item->creds.gid, ==, 4343);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_PIDS);
+        g_assert_cmpuint(item->pids.pid, ==, 4444);
+        item = KDBUS_ITEM_NEXT(item);
+        g_assert_cmpuint(item->type, ==, KDBUS_ITEM_SECLABEL);
+        g_assert_cmpstr(item->str, ==, "fake_t");
+        g_assert_cmpint(kdbus_conn_free(c, info.offset), ==, 0);
+
+        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH |
+                                   G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &out, NULL, &status,
+                                   NULL));
+        g_assert_true(g_spawn_check_wait_status(status, NULL));
+        g_strstrip(out);
+        g_assert_cmpstr(out, ==, "uint32 4242");
+        kdbus_conn_close(proxy);
+        kdbus_conn_close(c);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         signal(SIGPIPE, SIG_IGN);
@@ -847,6 +918,7 @@ int main(int argc, char **argv) {
         ADD("fd-passing", NULL, test_fd_passing);
         ADD("writable-pool", NULL, test_writable_pool);
         ADD("connection-info", NULL, test_connection_info);
+        ADD("connection-info/faked", NULL, test_connection_info_faked);
         ADD("match-bloom-id-name", NULL, test_match_bloom_sender);
         return g_test_run();
 }
