@@ -11,24 +11,7 @@
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "wire/endian.h"
-#include "native-fixture.h"
-
-typedef struct NFixture {
-        Fixture f;
-        TestPeer a, b;
-} NFixture;
-
-static void nsetup(NFixture *n, gconstpointer ctx) {
-        fixture_setup(&n->f, ctx);
-}
-
-static void nteardown(NFixture *n, gconstpointer ctx) {
-        if (n->a.nc)
-                peer_free(&n->a);
-        if (n->b.nc)
-                peer_free(&n->b);
-        fixture_teardown(&n->f, ctx);
-}
+#include "conn-fixture.h"
 
 /* One payload item of a SEND: bytes (a PAYLOAD_VEC), or a range of the datagram's fd
  * @fd_idx (a PAYLOAD_MEMFD). */

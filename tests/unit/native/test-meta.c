@@ -7,24 +7,7 @@
  */
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include "native-fixture.h"
-
-typedef struct NFixture {
-        Fixture f;
-        TestPeer a, b;
-} NFixture;
-
-static void nsetup(NFixture *n, gconstpointer ctx) {
-        fixture_setup(&n->f, ctx);
-}
-
-static void nteardown(NFixture *n, gconstpointer ctx) {
-        if (n->a.nc)
-                peer_free(&n->a);
-        if (n->b.nc)
-                peer_free(&n->b);
-        fixture_teardown(&n->f, ctx);
-}
+#include "conn-fixture.h"
 
 /* HELLO with real credentials of @pid (a pidfd of it) and an optional description. */
 static int hello_real(Fixture *f, TestPeer *p, pid_t pid, uint64_t send, uint64_t recv,

@@ -5,26 +5,7 @@
  * duplicate items are refused without changing anything, policy-holder items EOPNOTSUPP.
  */
 #include <unistd.h>
-#include "native-fixture.h"
-
-typedef struct NFixture {
-        Fixture f;
-        TestPeer a, b;
-} NFixture;
-
-static void nsetup(NFixture *n, gconstpointer ctx) {
-        fixture_setup(&n->f, ctx);
-}
-
-static void nteardown(NFixture *n, gconstpointer ctx) {
-        if (n->a.nc)
-                peer_free(&n->a);
-        if (n->b.nc)
-                peer_free(&n->b);
-        test_attach_send = _KDBUS_ATTACH_ALL;
-        test_attach_recv = 0;
-        fixture_teardown(&n->f, ctx);
-}
+#include "conn-fixture.h"
 
 /* UPDATE with up to two u64 items (type 0: none) and an optional description. */
 static int update(TestPeer *p, uint64_t t1, uint64_t v1, uint64_t t2, uint64_t v2,
