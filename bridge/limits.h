@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * Every limit of the core in one place (STYLE.md rule 20). BusLimits carries the values a
+ * Every limit of the core in one place (HACKING.md, Memory and ownership). BusLimits carries the values a
  * configuration may change (dbus-daemon's <limit> names in the comments); the defaults
  * below are dbus-daemon's session-bus defaults unless said otherwise.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * Compiler: Config tree -> sealed PolicyDb (bridge/policy.h), stage 3 of STYLE.md rule 29.
+ * Compiler: Config tree -> sealed PolicyDb (bridge/policy.h), stage 3 of 3 (policy-xml/README.md).
  *
  * What it does, as dbus-daemon 1.14 does when it reads a configuration:
  *  - groups the rules of every <policy> by context (default, group, user, at_console,

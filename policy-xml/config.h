@@ -2,7 +2,7 @@
 #pragma once
 /*
  * Config tree: everything a dbus-daemon busconfig file (with its includes expanded) says, as
- * plain data, before any interpretation. This is stage 2 of STYLE.md rule 29: the loader
+ * plain data, before any interpretation. This is stage 2 of 3 (policy-xml/README.md): the loader
  * (loader.c) fills it, a policy compiler reads it, the dump prints it canonically.
  *
  * Invariants:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * Loader: dbus-daemon busconfig XML (expat) -> Config tree (stage 1 of STYLE.md rule 29).
+ * Loader: dbus-daemon busconfig XML (expat) -> Config tree (stage 1 of 3, policy-xml/README.md).
  * Accepts and rejects what dbus-daemon 1.14 accepts and rejects (tested against it); every
  * rejection is one CONFIG_DIAG_ERROR diagnostic "file:line: message" and CONFIG_E_INVALID.
  * Includes are expanded in place, relative to the including file's directory, with a depth

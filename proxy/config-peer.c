@@ -2,7 +2,7 @@
 /*
  * A peer meets the configuration's policy once, right after it authenticated: may this user
  * connect at all (the user=/group= rules), and its PolicySnapshot (uid, groups, at_console
- * resolved once, STYLE.md rule 4). A reload re-resolves the snapshots in the core
+ * resolved once, never per message). A reload re-resolves the snapshots in the core
  * (bus_set_policy()) from the same facts; only the front end can learn them, so they are
  * gathered here: at_console as dbus-daemon decides it on a systemd machine (the user has a
  * seat, sd_uid_get_seats()) or else by /var/run/console/<user>, and the command line that

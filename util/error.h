@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * Error convention (STYLE.md rule 10/11):
+ * Error convention (HACKING.md, Errors):
  *   0             success
  *   negative errno fatal, passed up unchanged
  *   positive      an expected, module-specific outcome (MODULE_E_*) that the caller handles

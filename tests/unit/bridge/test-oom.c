@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bridge/ survives ENOMEM (STYLE.md rule 14): each operation is run with its 1st, 2nd,
+ * bridge/ survives ENOMEM (HACKING.md, Allocation failure): each operation is run with its 1st, 2nd,
  * ... allocation failing until it runs through. A failed operation returns -ENOMEM (or
  * succeeds anyway, where the failure only cost a table growth) and leaves the bus as it was (checked by counters here, and for leaks by ASan/valgrind at
  * teardown). The test binary is linked with -Wl,--wrap=malloc,calloc,realloc, which

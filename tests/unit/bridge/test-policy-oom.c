@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bridge/policy under allocation failure (STYLE.md rule 14): building a db, sealing it,
+ * bridge/policy under allocation failure (HACKING.md, Allocation failure): building a db, sealing it,
  * snapshots, reload (bus_set_policy() is all or nothing), the checks and their texts. The
  * n-th malloc/calloc/realloc of the statically linked code fails, for n = 0, 1, ... until
  * a run needs no failure; every step must return -ENOMEM or succeed, leak nothing (ASan)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Monitoring and Debug.Stats survive ENOMEM (STYLE.md rule 14), the way test-driver-oom
+ * Monitoring and Debug.Stats survive ENOMEM (HACKING.md, Allocation failure), the way test-driver-oom
  * checks the rest of the driver: for every allocation a step makes, one run fails exactly
  * that allocation; the step must return 0 or -ENOMEM, the bus keeps answering, nothing
  * leaks (ASan/valgrind in CI). The steps run with a monitor attached, so every capture

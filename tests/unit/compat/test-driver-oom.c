@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The driver survives ENOMEM (STYLE.md rule 14): malloc/calloc/realloc of the statically
+ * The driver survives ENOMEM (HACKING.md, Allocation failure): malloc/calloc/realloc of the statically
  * linked code (compat, bridge, wire, util) are wrapped; for every allocation a driver
  * step makes, one run fails exactly that allocation. The step must then return 0 or
  * -ENOMEM (never crash, never another code), the bus must keep working afterwards, and

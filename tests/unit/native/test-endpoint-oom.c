@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * kdbus's name policy under allocation failure (STYLE.md rule 14): the policy database
+ * kdbus's name policy under allocation failure (HACKING.md, Allocation failure): the policy database
  * (set, replace), endpoints (make, update, a connection through one, a denied send and
  * acquire with their texts) and policy holders. The n-th malloc/calloc/realloc of the
  * statically linked code fails, for n = 0, 1, ... until a run needs no failure; every step

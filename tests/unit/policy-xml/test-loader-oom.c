@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * ENOMEM survival of policy-xml (STYLE.md rule 14): malloc/calloc/realloc are interposed in
+ * ENOMEM survival of policy-xml (HACKING.md, Allocation failure): malloc/calloc/realloc are interposed in
  * this binary; each round makes the Nth allocation fail, for N = 0, 1, ... until a load
  * completes without hitting the failure. Every failing round must return exactly -ENOMEM
  * (never a crash, a half-built tree, or a wrong CONFIG_E_INVALID), or 0 with the very same
