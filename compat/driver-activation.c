@@ -3,10 +3,11 @@
  * Activation methods and auto-start (see driver-activation.h). Behaviour checked against
  * dbus-daemon 1.14.10 with test .service files:
  *
- *   - StartServiceByName(name, flags): a well-known name with an owner answers 2
- *     (ALREADY_RUNNING); an activatable one is started and answered 1 (SUCCESS) when the
- *     name gets its owner; anything else (also the bus's own name) is ServiceUnknown "The
- *     name X was not provided by any .service files".
+ *   - StartServiceByName(name, flags): an activatable well-known name (a .service file or
+ *     a native activator) with an owner answers 2 (ALREADY_RUNNING); without one it is
+ *     started and answered 1 (SUCCESS) when the name gets its owner; anything else (also an
+ *     owned name nothing could start, and the bus's own name) is ServiceUnknown "The name X
+ *     was not provided by any .service files".
  *   - A message (any type) to a well-known name without owner and without NO_AUTO_START,
  *     when the name is activatable, waits in the core; the service is started once, however
  *     many messages wait. When the name appears they are routed in arrival order as if just
@@ -525,7 +526,7 @@ int driver_activation_route_first(Driver *driver, BridgeConn *sender, BridgeMsg 
  * @call:       the call (its signature already checked)
  * @args:       a reader at the call's first argument
  *
- * 2 (ALREADY_RUNNING) for an owned well-known name, 1 (SUCCESS) once an activatable one
+ * 2 (ALREADY_RUNNING) for an owned activatable name, 1 (SUCCESS) once an activatable one
  * appears, else ServiceUnknown. Return: 0, a negative errno, or BRIDGE_E_QUOTA.
  */
 int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
@@ -546,12 +547,20 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
         if (!bridge_conn_can_see_name(caller, name))
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_SERVICE_UNKNOWN, name, NULL, NULL);
-        if (name[0] != ':' && !driver_is_driver_name(name) && driver_lookup(driver, name))
+        /* as dbus-daemon: only a name something can start (a .service file or a native
+         * activator) is answered at all; an owned name without one is ServiceUnknown too */
+        activator = bus_find_activator(driver->bus, name);
+        if (name[0] == ':' || driver_is_driver_name(name) ||
+            (!activator && !(driver->activation &&
+                             (bus_activation_is_activatable(driver->activation, name) ||
+                              bus_activation_is_starting(driver->activation, name)))))
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_SERVICE_UNKNOWN, name, NULL, NULL);
+        if (driver_lookup(driver, name))
                 return driver_reply_basic(driver, caller, call, 'u', &running);
         /* a native activator holds it: wake it as sd-bus's proxy did on kdbus (a Ping to the
          * name, which its activator queues) and answer 1 (SUCCESS) at once; callers'
          * messages wait at the activator until the service owns the name anyway */
-        activator = bus_find_activator(driver->bus, name);
         if (activator) {
                 WireMsgSpec spec = {
                         .type = WIRE_MSG_METHOD_CALL, .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
@@ -567,12 +576,7 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
                         return error_trace(r);
                 return driver_reply_basic(driver, caller, call, 'u', &success);
         }
-        if (name[0] != ':' && driver->activation &&
-            (bus_activation_is_activatable(driver->activation, name) ||
-             bus_activation_is_starting(driver->activation, name)))
-                return activation_request(driver, name, caller, call, true);
-        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT, COMPAT_E_SERVICE_UNKNOWN,
-                            name, NULL, NULL);
+        return activation_request(driver, name, caller, call, true);
 }
 
 /**

@@ -10,7 +10,9 @@
  *     named NAME.service, and that directory is not watched (dbus-daemon(1)).
  *   - The service runs with the bus's environment plus UpdateActivationEnvironment's
  *     variables, DBUS_STARTER_ADDRESS (the first listen address, with the guid),
- *     DBUS_STARTER_BUS_TYPE, and on a session bus DBUS_SESSION_BUS_ADDRESS.
+ *     DBUS_STARTER_BUS_TYPE, and DBUS_SESSION_BUS_ADDRESS on a session bus,
+ *     DBUS_SYSTEM_BUS_ADDRESS on a system bus (as dbus-daemon 1.14: a service that connects
+ *     to "the system bus" must find this one).
  *   - A program that cannot be executed: Spawn.ExecFailed; exiting non-zero before the name
  *     appears: Spawn.ChildExited "exited with status N"; killed: Spawn.ChildSignaled;
  *     exiting 0 without the name, or still running after service_start_timeout: TimedOut
@@ -495,8 +497,8 @@ static int build_env(ProxyActivation *a, bool helper, char *extra[4], char ***re
 
         if (asprintf(&extra[0], "DBUS_STARTER_ADDRESS=%s", a->address) < 0 ||
             asprintf(&extra[1], "DBUS_STARTER_BUS_TYPE=%s", type) < 0 ||
-            (!a->system_bus &&
-             asprintf(&extra[2], "DBUS_SESSION_BUS_ADDRESS=%s", a->address) < 0) ||
+            asprintf(&extra[2], "DBUS_%s_BUS_ADDRESS=%s", a->system_bus ? "SYSTEM" : "SESSION",
+                     a->address) < 0 ||
             (helper && asprintf(&extra[3], "%s=%d", LAUNCH_HELPER_REASON_FD_ENV,
                                 HELPER_REASON_FD) < 0))
                 return error_origin(-ENOMEM);

@@ -41,7 +41,8 @@ def write_service(d, fname, name, exe):
 
 
 class Bus:
-    def __init__(self, exe, tmp, tag):
+    def __init__(self, exe, tmp, tag, bus_type="session"):
+        self.exe, self.tmp, self.tag = exe, tmp, tag
         self.dir = os.path.join(tmp, tag)
         self.svc = os.path.join(self.dir, "services")
         os.makedirs(self.svc)
@@ -56,20 +57,24 @@ class Bus:
         conf = os.path.join(self.dir, "bus.conf")
         with open(conf, "w") as f:
             f.write("""<busconfig>
-  <type>session</type>
+  <type>%s</type>
   <listen>unix:path=%s</listen>
   <servicedir>%s</servicedir>
   <limit name="service_start_timeout">%d</limit>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/>
+    <allow receive_sender="*"/>
     <deny send_destination="org.kdbus.act.Denied"/>
   </policy>
 </busconfig>
-""" % (self.sock, self.svc, TIMEOUT_MS))
+""" % (bus_type, self.sock, self.svc, TIMEOUT_MS))
         self.log = open(os.path.join(self.dir, "log"), "w")
+        # the bus's environment names other buses: a service must get this bus's address
+        env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/session",
+                   DBUS_SYSTEM_BUS_ADDRESS="unix:path=/nonexistent/system")
         self.proc = subprocess.Popen([exe, "--config-file=" + conf, "--nofork",
                                       "--print-address"], stdout=subprocess.PIPE,
-                                     stderr=self.log)
+                                     stderr=self.log, env=env)
         self.address = self.proc.stdout.readline().decode().strip()
         self.conn = dbus.bus.BusConnection(self.address)
 
@@ -170,6 +175,20 @@ def sc_queue_order(bus):
     return (replies, log)
 
 
+def sc_owned_not_activatable(bus):
+    """StartServiceByName of a name that is owned but no .service file provides:
+    ServiceUnknown on dbus-daemon 1.14 (not ALREADY_RUNNING); owned and activatable: 2."""
+    other = dbus.bus.BusConnection(bus.address)
+    other.request_name("org.kdbus.act.OwnedOnly")
+    d = bus.driver()
+    owned = outcome(lambda: d.StartServiceByName("org.kdbus.act.OwnedOnly", dbus.UInt32(0)))
+    unique = outcome(lambda: d.StartServiceByName(other.get_unique_name(), dbus.UInt32(0)))
+    other.request_name("org.kdbus.act.Good2")   # activatable, owned by somebody else
+    running = outcome(lambda: d.StartServiceByName("org.kdbus.act.Good2", dbus.UInt32(0)))
+    other.close()
+    return (owned, (unique[0], unique[1]), running)
+
+
 def sc_policy_denied(bus):
     """The sender's send rules deny the name: AccessDenied, and nothing is started."""
     r = outcome(lambda: call(bus, "org.kdbus.act.Denied", "Echo", "s", ("x",)))
@@ -195,6 +214,47 @@ def sc_environment(bus):
         "org.freedesktop.DBus", "/", "org.freedesktop.DBus", "UpdateActivationEnvironment",
         "a{ss}", ({"A": "B"},)))
     return (got, starter == bus.address, session == bus.address, bad_path[:2])
+
+
+BUS_VARS = ("DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE", "DBUS_SESSION_BUS_ADDRESS",
+            "DBUS_SYSTEM_BUS_ADDRESS")
+
+
+def bus_vars(bus):
+    """Each DBUS_* variable of an activated service: 'this bus', 'inherited' (what the bus
+    was started with) or its value."""
+    out = []
+    for k in BUS_VARS:
+        v = str(call(bus, "org.kdbus.act.Env", "Env", "s", (k,))[0])
+        out.append((k, "this bus" if v == bus.address else
+                    "inherited" if v.startswith("unix:path=/nonexistent/") else v))
+    return out
+
+
+def sc_system_environment(bus):
+    """On a <type>system</type> bus the service also gets DBUS_SYSTEM_BUS_ADDRESS (this bus),
+    so that a service connecting to "the system bus" reaches it (GDBus G_BUS_TYPE_SYSTEM,
+    python-dbusmock); DBUS_SESSION_BUS_ADDRESS is the bus's own, inherited. The session bus
+    is the mirror image."""
+    sysbus = Bus(bus.exe, bus.tmp, bus.tag + "-system", bus_type="system")
+    try:
+        got = bus_vars(sysbus)
+        # a service that connects to the system bus by that variable takes its name there
+        write_service(sysbus.svc, "sys.service", "org.kdbus.act.Sys",
+                      "/bin/sh -c 'DBUS_STARTER_ADDRESS=$DBUS_SYSTEM_BUS_ADDRESS "
+                      "exec /usr/bin/python3 %s org.kdbus.act.Sys'" % SERVICE_PY)
+        sysbus.driver().ReloadConfig()
+        echo = outcome(lambda: call(sysbus, "org.kdbus.act.Sys", "Echo", "s", ("x",)))
+        try:
+            call(sysbus, "org.kdbus.act.Sys", "Quit", "", (), auto_start=False)
+        except dbus.DBusException:
+            pass
+    finally:
+        sysbus.stop()
+    why = sysbus.sanitizer_report()
+    if why and bus.exe == sysbus.exe and "dbus-daemon" not in bus.tag:
+        raise AssertionError("system bus: " + why)
+    return (bus_vars(bus), got, echo[:2])
 
 
 # failure scenarios: (service, word that the error text must contain)
@@ -248,7 +308,9 @@ SCENARIOS = [
     ("queued-in-order", sc_queue_order),
     ("no-auto-start", sc_no_auto_start),
     ("policy-denied", sc_policy_denied),
+    ("owned-not-activatable", sc_owned_not_activatable),
     ("activation-environment", sc_environment),
+    ("system-bus-environment", sc_system_environment),
 ] + [("failure-" + t, make_failure(n, w)) for t, n, w in FAILURES] + [
     ("activatable-services-changed", sc_services_changed),
 ]
