@@ -30,6 +30,9 @@ typedef struct BridgeCreds {
         gid_t *groups;                  /* owned */
         unsigned n_groups;
         char *seclabel;                 /* owned, NUL-terminated; NULL: none */
+        bool uid_unknown;               /* authenticated ANONYMOUS: the driver shows no uid
+                                         * and no groups (dbus-daemon); policy and quotas
+                                         * still use @uid, the socket's */
 } BridgeCreds;
 
 typedef struct BridgeConnOps {

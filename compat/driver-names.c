@@ -358,6 +358,9 @@ int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *c
                 BridgeCreds shown;
 
                 native_conn_shown_creds(conn, &shown);
+                if (shown.uid_unknown)
+                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                            COMPAT_E_UID_UNKNOWN, name, NULL, NULL);
                 uid = (uint32_t)shown.uid;
         } else {
                 uid = (uint32_t)getuid();
@@ -446,8 +449,9 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                 const BridgeCreds *c = &shown;
 
                 native_conn_shown_creds(conn, &shown);
-                driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
-                if (c->groups) {
+                if (!c->uid_unknown)
+                        driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
+                if (c->groups && !c->uid_unknown) {
                         (void) wire_writer_open(&w, '{', NULL);
                         (void) wire_writer_append_basic(&w, 's', "UnixGroupIDs");
                         (void) wire_writer_open(&w, 'v', "au");

@@ -59,6 +59,7 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
         [COMPAT_E_NO_OWNER_ADT] = { E("NameHasNoOwner"),
                 "Could not get audit session data of name '%s': no such name" },
         [COMPAT_E_PID_UNKNOWN] = { E("UnixProcessIdUnknown"), "Could not determine PID for '%s'" },
+        [COMPAT_E_UID_UNKNOWN] = { E("Failed"), "Could not determine UID for '%s'" },
         [COMPAT_E_SELINUX_UNKNOWN] = { E("SELinuxSecurityContextUnknown"),
                 "Could not determine security context for '%s'" },
         [COMPAT_E_ADT_UNKNOWN] = { E("AdtAuditDataUnknown"),

@@ -45,6 +45,7 @@ enum {
         COMPAT_E_NO_OWNER_SECLABEL,     /* GetConnectionSELinuxSecurityContext */
         COMPAT_E_NO_OWNER_ADT,          /* GetAdtAuditSessionData */
         COMPAT_E_PID_UNKNOWN,           /* @a: name */
+        COMPAT_E_UID_UNKNOWN,           /* @a: name (an ANONYMOUS peer has no uid) */
         COMPAT_E_SELINUX_UNKNOWN,       /* @a: name */
         COMPAT_E_ADT_UNKNOWN,           /* @a: name */
         COMPAT_E_SERVICE_UNKNOWN,       /* no owner, not activatable; @a: name */

@@ -309,6 +309,7 @@ static void client_auth_done(ProxyClient *c) {
         /* auth_timer keeps running: as dbus-daemon, it also bounds the time until Hello */
         if (c->sasl.unix_fds_agreed)
                 c->conn->flags |= BRIDGE_CONN_ACCEPT_FDS;
+        c->conn->creds.uid_unknown = c->sasl.anonymous;
 }
 
 /* Return: true if progress was made. */

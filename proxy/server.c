@@ -9,10 +9,13 @@
  * its reads: with sd-event dispatching one source per turn, a post or defer source would
  * write one turn later, after an extra epoll_wait() that returns nothing.
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include "bridge/bus.h"
 #include "compat/driver.h"
 #include "proxy/client.h"
@@ -178,9 +181,28 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
  * Blocks SIGTERM, SIGINT, SIGHUP (they arrive through the loop) and ignores SIGPIPE.
  * Return: 0 or a negative errno.
  */
+/* @n random bytes into @buf. */
+static int server_random(uint8_t *buf, size_t n) {
+        size_t done = 0;
+        ssize_t k;
+
+        while (done < n) {
+                k = getrandom(buf + done, n - done, 0);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return error_origin(-errno);
+                }
+                done += (size_t)k;
+        }
+        return 0;
+}
+
 /* The bus, driver, guid and loop sources of a server whose loop is set. */
 static int server_init(Server *s, const BusLimits *limits) {
         static const char hex[] = "0123456789abcdef";
+        uint8_t raw[16];
+        uint32_t now;
         unsigned i;
         int r;
 
@@ -191,9 +213,18 @@ static int server_init(Server *s, const BusLimits *limits) {
         r = driver_new(s->bus, &s->driver);
         if (r < 0)
                 return error_trace(r);
+        /* the server's guid (SASL OK, the printed address) is its own id, not the bus id
+         * GetId answers (dbus-daemon: the DBusServer's guid and the bus uuid differ); as
+         * the specification suggests for UUIDs, its last 4 bytes are the time (big endian) */
+        r = server_random(raw, 12);
+        if (r < 0)
+                return error_trace(r);
+        now = (uint32_t)time(NULL);
+        for (i = 0; i < 4; ++i)
+                raw[12 + i] = (uint8_t)(now >> (24 - 8 * i));
         for (i = 0; i < 16; ++i) {
-                s->guid[2 * i] = hex[s->bus->id[i] >> 4];
-                s->guid[2 * i + 1] = hex[s->bus->id[i] & 15];
+                s->guid[2 * i] = hex[raw[i] >> 4];
+                s->guid[2 * i + 1] = hex[raw[i] & 15];
         }
         s->guid[32] = '\0';
 

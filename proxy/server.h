@@ -29,7 +29,7 @@ typedef struct Server {
         Loop *loop;
         Bus *bus;
         Driver *driver;
-        char guid[33];                  /* the bus id as 32 hex digits */
+        char guid[33];                  /* the server guid (not GetId's bus id), 32 hex */
         bool allow_anonymous;
         struct ProxyConfig *config;     /* the running configuration (owned); NULL in tests */
 

@@ -51,6 +51,10 @@ def sc_driver_and_replies(ctx):
 
     drv('GetId')
     drv('GetId', 's', ['extra'])
+    # the bus id and the server guid (SASL OK, the printed address) are two different ids
+    bus_id = a.call(BUS, BUS_PATH, BUS, 'GetId', quiet=True).body[0]
+    ctx.log('GetId equals the SASL guid: %s; the printed address\'s guid: %s'
+            % (bus_id == a.guid, 'guid=' + bus_id in ctx.bus.address))
     drv('NoSuchMethod')
     drv('RequestName', 's', ['com.example.x'])
     drv('RequestName', 'us', [0, 'com.example.x'])

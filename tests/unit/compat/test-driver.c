@@ -541,6 +541,16 @@ static void test_credentials(Fixture *f, gconstpointer data) {
         g_assert_cmpint(call_driver(f, 0, "GetAdtAuditSessionData", "s", "x.y"), ==, 0);
         expect_error(f, 0, "org.freedesktop.DBus.Error.NameHasNoOwner",
                      "Could not get audit session data of name 'x.y': no such name");
+        /* an ANONYMOUS peer (dbus-daemon 1.14): no uid to tell, and no uid or groups among
+         * its credentials; its pid is still known */
+        f->c[1]->creds.uid_unknown = true;
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixUser", "s", NAME(f, 1)), ==, 0);
+        expect_error(f, 0, "org.freedesktop.DBus.Error.Failed",
+                     fmt("Could not determine UID for '%s'", NAME(f, 1)));
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionUnixProcessID", "s", NAME(f, 1)), ==, 0);
+        expect_reply(f, 0, "4001");
+        g_assert_cmpint(call_driver(f, 0, "GetConnectionCredentials", "s", NAME(f, 1)), ==, 0);
+        expect_reply(f, 0, "<a>");
         assert_empty(f, 0);
 }
 
