@@ -427,22 +427,25 @@ struct kdbus_cmd {
 } __attribute__((__aligned__(8)));
 
 /* ---- command codes: kdbus's ioctl numbers ---- */
+/* As kdbus's final UAPI header numbers them, grouped by the object that owns the handle:
+ * bus owner 0x00-0x0f, endpoint owner 0x10-0x1f, connection 0x80-0xff (kdbus regrouped
+ * them so in 2015; the earlier numbers, HELLO 0x20 and so on, are gone). */
 #define KDBUS_CMD_BUS_MAKE               _IOW(KDBUS_IOCTL_MAGIC, 0x00, struct kdbus_cmd)
 #define KDBUS_CMD_ENDPOINT_MAKE          _IOW(KDBUS_IOCTL_MAGIC, 0x10, struct kdbus_cmd)
-#define KDBUS_CMD_HELLO                  _IOWR(KDBUS_IOCTL_MAGIC, 0x20, struct kdbus_cmd_hello)
-#define KDBUS_CMD_UPDATE                 _IOW(KDBUS_IOCTL_MAGIC, 0x21, struct kdbus_cmd)
-#define KDBUS_CMD_BYEBYE                 _IOW(KDBUS_IOCTL_MAGIC, 0x22, struct kdbus_cmd)
-#define KDBUS_CMD_FREE                   _IOW(KDBUS_IOCTL_MAGIC, 0x23, struct kdbus_cmd_free)
-#define KDBUS_CMD_CONN_INFO              _IOR(KDBUS_IOCTL_MAGIC, 0x24, struct kdbus_cmd_info)
-#define KDBUS_CMD_BUS_CREATOR_INFO       _IOR(KDBUS_IOCTL_MAGIC, 0x25, struct kdbus_cmd_info)
-#define KDBUS_CMD_LIST                   _IOR(KDBUS_IOCTL_MAGIC, 0x26, struct kdbus_cmd_list)
-#define KDBUS_CMD_SEND                   _IOW(KDBUS_IOCTL_MAGIC, 0x30, struct kdbus_cmd_send)
-#define KDBUS_CMD_RECV                   _IOR(KDBUS_IOCTL_MAGIC, 0x31, struct kdbus_cmd_recv)
-#define KDBUS_CMD_NAME_ACQUIRE           _IOW(KDBUS_IOCTL_MAGIC, 0x40, struct kdbus_cmd)
-#define KDBUS_CMD_NAME_RELEASE           _IOW(KDBUS_IOCTL_MAGIC, 0x41, struct kdbus_cmd)
-#define KDBUS_CMD_ENDPOINT_UPDATE        _IOW(KDBUS_IOCTL_MAGIC, 0x51, struct kdbus_cmd)
-#define KDBUS_CMD_MATCH_ADD              _IOW(KDBUS_IOCTL_MAGIC, 0x60, struct kdbus_cmd_match)
-#define KDBUS_CMD_MATCH_REMOVE           _IOW(KDBUS_IOCTL_MAGIC, 0x61, struct kdbus_cmd_match)
+#define KDBUS_CMD_ENDPOINT_UPDATE        _IOW(KDBUS_IOCTL_MAGIC, 0x11, struct kdbus_cmd)
+#define KDBUS_CMD_HELLO                  _IOWR(KDBUS_IOCTL_MAGIC, 0x80, struct kdbus_cmd_hello)
+#define KDBUS_CMD_UPDATE                 _IOW(KDBUS_IOCTL_MAGIC, 0x81, struct kdbus_cmd)
+#define KDBUS_CMD_BYEBYE                 _IOW(KDBUS_IOCTL_MAGIC, 0x82, struct kdbus_cmd)
+#define KDBUS_CMD_FREE                   _IOW(KDBUS_IOCTL_MAGIC, 0x83, struct kdbus_cmd_free)
+#define KDBUS_CMD_CONN_INFO              _IOR(KDBUS_IOCTL_MAGIC, 0x84, struct kdbus_cmd_info)
+#define KDBUS_CMD_BUS_CREATOR_INFO       _IOR(KDBUS_IOCTL_MAGIC, 0x85, struct kdbus_cmd_info)
+#define KDBUS_CMD_LIST                   _IOR(KDBUS_IOCTL_MAGIC, 0x86, struct kdbus_cmd_list)
+#define KDBUS_CMD_SEND                   _IOW(KDBUS_IOCTL_MAGIC, 0x90, struct kdbus_cmd_send)
+#define KDBUS_CMD_RECV                   _IOR(KDBUS_IOCTL_MAGIC, 0x91, struct kdbus_cmd_recv)
+#define KDBUS_CMD_NAME_ACQUIRE           _IOW(KDBUS_IOCTL_MAGIC, 0xa0, struct kdbus_cmd)
+#define KDBUS_CMD_NAME_RELEASE           _IOW(KDBUS_IOCTL_MAGIC, 0xa1, struct kdbus_cmd)
+#define KDBUS_CMD_MATCH_ADD              _IOW(KDBUS_IOCTL_MAGIC, 0xb0, struct kdbus_cmd_match)
+#define KDBUS_CMD_MATCH_REMOVE           _IOW(KDBUS_IOCTL_MAGIC, 0xb1, struct kdbus_cmd_match)
 
 /* ---- the socket framing of kdbusd's native front end ---- */
 
