@@ -639,9 +639,10 @@ int bus_broadcast(Bus *bus, BridgeMsg *msg) {
 /*
  * kdbus's name policy on a unicast that is not an answer (bridge/endpoint.h). A sender on
  * a custom endpoint gets the answer of a name that does not exist for one it cannot see.
- * A signal the receiver could not talk back to is dropped silently (*ret_drop), as kdbus
- * does. Return: 0, BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_ACCESS_DENIED
- * (text: bridge_conn_get_denial()), -ENOMEM.
+ * A signal the receiver could not talk back to, or one from a custom endpoint's connection
+ * without TALK to the receiver, is dropped silently (*ret_drop), as kdbus drops the first.
+ * Return: 0, BRIDGE_E_NAME_UNKNOWN, BRIDGE_E_PEER_UNKNOWN, BRIDGE_E_ACCESS_DENIED (text:
+ * bridge_conn_get_denial()), -ENOMEM.
  */
 static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
                                   const BridgeMsg *msg, bool *ret_drop) {
@@ -652,8 +653,13 @@ static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
         if (name[0] == ':' ? !bridge_conn_can_see_conn(sender, dst) :
                              !bridge_conn_can_see_name(sender, name))
                 return name[0] == ':' ? BRIDGE_E_PEER_UNKNOWN : BRIDGE_E_NAME_UNKNOWN;
+        /* a signal reaches a receiver that could talk back to its sender (kdbus); one from
+         * a sandbox needs TALK to the receiver as a call does, or a SEE grant would let the
+         * sandbox push signals at a service it may only look at (xdg-dbus-proxy drops it
+         * too) */
         if (msg->hdr.type == WIRE_MSG_SIGNAL) {
-                *ret_drop = !bridge_conn_can_talk(dst, sender);
+                *ret_drop = !bridge_conn_can_talk(dst, sender) ||
+                            (sender->endpoint && !bridge_conn_can_talk(sender, dst));
                 return 0;
         }
         if (bridge_conn_can_talk(sender, dst))

@@ -46,6 +46,9 @@ typedef struct DriverMethod {
         DriverMethodFn fn;
         bool privileged;                /* only on the driver's path, only for the bus's uid
                                          * or root (checked before the signature) */
+        bool bus_wide;                  /* tells about (or acts on) the whole bus: never
+                                         * through a custom endpoint, whose peers see only
+                                         * what its policy shows (checked first) */
 } DriverMethod;
 
 /* Replies and errors to @caller for @call; 0, -errno, BRIDGE_E_QUOTA. */

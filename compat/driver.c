@@ -733,7 +733,7 @@ static const DriverMethod driver_methods_dbus[] = {
         { "GetConnectionUnixProcessID", "s", driver_method_get_unix_pid },
         { "GetAdtAuditSessionData", "s", driver_method_get_adt_audit_data },
         { "GetConnectionSELinuxSecurityContext", "s", driver_method_get_selinux_context },
-        { "ReloadConfig", "", driver_method_reload_config },
+        { "ReloadConfig", "", driver_method_reload_config, .bus_wide = true },
         { "GetId", "", driver_method_get_id },
         { "GetConnectionCredentials", "s", driver_method_get_credentials },
         {}
@@ -745,9 +745,9 @@ static const DriverMethod driver_methods_monitoring[] = {
 };
 
 static const DriverMethod driver_methods_stats[] = {
-        { "GetStats", "", driver_method_get_stats },
-        { "GetConnectionStats", "s", driver_method_get_connection_stats },
-        { "GetAllMatchRules", "", driver_method_get_all_match_rules },
+        { "GetStats", "", driver_method_get_stats, .bus_wide = true },
+        { "GetConnectionStats", "s", driver_method_get_connection_stats, .bus_wide = true },
+        { "GetAllMatchRules", "", driver_method_get_all_match_rules, .bus_wide = true },
         {}
 };
 
@@ -793,6 +793,7 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
         const WireHeader *h = &call->hdr;
         bool on_driver_path = streq0(h->path, WIRE_DRIVER_PATH);
         const DriverMethod *method = NULL;
+        const char *iface = NULL;
         bool interface_known = false;
         WireReader args;
         size_t i;
@@ -804,6 +805,7 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
                         continue;
                 interface_known = true;
                 method = driver_find_method(driver_interfaces[i].methods, h->member);
+                iface = driver_interfaces[i].name;
         }
 
         if (!method)
@@ -812,6 +814,17 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
                                                                        COMPAT_E_UNKNOWN_INTERFACE,
                                     h->member, NULL, NULL);
 
+        /* a sandbox learns nothing of the bus beyond its endpoint's view: the statistics
+         * count peers, names and rules it must not know of (xdg-dbus-proxy answers
+         * AccessDenied too) */
+        if (method->bus_wide && caller->endpoint) {
+                char what[128];
+
+                (void) snprintf(what, sizeof(what), "%s.%s", iface, h->member);
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_ENDPOINT_BUS_WIDE, what, caller->unique_name,
+                                    caller->endpoint->name);
+        }
         if (method->privileged) {
                 if (!on_driver_path)
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,

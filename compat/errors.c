@@ -97,6 +97,9 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
                 "GetConnectionStats is not meaningful for the message bus \"%s\" itself" },
         [COMPAT_E_NO_OWNER_STATS] = { E("NameHasNoOwner"),
                 "Could not get statistics of name '%s': no such name" },
+        [COMPAT_E_ENDPOINT_BUS_WIDE] = { E("AccessDenied"),
+                "%s tells about the whole bus and is not available to connection %s through "
+                "custom endpoint \"%s\"" },
 };
 
 /*

@@ -67,6 +67,9 @@ enum {
         COMPAT_E_MONITOR_FLAGS,         /* BecomeMonitor with flags != 0 */
         COMPAT_E_STATS_DRIVER,          /* GetConnectionStats of the bus; @a: its name */
         COMPAT_E_NO_OWNER_STATS,        /* GetConnectionStats; @a: name */
+        COMPAT_E_ENDPOINT_BUS_WIDE,     /* a method about the whole bus through a custom
+                                         * endpoint; @a: interface.method, @b: unique name,
+                                         * @c: the endpoint's name */
         _COMPAT_E_N,
 };
 

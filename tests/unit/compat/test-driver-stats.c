@@ -4,6 +4,7 @@
  * errors, and values that follow what happens on the bus.
  */
 #include "bridge/bus.h"
+#include "bridge/endpoint.h"
 #include "driver-fixture.h"
 
 #define STATS "org.freedesktop.DBus.Debug.Stats"
@@ -204,11 +205,44 @@ static void test_all_match_rules(Fixture *f, gconstpointer data) {
         g_free(d);
 }
 
+/* Through a custom endpoint the statistics would count peers, names and rules the sandbox
+ * must not know of: every Debug.Stats method and ReloadConfig are AccessDenied there, as
+ * xdg-dbus-proxy answers them, whatever the endpoint's policy shows. */
+static void test_through_endpoint(Fixture *f, gconstpointer data) {
+        static const char *const stats[] = { "GetStats", "GetConnectionStats",
+                                             "GetAllMatchRules" };
+        BusEndpoint *ep = NULL;
+        unsigned i;
+
+        g_assert_cmpint(bus_endpoint_new(f->bus, 1002, "1002-sandbox", &ep), ==, 0);
+        bridge_conn_set_endpoint(f->c[2], ep);
+        hello(f, 0);
+        drain(f, 0);
+        hello(f, 2);
+        drain(f, 2);
+        for (i = 0; i < ELEMENTSOF(stats); ++i) {
+                g_assert_cmpint(call_stats(f, 2, stats[i], i == 1 ? NAME(f, 2) : NULL), ==, 0);
+                expect_error(f, 2, "org.freedesktop.DBus.Error.AccessDenied",
+                             fmt("org.freedesktop.DBus.Debug.Stats.%s tells about the whole bus "
+                                 "and is not available to connection %s through custom "
+                                 "endpoint \"1002-sandbox\"", stats[i], NAME(f, 2)));
+        }
+        g_assert_cmpint(call_driver(f, 2, "ReloadConfig", NULL), ==, 0);
+        expect_error(f, 2, "org.freedesktop.DBus.Error.AccessDenied", NULL);
+        assert_empty(f, 2);
+        /* off the endpoint they answer */
+        g_assert_cmpint(call_stats(f, 0, "GetStats", NULL), ==, 0);
+        g_free(pop_dict(f, 0, "a{sv}"));
+        bus_endpoint_close(ep);
+        bus_endpoint_unref(ep);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define T(name, fn) g_test_add("/compat/driver-stats/" name, Fixture, NULL, setup, fn, teardown)
         T("get-stats", test_get_stats);
         T("connection-stats", test_connection_stats);
         T("all-match-rules", test_all_match_rules);
+        T("through-endpoint", test_through_endpoint);
         return g_test_run();
 }

@@ -220,6 +220,17 @@ static void test_endpoint_legacy(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(test_send(s, &(TestMsg)CALL(c->unique_name, 9)), ==, BRIDGE_E_PEER_UNKNOWN);
         g_assert_cmpstr(test_pop(b, NULL), ==, "");
         g_assert_cmpstr(test_pop(c, NULL), ==, "");
+        /* a unicast signal needs TALK as a call does: to a SEE-only or hidden peer it is
+         * dropped without an answer (xdg-dbus-proxy drops it too) */
+        sig.destination = "org.b";
+        g_assert_cmpint(test_send(s, &sig), ==, 0);
+        sig.destination = b->unique_name;
+        g_assert_cmpint(test_send(s, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(b, NULL), ==, "");
+        sig.destination = "org.a";
+        g_assert_cmpint(test_send(s, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(a, NULL), ==, "Sig");
+        sig.destination = NULL;
         /* no eavesdropping through an endpoint (its rule says eavesdrop='true') */
         g_assert_cmpint(test_send(a, &(TestMsg)CALL("org.c", 12)), ==, 0);
         g_assert_cmpstr(test_pop(c, NULL), ==, "Call");
