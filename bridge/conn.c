@@ -33,6 +33,7 @@
  * sender when the sender has a matching rule. A message without destination goes through
  * the match rules whatever its type, as in dbus-daemon's dispatch code.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,27 @@ bool bridge_conn_queue_is_full(const BridgeConn *conn) {
  */
 int bridge_conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
         return conn_queue_check(conn, msg);
+}
+
+/**
+ * bridge_conn_get_pidfd() - a pidfd of the connection's process, for whoever asks
+ * @conn:       the connection
+ *
+ * The pidfd taken at connect if the connection holds one, else the transport's
+ * get_pidfd (a classic peer's socket gives one on demand: SO_PEERPIDFD names the process
+ * that connected, so no fd per peer has to stay open for it).
+ * Return: a new fd (the caller closes it), or a negative errno (-ENOENT: none).
+ */
+int bridge_conn_get_pidfd(const BridgeConn *conn) {
+        int fd;
+
+        if (conn->creds.pidfd >= 0) {
+                fd = fcntl(conn->creds.pidfd, F_DUPFD_CLOEXEC, 3);
+                return fd < 0 ? error_origin(-errno) : fd;
+        }
+        if (conn->ops && conn->ops->get_pidfd)
+                return conn->ops->get_pidfd((BridgeConn *)conn, conn->userdata);
+        return -ENOENT;
 }
 
 /**

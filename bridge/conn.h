@@ -26,7 +26,8 @@ typedef struct BridgeCreds {
         uid_t uid;
         gid_t gid;
         pid_t pid;                      /* 0: unknown */
-        int pidfd;                      /* -1: none; owned by the connection */
+        int pidfd;                      /* -1: none (then BridgeConnOps.get_pidfd, if any,
+                                         * fetches one when asked); owned by the connection */
         gid_t *groups;                  /* owned */
         unsigned n_groups;
         char *seclabel;                 /* owned, NUL-terminated; NULL: none */
@@ -43,6 +44,10 @@ typedef struct BridgeConnOps {
         /* bridge_conn_disconnect() deactivated it (the bus, its endpoint or the transport
          * ended it); may be NULL */
         void (*disconnected)(BridgeConn *conn, void *userdata);
+        /* A pidfd of the peer's process, fetched now, for a transport that keeps none open
+         * (one fd per peer): a new fd, or a negative errno (-ESRCH: the process is gone);
+         * may be NULL */
+        int (*get_pidfd)(BridgeConn *conn, void *userdata);
 } BridgeConnOps;
 
 enum {
@@ -179,6 +184,9 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg);
  * Never fails for the sender except with -ENOMEM. */
 int bus_broadcast(Bus *bus, BridgeMsg *msg);
 
+/* A new pidfd of @conn's process (creds.pidfd duplicated, or the transport's get_pidfd).
+ * Return: the fd, or a negative errno (-ENOENT: none to be had). */
+int bridge_conn_get_pidfd(const BridgeConn *conn);
 /* The oldest queued message, or NULL. The transport writes it, then pops it. */
 BridgeMsg *bridge_conn_queue_peek(BridgeConn *conn);
 void bridge_conn_queue_pop(BridgeConn *conn);

@@ -357,6 +357,8 @@ DEFINE_CLEANUP(NativeFakeMeta *, native_fake_meta_free);
  * groups and no pidfd then: those would be the stand-in's). A shallow copy: the pointers
  * stay @conn's. */
 void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret);
+/* Whether @conn's shown credentials are those a privileged HELLO gave (not its own). */
+bool native_conn_creds_faked(const BridgeConn *conn);
 /* /proc items of @pid (those of the KDBUS_ATTACH_* in @what), kept only if @pidfd still
  * names a live process afterwards.
  * Return: 0 (*ret NULL if nothing could be captured) or -ENOMEM. */

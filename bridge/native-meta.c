@@ -365,6 +365,18 @@ void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret) {
         ret->seclabel = f->seclabel;
 }
 
+/**
+ * native_conn_creds_faked() - whether a privileged HELLO stood in with other credentials
+ * @conn:       any connection
+ *
+ * Return: true if native_conn_shown_creds() shows the HELLO's, not @conn's own.
+ */
+bool native_conn_creds_faked(const BridgeConn *conn) {
+        const NativeConn *nc = native_conn_from_bridge(conn);
+
+        return nc && nc->fake;
+}
+
 /* A sender with faked metadata gives only what it faked, and the connection's own items
  * (names, description) and the bus's timestamp: kdbus collected nothing from /proc for it. */
 static uint64_t meta_mask(const NativeConn *sn, uint64_t attach) {

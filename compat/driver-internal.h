@@ -61,9 +61,6 @@ int driver_reply_basic(Driver *driver, BridgeConn *caller, BridgeMsg *call, char
 int driver_error(Driver *driver, BridgeConn *caller, BridgeMsg *call, CompatErrorDomain domain,
                  int code, const char *a, const char *b, const char *c);
 
-/* An error with any name and text from the bus to @dst, answering @reply_serial. */
-int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
-                           const char *error_name, const char *text);
 /* A unicast message of the bus to @dst; a full queue: BRIDGE_E_QUOTA. */
 int driver_emit_to(Driver *driver, BridgeConn *dst, WireMsgSpec *spec, const WireWriter *body);
 /* A broadcast signal of the bus. Return: 0 or -ENOMEM. */

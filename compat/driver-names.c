@@ -467,14 +467,19 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                 }
                 if (c->pid > 0)
                         driver_append_entry_u(&w, "ProcessID", (uint32_t)c->pid);
-                if (c->pidfd >= 0 && (caller->flags & BRIDGE_CONN_ACCEPT_FDS)) {
+                /* fetched now (a classic peer's bus holds no pidfd for it); none when the
+                 * process is gone, or when a privileged native HELLO stood in for it */
+                if (!native_conn_creds_faked(conn) && (caller->flags & BRIDGE_CONN_ACCEPT_FDS))
+                        pidfd = bridge_conn_get_pidfd(conn);
+                if (pidfd == -ENOMEM) {
+                        wire_writer_deinit(&w);
+                        return error_trace(pidfd);
+                }
+                if (pidfd < 0)
+                        pidfd = -1;
+                if (pidfd >= 0) {
                         uint32_t index = 0;
 
-                        pidfd = fcntl(c->pidfd, F_DUPFD_CLOEXEC, 3);
-                        if (pidfd < 0) {
-                                wire_writer_deinit(&w);
-                                return error_origin(-errno);
-                        }
                         (void) wire_writer_open(&w, '{', NULL);
                         (void) wire_writer_append_basic(&w, 's', "ProcessFD");
                         (void) wire_writer_open(&w, 'v', "h");

@@ -294,7 +294,7 @@ int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_seria
                 .type = WIRE_MSG_ERROR,
                 .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
                 .reply_serial = reply_serial,
-                .destination = dst->unique_name,
+                .destination = dst->unique_name[0] ? dst->unique_name : DRIVER_UNREGISTERED_NAME,
                 .error_name = error_name,
         };
         WireWriter w;

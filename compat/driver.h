@@ -53,3 +53,9 @@ DEFINE_CLEANUP(Driver *, driver_free);
  * full of driver replies it does not read), or a negative errno (fatal).
  */
 int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg);
+
+/* An error with any name and text from the bus to @dst (registered or not yet), answering
+ * @reply_serial; the front end refuses a peer with it (fd limit). Return: 0, a negative
+ * errno, or BRIDGE_E_QUOTA (@dst's queue is full). */
+int driver_send_error_text(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
+                           const char *error_name, const char *text);

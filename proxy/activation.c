@@ -47,6 +47,7 @@
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
 #include "proxy/config.h"
+#include "proxy/fd-limit.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
@@ -432,7 +433,7 @@ static bool helper_failed(Start *st, int status, const char **ret_name, char *te
         return true;
 }
 
-static int on_child(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+static int on_child(LoopSource *src, int fd, uint32_t revents, void *userdata) {
         Start *st = userdata;
         siginfo_t si = { .si_pid = 0 };
         const char *error_name = NULL;
@@ -469,7 +470,7 @@ static int on_child(sd_event_source *src, int fd, uint32_t revents, void *userda
         return 0;
 }
 
-static int on_timeout(sd_event_source *src, uint64_t usec, void *userdata) {
+static int on_timeout(LoopSource *src, uint64_t usec, void *userdata) {
         Start *st = userdata;
         char text[1024];
 
@@ -543,6 +544,7 @@ __attribute__((__noreturn__)) static void child_exec(ProxyActivation *a,
         for (i = 1; i < NSIG; ++i)
                 (void) signal(i, SIG_DFL);
         (void) setsid();
+        fd_limit_restore();
         fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (fd >= 0 && fd != STDIN_FILENO) {
                 (void) dup2(fd, STDIN_FILENO);
@@ -671,12 +673,11 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
                 (void) waitpid(pid, NULL, 0);
                 goto out;
         }
-        r = sd_event_add_io(a->server->loop, &st->child, st->pidfd, EPOLLIN, on_child, st);
+        r = loop_add_io(a->server->loop, &st->child, st->pidfd, EPOLLIN, on_child, st);
         if (r >= 0)
-                r = sd_event_add_time(a->server->loop, &st->timer, CLOCK_MONOTONIC,
-                                      loop_now(a->server->loop) +
-                                      a->server->bus->limits.service_start_timeout_usec, 0,
-                                      on_timeout, st);
+                r = loop_add_time(a->server->loop, &st->timer, loop_now(a->server->loop) +
+                                  a->server->bus->limits.service_start_timeout_usec,
+                                  on_timeout, st);
         if (r < 0) {
                 (void) syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
                 (void) waitid(P_PIDFD, (id_t)st->pidfd, NULL, WEXITED);
@@ -724,10 +725,8 @@ static int start_via_systemd(ProxyActivation *a, const char *name, const char *u
                 start_free(st);
                 return error_origin(-ENOMEM);
         }
-        r = sd_event_add_time(a->server->loop, &st->timer, CLOCK_MONOTONIC,
-                              loop_now(a->server->loop) +
-                              a->server->bus->limits.service_start_timeout_usec, 0,
-                              on_timeout, st);
+        r = loop_add_time(a->server->loop, &st->timer, loop_now(a->server->loop) +
+                          a->server->bus->limits.service_start_timeout_usec, on_timeout, st);
         if (r >= 0 && unit) {
                 proxy_log(LOG_INFO, "Activating via systemd: service name='%s' unit='%s'",
                           name, unit);
@@ -826,11 +825,11 @@ static const DriverActivationOps activation_ops = {
         .systemd_failed = hook_systemd_failed,
 };
 
-static int on_rescan(sd_event_source *src, void *userdata) {
+static int on_rescan(LoopSource *src, void *userdata) {
         ProxyActivation *a = userdata;
         int r;
 
-        (void) loop_source_set_enabled(a->rescan, 0);
+        (void) loop_source_set_enabled(a->rescan, LOOP_OFF);
         r = activation_load(a, true);
         if (r < 0)
                 proxy_log(LOG_ERR, "Cannot reload the service directories: %s, keeping the "
@@ -838,13 +837,13 @@ static int on_rescan(sd_event_source *src, void *userdata) {
         return 0;
 }
 
-static int on_inotify(sd_event_source *src, int fd, uint32_t revents, void *userdata) {
+static int on_inotify(LoopSource *src, int fd, uint32_t revents, void *userdata) {
         ProxyActivation *a = userdata;
         char buf[4096];
 
         while (read(fd, buf, sizeof(buf)) > 0)
                 ;
-        (void) sd_event_source_set_enabled(a->rescan, SD_EVENT_ONESHOT);
+        (void) loop_source_set_enabled(a->rescan, LOOP_ONESHOT);
         return 0;
 }
 
@@ -863,11 +862,11 @@ static int watch_dirs(ProxyActivation *a) {
                     errno != ENOTDIR && errno != EACCES)
                         proxy_log(LOG_WARNING, "Cannot watch service directory \"%s\": %m, "
                                   "ignoring", *dir);
-        r = sd_event_add_io(a->server->loop, &a->inotify, a->inotify_fd, EPOLLIN, on_inotify, a);
+        r = loop_add_io(a->server->loop, &a->inotify, a->inotify_fd, EPOLLIN, on_inotify, a);
         if (r >= 0)
-                r = sd_event_add_defer(a->server->loop, &a->rescan, on_rescan, a);
+                r = loop_add_defer(a->server->loop, &a->rescan, on_rescan, a);
         if (r >= 0)
-                r = loop_source_set_enabled(a->rescan, 0);
+                r = loop_source_set_enabled(a->rescan, LOOP_OFF);
         return r < 0 ? error_trace(r) : 0;
 }
 

@@ -32,6 +32,7 @@
 #include "compat/driver.h"
 #include "proxy/client.h"
 #include "proxy/config.h"
+#include "proxy/fd-limit.h"
 #include "proxy/server.h"
 #include "util/error.h"
 #include "wire/message.h"
@@ -78,7 +79,7 @@ void client_close_later(ProxyClient *c) {
         client_mark_dirty(c);
 }
 
-static int client_on_fd_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
+static int client_on_fd_timeout(LoopSource *source, uint64_t usec, void *userdata) {
         ProxyClient *c = userdata;
 
         c->fd_timer_armed = false;
@@ -113,8 +114,7 @@ static void client_update_fd_timer(ProxyClient *c) {
         if (c->fd_timer)
                 r = loop_timer_set(c->fd_timer, when);
         else
-                r = sd_event_add_time(c->server->loop, &c->fd_timer, CLOCK_MONOTONIC, when,
-                                      1000, client_on_fd_timeout, c);
+                r = loop_add_time(c->server->loop, &c->fd_timer, when, client_on_fd_timeout, c);
         if (r < 0) {
                 client_log(c, LOG_ERR, "Disconnecting: cannot arm the pending_fd_timeout "
                            "timer: %s", strerror(-r));
@@ -131,7 +131,8 @@ static void client_update_events(ProxyClient *c) {
         if (!c->io)
                 return;
         /* room after compaction (client_in_prepare() runs before each read) */
-        if (!c->close_pending && !c->eof && c->in_end - c->in_start < c->in_cap)
+        if (!c->close_pending && !c->eof && !c->close_after_flush &&
+            c->in_end - c->in_start < c->in_cap)
                 events |= EPOLLIN;
         if (c->write_blocked && !c->close_pending)
                 events |= EPOLLOUT;
@@ -139,7 +140,7 @@ static void client_update_events(ProxyClient *c) {
                 return;
         if (events)
                 (void) loop_io_set_events(c->io, events);
-        (void) loop_source_set_enabled(c->io, events != 0);
+        (void) loop_source_set_enabled(c->io, events ? LOOP_ON : LOOP_OFF);
         c->io_events = events;
 }
 
@@ -162,13 +163,47 @@ static void client_on_kick(BridgeConn *conn, void *userdata) {
         client_close_later(c);
 }
 
+/*
+ * One fd per peer: no pidfd is held for a classic peer. GetConnectionCredentials'
+ * ProcessFD asks for one then: SO_PEERPIDFD (Linux >= 6.5) gives a pidfd of the very
+ * process that connected, or ESRCH once it is gone; before 6.5, pidfd_open() of the pid
+ * SO_PEERCRED recorded (racy, as it was when we opened it at connect).
+ */
+static int client_get_pidfd(BridgeConn *conn, void *userdata) {
+        ProxyClient *c = userdata;
+        socklen_t len;
+        int pidfd = -1;
+        long r;
+
+        if (!c || c->fd < 0)
+                return -ENOENT;
+        len = sizeof(pidfd);
+        if (getsockopt(c->fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0)
+                return pidfd;
+        if (errno != ENOPROTOOPT && errno != EINVAL)
+                return -errno;
+        if (c->pid <= 0)
+                return -ENOENT;
+        r = syscall(SYS_pidfd_open, c->pid, 0);
+        return r >= 0 ? (int)r : -errno;
+}
+
 static const BridgeConnOps client_conn_ops = {
         .queue_nonempty = client_on_queue_nonempty,
         .kick = client_on_kick,
+        .get_pidfd = client_get_pidfd,
 };
 
 /* Ensure room to read into; a buffer drained after a large message shrinks back. */
 static int client_in_prepare(ProxyClient *c) {
+        if (!c->in) {
+                /* released while idle (client_in_release()) */
+                c->in = malloc(c->in_cap);
+                if (!c->in)
+                        return error_origin(-ENOMEM);
+                c->in_start = c->in_end = 0;
+                return 0;
+        }
         if (c->in_start == c->in_end) {
                 c->in_start = c->in_end = 0;
                 if (c->in_cap > CLIENT_IN_KEEP) {
@@ -246,7 +281,9 @@ static int client_read(ProxyClient *c) {
         ssize_t n;
         int r = 0;
 
-        client_in_prepare(c);
+        r = client_in_prepare(c);
+        if (r < 0)
+                return r;
         if (c->in_end >= c->in_cap)
                 return 0;
         iov.iov_base = c->in + c->in_end;
@@ -366,6 +403,37 @@ static int client_take_fds(ProxyClient *c, unsigned n, int **ret) {
         return 0;
 }
 
+/*
+ * The peer was accepted into the fd reserve (fd-limit.h): its first message (Hello) gets
+ * LimitsExceeded, then it is closed once that is written. The log line is rate-limited
+ * for all such peers together: at the limit they come in numbers.
+ */
+static void client_refuse_fd_limit(ProxyClient *c, const WireHeader *hdr) {
+        static ProxyLogLimit limit = PROXY_LOG_LIMIT_NULL(limit);
+        ProxyLogPeer peer = { .pid = c->pid, .uid = c->uid };
+        char text[512];
+        int r;
+
+        (void) snprintf(text, sizeof(text), "The bus is at its file descriptor limit "
+                        "(RLIMIT_NOFILE %llu, of which %u are kept for the connected peers); "
+                        "the connection is refused. Raise the bus's limit (LimitNOFILE= in "
+                        "its service unit, ulimit -n) or retry later",
+                        (unsigned long long)fd_limit_get(), fd_limit_reserve());
+        proxy_log_peer(LOG_WARNING, &limit, loop_now(c->server->loop), &peer,
+                       "Refusing a connection: kdbusd is within %u fds of its fd limit "
+                       "(RLIMIT_NOFILE %llu); its Hello is answered LimitsExceeded. Raise "
+                       "LimitNOFILE= (ulimit -n)", fd_limit_reserve(),
+                       (unsigned long long)fd_limit_get());
+        c->close_after_flush = true;
+        if (hdr->type == WIRE_MSG_METHOD_CALL && !(hdr->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
+                r = driver_send_error_text(c->server->driver, c->conn, hdr->serial,
+                                           "org.freedesktop.DBus.Error.LimitsExceeded", text);
+                if (r == 0)
+                        return;
+        }
+        client_close_later(c);
+}
+
 /* One message, if complete. Return: 1 dispatched, 0 need more input, -1 client closing. */
 static int client_process_one(ProxyClient *c) {
         Server *s = c->server;
@@ -403,6 +471,11 @@ static int client_process_one(ProxyClient *c) {
         r = wire_message_parse(data, size, c->n_in_fds, 0, &hdr);
         if (r) {
                 client_protocol_error(c, "invalid message", r, wire_strerror);
+                return -1;
+        }
+        if (c->refuse_fd_limit) {
+                c->in_start += size;
+                client_refuse_fd_limit(c, &hdr);
                 return -1;
         }
         if (hdr.n_fds && !(c->conn->flags & BRIDGE_CONN_ACCEPT_FDS)) {
@@ -471,6 +544,21 @@ static int client_process_one(ProxyClient *c) {
         return 1;
 }
 
+/*
+ * An idle peer holds no input buffer: a drained default-size one goes back to malloc (the
+ * next read takes one again, usually the same chunk another peer just gave back), so 10,000
+ * idle peers do not keep 10,000 partly touched 64 KiB buffers resident. A grown buffer
+ * (client_in_grow()) is kept, for the next large message.
+ */
+static void client_in_release(ProxyClient *c) {
+        if (!c->in || c->in_start != c->in_end || c->in_cap != CLIENT_IN_DEFAULT ||
+            c->state != CLIENT_STATE_RUNNING)
+                return;
+        free(c->in);
+        c->in = NULL;
+        c->in_start = c->in_end = 0;
+}
+
 /**
  * client_process() - handle buffered input with a fresh budget
  * @c:          the client
@@ -483,7 +571,7 @@ void client_process(ProxyClient *c) {
         unsigned budget = SERVER_CLIENT_BUDGET;
         bool more = false;
 
-        while (!c->close_pending) {
+        while (!c->close_pending && !c->close_after_flush && c->in) {
                 if (c->state == CLIENT_STATE_AUTH) {
                         if (!client_process_auth(c))
                                 break;
@@ -504,10 +592,12 @@ void client_process(ProxyClient *c) {
                 server_mark_ready(c->server, c);
         else if (c->eof)
                 client_close_later(c);
+        else
+                client_in_release(c);
         client_update_events(c);
 }
 
-static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
         ProxyClient *c = userdata;
         int r;
 
@@ -539,7 +629,7 @@ static int client_on_io(sd_event_source *source, int fd, uint32_t revents, void 
         return 0;
 }
 
-static int client_on_auth_timeout(sd_event_source *source, uint64_t usec, void *userdata) {
+static int client_on_auth_timeout(LoopSource *source, uint64_t usec, void *userdata) {
         ProxyClient *c = userdata;
 
         if (c->close_pending)
@@ -689,6 +779,11 @@ void client_flush(ProxyClient *c) {
         /* authentication replies may have made room for more lines */
         if (!c->close_pending && c->state == CLIENT_STATE_AUTH && c->in_end > c->in_start)
                 server_mark_ready(c->server, c);
+        if (c->close_after_flush && !c->close_pending && !c->write_blocked && !c->out_n &&
+            c->sasl_out_end == c->sasl_out_start && !bridge_conn_queue_peek(c->conn)) {
+                client_close_later(c);
+                return;
+        }
         client_update_events(c);
 }
 
@@ -706,7 +801,6 @@ static int client_get_creds(int fd, BridgeCreds *ret) {
         socklen_t len = sizeof(uc);
         gid_t gbuf[64];
         char label[1024];
-        int pidfd;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
                 return error_origin(-errno);
@@ -746,17 +840,6 @@ static int client_get_creds(int fd, BridgeCreds *ret) {
                 creds.n_groups = 1;
         }
 
-        len = sizeof(pidfd);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) {
-                creds.pidfd = pidfd;
-        } else if (creds.pid > 0) {
-                /* racy (the pid may be reused), but the best a pre-6.5 kernel offers */
-                long r = syscall(SYS_pidfd_open, creds.pid, 0);
-
-                if (r >= 0)
-                        creds.pidfd = (int)r;
-        }
-
         len = sizeof(label) - 1;
         if (getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
                 label[len] = '\0';
@@ -783,6 +866,7 @@ static int client_get_creds(int fd, BridgeCreds *ret) {
 int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         ProxyClient *c = NULL;
         BridgeCreds creds;
+        uint64_t now;
         int r;
 
         *ret = NULL;
@@ -810,6 +894,7 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         c->state = CLIENT_STATE_AUTH;
         c->pid = creds.pid;
         c->uid = creds.uid;
+        c->refuse_fd_limit = fd_limit_in_reserve(fd);
         list_init(&c->link);
         list_init(&c->dirty_link);
         list_init(&c->ready_link);
@@ -827,25 +912,21 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
 
         sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);
 
-        c->in = malloc(CLIENT_IN_DEFAULT);
-        if (!c->in) {
-                client_free(c);
-                return error_origin(-ENOMEM);
-        }
-        c->in_cap = CLIENT_IN_DEFAULT;
+        c->in_cap = CLIENT_IN_DEFAULT;  /* allocated by the first read */
 
-        r = sd_event_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
+        r = loop_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
         if (r < 0) {
                 client_free(c);
-                return error_origin(r);
+                return error_trace(r);
         }
         c->io_events = EPOLLIN;
-        r = sd_event_add_time_relative(server->loop, &c->auth_timer, CLOCK_MONOTONIC,
-                                       server->bus->limits.auth_timeout_usec, 1000000,
-                                       client_on_auth_timeout, c);
+        now = loop_now(server->loop);
+        r = loop_add_time(server->loop, &c->auth_timer,
+                          now + MIN(server->bus->limits.auth_timeout_usec, UINT64_MAX - 1 - now),
+                          client_on_auth_timeout, c);
         if (r < 0) {
                 client_free(c);
-                return error_origin(r);
+                return error_trace(r);
         }
 
         *ret = c;

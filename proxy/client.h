@@ -37,7 +37,7 @@ typedef enum ClientState {
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
 #define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
-#define CLIENT_SASL_OUT 4096u
+#define CLIENT_SASL_OUT 512u            /* SASL replies not yet written */
 
 struct ProxyClient {
         Server *server;
@@ -47,6 +47,8 @@ struct ProxyClient {
         bool eof;                       /* the peer closed its end (we still process input) */
         bool write_blocked;             /* EAGAIN: waiting for EPOLLOUT */
         bool close_pending;             /* close at the next post-iteration */
+        bool refuse_fd_limit;           /* accepted into the fd reserve: its Hello is refused */
+        bool close_after_flush;         /* read nothing more, close once all is written */
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;
@@ -57,11 +59,12 @@ struct ProxyClient {
         List link;                      /* Server.clients */
         List dirty_link;                /* Server.dirty */
         List ready_link;                /* Server.ready */
+        uint64_t ready_iteration;       /* the wakeup in which it went on Server.ready */
         ProxyLogLimit log_limit;
         pid_t pid;
         uid_t uid;
 
-        uint8_t *in;
+        uint8_t *in;                    /* NULL while idle: in_cap bytes at the next read */
         size_t in_cap, in_start, in_end;
         int *in_fds;
         unsigned n_in_fds, in_fds_cap;

@@ -21,15 +21,16 @@
 #include "bridge/endpoint.h"
 #include "proxy/address.h"
 #include "proxy/client.h"
+#include "proxy/fd-limit.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
-static int listener_on_retry(sd_event_source *source, uint64_t usec, void *userdata) {
+static int listener_on_retry(LoopSource *source, uint64_t usec, void *userdata) {
         ProxyListener *l = userdata;
 
-        (void) loop_source_set_enabled(l->io, true);
+        (void) loop_source_set_enabled(l->io, LOOP_ON);
         return 0;
 }
 
@@ -39,19 +40,18 @@ static void listener_pause(ProxyListener *l) {
         uint64_t when = loop_now(l->server->loop) + 250000;
         int r;
 
-        (void) loop_source_set_enabled(l->io, false);
+        (void) loop_source_set_enabled(l->io, LOOP_OFF);
         if (!l->retry) {
-                r = sd_event_add_time(l->server->loop, &l->retry, CLOCK_MONOTONIC, when, 100000,
-                                      listener_on_retry, l);
+                r = loop_add_time(l->server->loop, &l->retry, when, listener_on_retry, l);
                 if (r < 0) {
-                        (void) loop_source_set_enabled(l->io, true);
+                        (void) loop_source_set_enabled(l->io, LOOP_ON);
                         return;
                 }
         }
         (void) loop_timer_set(l->retry, when);
 }
 
-static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
+static int listener_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
         ProxyListener *l = userdata;
         unsigned i;
 
@@ -68,13 +68,27 @@ static int listener_on_io(sd_event_source *source, int fd, uint32_t revents, voi
 
                         if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
                                 return 0;
-                        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-                            errno == ENOMEM) {
+                        if (errno == EMFILE || errno == ENFILE) {
+                                /* the reserve (fd-limit.h) is used up too: refuse what is
+                                 * pending with the spare fd rather than leave it waiting */
+                                r = fd_limit_refuse_pending(fd);
                                 proxy_log_peer(LOG_WARNING, &l->log_limit,
                                                loop_now(l->server->loop), NULL,
-                                               "Cannot accept a connection on %s: %s; "
-                                               "raise the fd limit (ulimit -n); pausing for "
-                                               "250 ms", l->address, strerror(e));
+                                               "Cannot accept a connection on %s: %s "
+                                               "(RLIMIT_NOFILE %llu); %s. Raise the fd limit "
+                                               "(LimitNOFILE=, ulimit -n)", l->address,
+                                               strerror(e), (unsigned long long)fd_limit_get(),
+                                               r >= 0 ? "closed the pending connections" :
+                                               "pausing for 250 ms");
+                                if (r < 0)
+                                        listener_pause(l);
+                                return 0;
+                        }
+                        if (errno == ENOBUFS || errno == ENOMEM) {
+                                proxy_log_peer(LOG_WARNING, &l->log_limit,
+                                               loop_now(l->server->loop), NULL,
+                                               "Cannot accept a connection on %s: %s; pausing "
+                                               "for 250 ms", l->address, strerror(e));
                                 listener_pause(l);
                                 return 0;
                         }
@@ -121,7 +135,7 @@ static int listener_add(Server *server, int fd, const char *unlink_path, const c
                         return error_origin(-ENOMEM);
                 }
         }
-        r = sd_event_add_io(server->loop, &l->io, fd, EPOLLIN, listener_on_io, l);
+        r = loop_add_io(server->loop, &l->io, fd, EPOLLIN, listener_on_io, l);
         if (r < 0) {
                 listener_free(l);
                 return error_origin(r);

@@ -7,9 +7,9 @@
  * --address replaces every <listen>, --fork/--nofork override <fork/>, --nopidfile drops
  * <pidfile>, --syslog* / --nosyslog override <syslog/>.
  *
- * --fork forks first (sd-event objects do not survive fork), the child sets everything up
- * and prints the address and pid, and only then the parent exits, with the child's
- * verdict: a caller that reads the address from the parent's stdout can connect at once.
+ * --fork forks first (the loop and its fds belong to the child alone), the child sets
+ * everything up and prints the address and pid, and only then the parent exits, with the
+ * child's verdict: a caller that reads the address from the parent's stdout can connect at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +27,7 @@
 #include "proxy/activation.h"
 #include "proxy/address.h"
 #include "proxy/config.h"
+#include "proxy/fd-limit.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/native-listener.h"
@@ -554,6 +555,8 @@ int main(int argc, char **argv) {
                 return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
         proxy_notify_init();
         proxy_log_set_target(a.log_target);
+        /* as dbus-daemon: one fd per peer, as many peers as the hard limit allows */
+        (void) fd_limit_raise();
 
         r = proxy_config_load(config_path(&a), &config, &err);
         if (r) {

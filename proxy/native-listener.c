@@ -206,7 +206,7 @@ static List native_held_ready = LIST_INIT(native_held_ready);
 static void native_client_held_poke(NativeClient *c) {
         if (!list_is_linked(&c->held_link))
                 list_append(&native_held_ready, &c->held_link);
-        (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_ONESHOT);
+        (void) loop_source_set_enabled(c->held_defer, LOOP_ONESHOT);
 }
 
 static void native_client_readable(NativeConn *nc, void *userdata) {
@@ -242,7 +242,7 @@ static void native_client_held_end(NativeClient *c) {
         c->nc->readable_each = false;
         native_client_held_disarm(c);
         list_unlink(&c->held_link);
-        (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+        (void) loop_source_set_enabled(c->held_defer, LOOP_OFF);
         if (!native_conn_recv_empty(c->nc))
                 native_client_wake(c);
 }
@@ -294,7 +294,7 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, int error, u
         }
         /* read commands again if they were held back (native_client_io; the loop calls us
          * back, we are inside the core here); a no-op when the source stayed on */
-        (void) loop_source_set_enabled(c->io, 1);
+        (void) loop_source_set_enabled(c->io, LOOP_ON);
 }
 
 static const NativeConnOps native_client_ops = {
@@ -353,7 +353,7 @@ void native_listener_flush_held(void) {
 
         while ((c = list_first_entry(&native_held_ready, NativeClient, held_link))) {
                 list_unlink(&c->held_link);
-                (void) sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+                (void) loop_source_set_enabled(c->held_defer, LOOP_OFF);
                 r = native_client_held_answer(c, false, 0);
                 if (r < 0 || c->dead)
                         native_client_kill(c, r < 0 ? r : -EPIPE);
@@ -394,10 +394,10 @@ static int native_client_held_arm(NativeClient *c, int cancel_fd) {
         int r;
 
         if (!c->held_defer) {
-                r = sd_event_add_defer(loop, &c->held_defer, native_client_held_ready, c);
+                r = loop_add_defer(loop, &c->held_defer, native_client_held_ready, c);
                 if (r < 0)
                         return r;
-                r = sd_event_source_set_enabled(c->held_defer, SD_EVENT_OFF);
+                r = loop_source_set_enabled(c->held_defer, LOOP_OFF);
                 if (r < 0)
                         return r;
         }
@@ -406,8 +406,8 @@ static int native_client_held_arm(NativeClient *c, int cancel_fd) {
         c->held_cancel_fd = fcntl(cancel_fd, F_DUPFD_CLOEXEC, 3);
         if (c->held_cancel_fd < 0)
                 return -errno;
-        r = sd_event_add_io(loop, &c->held_cancel_io, c->held_cancel_fd, EPOLLIN,
-                            native_client_held_cancel, c);
+        r = loop_add_io(loop, &c->held_cancel_io, c->held_cancel_fd, EPOLLIN,
+                        native_client_held_cancel, c);
         if (r < 0)
                 native_client_held_disarm(c);
         return r == -EPERM ? -EINVAL : r;
@@ -624,9 +624,9 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
                 c->sync_batch = batch;
                 c->sync_n_freed = n_freed;
                 if (c->nc->sync_cancel_fd >= 0) {
-                        r = sd_event_add_io(c->listener->server->loop, &c->cancel_io,
-                                            c->nc->sync_cancel_fd, EPOLLIN,
-                                            native_client_cancel, c);
+                        r = loop_add_io(c->listener->server->loop, &c->cancel_io,
+                                        c->nc->sync_cancel_fd, EPOLLIN,
+                                        native_client_cancel, c);
                         if (r < 0) {
                                 /* epoll refuses it (EPERM): kdbus's "no poll method" */
                                 native_conn_sync_cancel(c->nc);
@@ -851,7 +851,7 @@ static void native_client_read(NativeClient *c) {
                 else if (n < 0 && errno != EAGAIN && errno != EINTR)
                         native_client_kill(c, -errno);
                 else if (n > 0)
-                        (void) loop_source_set_enabled(c->io, 0);
+                        (void) loop_source_set_enabled(c->io, LOOP_OFF);
                 return;
         }
         n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
@@ -994,7 +994,7 @@ static int native_listener_io(LoopSource *src, int fd, uint32_t revents, void *u
         c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, &c->creds);
         if (r == 0)
-                r = sd_event_add_io(l->server->loop, &c->io, cfd, EPOLLIN, native_client_io, c);
+                r = loop_add_io(l->server->loop, &c->io, cfd, EPOLLIN, native_client_io, c);
         if (r < 0) {
                 native_client_free(c);
                 return 0;
@@ -1040,7 +1040,7 @@ static int native_listener_bind(Server *server, const char *path, mode_t mode, u
                 return error_origin(-errno);
         if (listen(l->fd, 128) < 0)
                 return error_origin(-errno);
-        r = sd_event_add_io(server->loop, &l->io, l->fd, EPOLLIN, native_listener_io, l);
+        r = loop_add_io(server->loop, &l->io, l->fd, EPOLLIN, native_listener_io, l);
         if (r < 0)
                 return error_trace(r);
         *ret = steal_ptr(&l);

@@ -5,9 +5,14 @@
  * exit) and SIGHUP; and a defer source that flushes dirty clients when a callback did not
  * (server_flush(): frees clients that must go, one batch of writes for every other, and
  * the held RECVs of native peers that this turn's messages answer).
- * Each callback here and in client.c calls server_flush() last, in the same loop turn as
- * its reads: with sd-event dispatching one source per turn, a post or defer source would
- * write one turn later, after an extra epoll_wait() that returns nothing.
+ *
+ * Fairness: a wakeup dispatches every ready fd (proxy/loop.c); each client then handles
+ * at most SERVER_CLIENT_BUDGET messages of that wakeup, either in its io callback or, for
+ * input already buffered, from the ready list -- never both: a client put on the ready
+ * list in this wakeup gets its next budget in the next one. So between two turns of any
+ * client, every other ready client is served once, one budget each.
+ * Each callback here and in client.c calls server_flush() last, so a reply goes out right
+ * after the call that caused it, not after the whole wakeup's batch.
  */
 #include <errno.h>
 #include <signal.h>
@@ -65,8 +70,9 @@ void server_rearm_timer(Server *s) {
 void server_mark_ready(Server *s, ProxyClient *c) {
         if (list_is_linked(&c->ready_link))
                 return;
+        c->ready_iteration = loop_iteration(s->loop);
         list_append(&s->ready, &c->ready_link);
-        (void) loop_source_set_enabled(s->ready_source, true);
+        (void) loop_source_set_enabled(s->ready_source, LOOP_ON);
 }
 
 /**
@@ -78,7 +84,7 @@ void server_mark_dirty(Server *s, ProxyClient *c) {
         if (list_is_linked(&c->dirty_link))
                 return;
         if (list_is_empty(&s->dirty))
-                (void) loop_source_set_enabled(s->flush_source, true);
+                (void) loop_source_set_enabled(s->flush_source, LOOP_ON);
         list_append(&s->dirty, &c->dirty_link);
 }
 
@@ -103,43 +109,40 @@ void server_flush(Server *s) {
                 if (c->close_pending && !list_is_linked(&c->dirty_link))
                         client_reap(c);
         }
-        (void) loop_source_set_enabled(s->flush_source, false);
+        (void) loop_source_set_enabled(s->flush_source, LOOP_OFF);
         /* native peers' held RECVs that this turn's messages answer, in this turn too */
         native_listener_flush_held();
         server_rearm_timer(s);
 }
 
-static int server_on_flush(sd_event_source *source, void *userdata) {
+static int server_on_flush(LoopSource *source, void *userdata) {
         server_flush(userdata);
         return 0;
 }
 
-static int server_on_ready(sd_event_source *source, void *userdata) {
+static int server_on_ready(LoopSource *source, void *userdata) {
         Server *s = userdata;
-        List batch = LIST_INIT(batch), *l;
+        uint64_t now = loop_iteration(s->loop);
+        List *l;
 
         server_update_time(s);
-        /* this round's clients only: those that run out of budget again go to the back */
-        if (!list_is_empty(&s->ready)) {
-                batch.next = s->ready.next;
-                batch.prev = s->ready.prev;
-                batch.next->prev = &batch;
-                batch.prev->next = &batch;
-                list_init(&s->ready);
-        }
-        while ((l = list_first(&batch))) {
+        /* in list order, those marked before this wakeup: one budget per client and wakeup;
+         * those that run out again go to the back (server_mark_ready() appends) */
+        while ((l = list_first(&s->ready))) {
                 ProxyClient *c = list_entry(l, ProxyClient, ready_link);
 
+                if (c->ready_iteration == now)
+                        break;
                 list_unlink(l);
                 client_process(c);
         }
         if (list_is_empty(&s->ready))
-                (void) loop_source_set_enabled(s->ready_source, false);
+                (void) loop_source_set_enabled(s->ready_source, LOOP_OFF);
         server_flush(s);
         return 0;
 }
 
-static int server_on_timer(sd_event_source *source, uint64_t usec, void *userdata) {
+static int server_on_timer(LoopSource *source, uint64_t usec, void *userdata) {
         Server *s = userdata;
         int r;
 
@@ -153,7 +156,7 @@ static int server_on_timer(sd_event_source *source, uint64_t usec, void *userdat
         return 0;
 }
 
-static int server_on_signal(sd_event_source *source, const struct signalfd_siginfo *si,
+static int server_on_signal(LoopSource *source, const struct signalfd_siginfo *si,
                             void *userdata) {
         Server *s = userdata;
 
@@ -170,7 +173,8 @@ static int server_on_signal(sd_event_source *source, const struct signalfd_sigin
                 return 0;
         }
         proxy_log(LOG_INFO, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
-        return sd_event_exit(s->loop, 0);
+        loop_exit(s->loop, 0);
+        return 0;
 }
 
 /**
@@ -228,19 +232,15 @@ static int server_init(Server *s, const BusLimits *limits) {
         }
         s->guid[32] = '\0';
 
-        r = sd_event_add_defer(s->loop, &s->flush_source, server_on_flush, s);
+        r = loop_add_defer(s->loop, &s->flush_source, server_on_flush, s);
         if (r < 0)
-                return error_origin(r);
-        (void) loop_source_set_enabled(s->flush_source, false);
-        r = sd_event_add_defer(s->loop, &s->ready_source, server_on_ready, s);
+                return error_trace(r);
+        r = loop_add_defer(s->loop, &s->ready_source, server_on_ready, s);
         if (r < 0)
-                return error_origin(r);
-        (void) loop_source_set_enabled(s->ready_source, false);
-        r = sd_event_add_time(s->loop, &s->timer, CLOCK_MONOTONIC, UINT64_MAX, 1000,
-                              server_on_timer, s);
+                return error_trace(r);
+        r = loop_add_time(s->loop, &s->timer, UINT64_MAX, server_on_timer, s);
         if (r < 0)
-                return error_origin(r);
-        (void) loop_source_set_enabled(s->timer, false);
+                return error_trace(r);
         s->timer_usec = UINT64_MAX;
         return 0;
 }
@@ -267,7 +267,7 @@ int server_new(const BusLimits *limits, Server **ret) {
                 return error_origin(-ENOMEM);
         r = loop_new(&s->loop);
         if (r < 0)
-                return error_origin(r);
+                return error_trace(r);
         r = server_init(s, limits);
         if (r < 0)
                 return r;
@@ -279,13 +279,13 @@ int server_new(const BusLimits *limits, Server **ret) {
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return error_origin(-errno);
         (void) signal(SIGPIPE, SIG_IGN);
-        r = sd_event_add_signal(s->loop, &s->sigterm, SIGTERM, server_on_signal, s);
+        r = loop_add_signal(s->loop, &s->sigterm, SIGTERM, server_on_signal, s);
         if (r >= 0)
-                r = sd_event_add_signal(s->loop, &s->sigint, SIGINT, server_on_signal, s);
+                r = loop_add_signal(s->loop, &s->sigint, SIGINT, server_on_signal, s);
         if (r >= 0)
-                r = sd_event_add_signal(s->loop, &s->sighup, SIGHUP, server_on_signal, s);
+                r = loop_add_signal(s->loop, &s->sighup, SIGHUP, server_on_signal, s);
         if (r < 0)
-                return error_origin(r);
+                return error_trace(r);
 
         *ret = steal_ptr(&s);
         return 0;
@@ -307,7 +307,7 @@ int server_new_instance(Server *parent, uid_t owner, Server **ret) {
         s = server_alloc();
         if (!s)
                 return error_origin(-ENOMEM);
-        s->loop = sd_event_ref(parent->loop);
+        s->loop = loop_ref(parent->loop);
         r = server_init(s, &parent->bus->limits);
         if (r < 0)
                 return r;
@@ -320,14 +320,14 @@ int server_new_instance(Server *parent, uid_t owner, Server **ret) {
  * server_run() - run the loop until a signal asks to exit
  * @s:          the server
  *
- * Return: the exit code given to sd_event_exit() (0), or a negative errno.
+ * Return: the exit code given to loop_exit() (0), or a negative errno.
  */
 int server_run(Server *s) {
         int r;
 
-        r = sd_event_loop(s->loop);
+        r = loop_run(s->loop);
         if (r < 0)
-                return error_origin(r);
+                return error_trace(r);
         return r;
 }
 

@@ -7,9 +7,8 @@
  * clients that must be closed (kicked by the core, or a protocol error during another
  * client's dispatch) are flagged and freed by server_flush(), never inside a callback.
  * Every loop callback that can make clients dirty ends with server_flush(), so the writes
- * go out in the same loop turn as the reads that caused them (with sd-event, a separate
- * source would cost one more epoll_wait() per turn); @flush_source is the fallback for
- * any other callback that leaves @dirty non-empty.
+ * go out right after the reads that caused them, not at the end of the wakeup's batch;
+ * @flush_source is the fallback for any other callback that leaves @dirty non-empty.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -389,8 +389,8 @@ static uint64_t now_ns(void) {
         return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A command round trip: kdbusd's loop has gone round since the last reply @c got (sd-event
- * programs its timerfd when it prepares the next turn, after the callback that sent it). */
+/* A command round trip: kdbusd's loop has gone round since the last reply @c got (the loop
+ * programs its timerfd when it prepares the next wakeup, after the callback that sent it). */
 static void bus_turn(KdbusConn *c) {
         g_assert_cmpint(kdbus_conn_recv(c, 0, 0, NULL, NULL), ==, -EAGAIN);
 }

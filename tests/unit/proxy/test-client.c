@@ -40,7 +40,7 @@ static void pump(Fixture *f) {
         unsigned i;
 
         for (i = 0; i < 50; ++i)
-                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
 }
 
 static void peer_connect(Fixture *f, Peer *p) {
@@ -121,7 +121,7 @@ static void peer_send(Peer *p, const void *data, size_t size) {
                 ssize_t n = send(p->fd, (const char *)data + done, size - done, MSG_NOSIGNAL);
 
                 if (n < 0 && errno == EAGAIN) {
-                        g_assert_cmpint(sd_event_run(current->s->loop, 0), >=, 0);
+                        g_assert_cmpint(loop_run_once(current->s->loop, 0), >=, 0);
                         if (current->b.fd >= 0 && p != &current->b)
                                 (void) peer_recv(&current->b);
                         continue;
@@ -304,7 +304,7 @@ static void test_trickle(Fixture *f, gconstpointer ctx) {
         append_call(b, &f->a, "GetId");
         for (i = 0; i < b->len; ++i) {
                 peer_send(&f->a, b->data + i, 1);
-                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
         }
         g_byte_array_free(b, TRUE);
         pump(f);
@@ -320,6 +320,60 @@ static void test_trickle(Fixture *f, gconstpointer ctx) {
         g_free(data);
 }
 
+static unsigned peer_count_replies(Peer *p) {
+        unsigned n = 0;
+        WireHeader h;
+        uint8_t *data;
+
+        g_assert_true(peer_recv(p));
+        while (peer_take_msg(p, &h, &data)) {
+                ++n;
+                g_free(data);
+        }
+        return n;
+}
+
+/* A peer with a full input queue delays another peer's call by at most one budget: one
+ * wakeup serves both (every ready fd is dispatched), the flooder with one budget only
+ * (its leftover input waits for the next wakeup on the ready list), and so on for each
+ * wakeup until the flood is done. */
+static void test_fair(Fixture *f, gconstpointer ctx) {
+        GByteArray *b = g_byte_array_new();
+        unsigned i, n_a, n_calls = 10 * SERVER_CLIENT_BUDGET;
+        WireHeader h;
+        uint8_t *data;
+
+        peer_hello(f, &f->a, false);
+        peer_hello(f, &f->b, false);
+        for (i = 0; i < n_calls; ++i)
+                append_call(b, &f->a, "GetId");
+        g_assert_cmpint(send(f->a.fd, b->data, b->len, MSG_NOSIGNAL), ==, (ssize_t)b->len);
+        g_byte_array_free(b, TRUE);
+        b = g_byte_array_new();
+        append_call(b, &f->b, "GetId");
+        g_assert_cmpint(send(f->b.fd, b->data, b->len, MSG_NOSIGNAL), ==, (ssize_t)b->len);
+        g_byte_array_free(b, TRUE);
+
+        g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
+        g_assert_true(peer_recv(&f->b));
+        g_assert_true(peer_take_msg(&f->b, &h, &data));
+        g_assert_cmpuint(h.reply_serial, ==, 2);
+        g_free(data);
+        n_a = peer_count_replies(&f->a);
+        g_assert_cmpuint(n_a, >, 0);
+        g_assert_cmpuint(n_a, <=, SERVER_CLIENT_BUDGET);
+        /* one budget per wakeup, until the flood is done */
+        for (i = 0; i < 100 && n_a < n_calls; ++i) {
+                unsigned k;
+
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
+                k = peer_count_replies(&f->a);
+                g_assert_cmpuint(k, <=, SERVER_CLIENT_BUDGET);
+                n_a += k;
+        }
+        g_assert_cmpuint(n_a, ==, n_calls);
+}
+
 static void test_budget(Fixture *f, gconstpointer ctx) {
         GByteArray *b = g_byte_array_new();
         unsigned i, n = 0, n_calls = 10 * SERVER_CLIENT_BUDGET + 7;
@@ -332,7 +386,7 @@ static void test_budget(Fixture *f, gconstpointer ctx) {
         peer_send(&f->a, b->data, b->len);
         g_byte_array_free(b, TRUE);
         /* one iteration cannot answer everything: the budget leaves the rest for later */
-        g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+        g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
         g_assert_true(peer_recv(&f->a));
         while (peer_take_msg(&f->a, &h, &data)) {
                 ++n;
@@ -403,7 +457,7 @@ static void test_large_and_eof(Fixture *f, gconstpointer ctx) {
         close(f->a.fd);
         f->a.fd = -1;
         for (i = 0; i < 500 && got < G_N_ELEMENTS(sizes); ++i) {
-                g_assert_cmpint(sd_event_run(f->s->loop, 0), >=, 0);
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
                 open = peer_recv(&f->b);
                 g_assert_true(open);
                 while (got < G_N_ELEMENTS(sizes) && peer_take_msg(&f->b, &h, &data)) {
@@ -524,6 +578,7 @@ int main(int argc, char **argv) {
         T("pipelined", test_pipelined);
         T("trickle", test_trickle);
         T("budget", test_budget);
+        T("fair", test_fair);
         T("large-and-eof", test_large_and_eof);
         T("fd-passing", test_fd_passing);
         T("fds-not-negotiated", test_fds_not_negotiated);
