@@ -23,7 +23,6 @@
 #include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
@@ -357,7 +356,7 @@ int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *c
         if (conn) {
                 BridgeCreds shown;
 
-                native_conn_shown_creds(conn, &shown);
+                bridge_conn_shown_creds(conn, &shown);
                 if (shown.uid_unknown)
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                             COMPAT_E_UID_UNKNOWN, name, NULL, NULL);
@@ -393,7 +392,7 @@ int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *ca
         if (conn) {
                 BridgeCreds shown;
 
-                native_conn_shown_creds(conn, &shown);
+                bridge_conn_shown_creds(conn, &shown);
                 pid = (uint32_t)shown.pid;
         } else {
                 pid = (uint32_t)getpid();
@@ -448,7 +447,7 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                 BridgeCreds shown;
                 const BridgeCreds *c = &shown;
 
-                native_conn_shown_creds(conn, &shown);
+                bridge_conn_shown_creds(conn, &shown);
                 if (!c->uid_unknown)
                         driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
                 if (c->groups && !c->uid_unknown) {
