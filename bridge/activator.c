@@ -20,8 +20,9 @@
  *
  * Notifications: the activator holds its name while no owner does, as in kdbus's names.c:
  * NAME_ADD when it registers for a name without owner, NAME_CHANGE when an owner takes the
- * name over and when the last one gives it back (native-notify.c), NAME_REMOVE when it goes
- * while no owner has the name; its side flagged KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY.
+ * name over and when the last one gives it back, NAME_REMOVE when it goes
+ * while no owner has the name; its side flagged KDBUS_NAME_ACTIVATOR | KDBUS_NAME_PRIMARY
+ * (the core tells its observers, BusObserver; native/notify.c writes the items).
  * Legacy peers see none of this (no NameOwnerChanged for an activator: dbus-daemon does not
  * show an activatable name as owned); they get ActivatableServicesChanged when an activator
  * comes or goes (BusNotifyOps.activatable_changed).
@@ -36,10 +37,8 @@
 #include "bridge/conn.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "bridge/reply.h"
-#include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/protocol.h"
 
@@ -114,10 +113,9 @@ int bridge_conn_hello_activator(BridgeConn *conn, const char *name) {
         if (conn->user)
                 ++conn->user->n_active;
         conn->flags |= BRIDGE_CONN_ACTIVATOR;
-        native_notify_id(bus, conn, true);
+        bus_observe_conn(bus, conn, true);
         if (!bus_find_conn_by_name(bus, name))
-                native_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, name, 0, 0, conn->id,
-                                          NATIVE_ACTIVATOR_NAME_FLAGS);
+                bus_observe_activator(bus, name, conn, true);
         return error_trace(activatable_changed(bus));
 }
 
@@ -152,14 +150,13 @@ const char *bridge_conn_activator_name(const BridgeConn *conn) {
 /* Take the messages for @name out of @conn's queues, oldest first. Return: 0, -ENOMEM. */
 static int take_messages(BridgeConn *conn, const char *name, BridgeMsg ***ret_msgs,
                          size_t *ret_n) {
-        NativeConn *nc = native_conn_from_bridge(conn);
         BridgeMsg **msgs = NULL;
         size_t n = 0, cap = 0;
         List *pos, *tmp;
         int r;
 
-        if (nc) {
-                r = native_conn_unqueue(nc, name, &msgs, &n, &cap);
+        if (conn->ops && conn->ops->unqueue) {
+                r = conn->ops->unqueue(conn, conn->userdata, name, &msgs, &n, &cap);
                 if (r < 0)
                         return error_trace(r);
         }
@@ -208,7 +205,6 @@ static bool may_take(BridgeConn *caller, BridgeConn *to, BridgeMsg *m, bool chec
  * owner, whose limits and policy apply. */
 static void move_messages(Bus *bus, BridgeConn *from, BridgeConn *to, const char *name,
                           bool checked) {
-        NativeConn *nto = native_conn_from_bridge(to);
         BridgeMsg **msgs;
         size_t i, n;
 
@@ -222,8 +218,8 @@ static void move_messages(Bus *bus, BridgeConn *from, BridgeConn *to, const char
                 if (caller && m->hdr.type == WIRE_MSG_METHOD_CALL)
                         reply = bus_find_reply(bus, caller, from, m->hdr.serial);
                 if (!may_take(caller, to, m, checked) || bridge_conn_queue_push(to, m) < 0) {
-                        if (nto)
-                                ++nto->dropped_msgs;
+                        if (to->ops && to->ops->dropped)
+                                to->ops->dropped(to, to->userdata);
                         if (reply) {
                                 bridge_reply_free(reply);
                                 (void) bus_notify_reply_lost(bus, caller, m->hdr.serial, false,
@@ -271,9 +267,8 @@ void bus_activator_conn_removed(BridgeConn *conn) {
         if (!a)
                 return;
         if (!bus_find_conn_by_name(conn->bus, a->name))
-                native_notify_name_change(conn->bus, KDBUS_ITEM_NAME_REMOVE, a->name, conn->id,
-                                          NATIVE_ACTIVATOR_NAME_FLAGS, 0, 0);
-        native_notify_id(conn->bus, conn, false);       /* after its name, as kdbus */
+                bus_observe_activator(conn->bus, a->name, conn, false);
+        bus_observe_conn(conn->bus, conn, false);       /* after its name, as kdbus */
         list_unlink(&a->link);
         free(a);
         (void) activatable_changed(conn->bus);

@@ -73,6 +73,9 @@ static inline void bus_stats_note_matches(Bus *bus, BridgeConn *conn) {
                 bus->peak_match_rules_per_conn = conn->peak_matches;
 }
 
+/* Tell the observers (BusObserver) of an activator's coming and going (activator.c). */
+void bus_observe_conn(Bus *bus, BridgeConn *conn, bool added);
+void bus_observe_activator(Bus *bus, const char *name, BridgeConn *conn, bool added);
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn);
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn);
 /* @old_flags / @new_flags: the BRIDGE_NAME_* flags the old / new primary owner asked with

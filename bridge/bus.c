@@ -15,6 +15,7 @@
  * cannot undo the change; the calls that can return an error pass it up, the void ones
  * (disconnect) drop it.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -25,9 +26,9 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
+#include "bridge/meta.h"
 #include "bridge/msg.h"
-#include "bridge/native-conn.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "bridge/policy.h"
 #include "bridge/names.h"
 #include "bridge/reply.h"
@@ -118,8 +119,8 @@ Bus *bus_free(Bus *bus) {
         bus_users_flush(bus);
         hash_table_deinit(&bus->users);
         bus->policy = policy_db_unref(bus->policy);
-        bus->holder_policy = native_policy_db_free(bus->holder_policy);
-        native_meta_free(bus->creator_meta);
+        bus->holder_policy = name_acl_db_free(bus->holder_policy);
+        bridge_meta_free(bus->creator_meta);
         bus->creator_meta = NULL;
         free(bus->creator_groups);
         free(bus->creator_seclabel);
@@ -142,26 +143,80 @@ void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata) {
 }
 
 /**
+ * bus_add_observer() - register a front end's observer of the bus's events
+ * @bus:        the bus
+ * @obs:        its hooks (static; registered once however often this is called)
+ */
+void bus_add_observer(Bus *bus, const BusObserver *obs) {
+        unsigned i;
+
+        for (i = 0; i < bus->n_observers; ++i)
+                if (bus->observers[i] == obs)
+                        return;
+        assert(bus->n_observers < BUS_MAX_OBSERVERS);
+        bus->observers[bus->n_observers++] = obs;
+}
+
+/**
+ * bus_set_proc_reader() - how the bus reads /proc (bridge/meta.h)
+ * @bus:        the bus
+ * @proc:       the reader (static), NULL: no metadata is captured
+ */
+void bus_set_proc_reader(Bus *bus, const BridgeProcReader *proc) {
+        bus->proc = proc;
+}
+
+/**
+ * bus_observe_conn() - tell the observers that @conn came or went
+ * @bus:        the bus
+ * @conn:       the connection
+ * @added:      it said hello (else it left)
+ */
+void bus_observe_conn(Bus *bus, BridgeConn *conn, bool added) {
+        unsigned i;
+
+        for (i = 0; i < bus->n_observers; ++i)
+                if (bus->observers[i]->conn_changed)
+                        bus->observers[i]->conn_changed(bus, conn, added);
+}
+
+/**
+ * bus_observe_activator() - tell the observers that an activator took or gave up @name
+ * @bus:        the bus
+ * @name:       the name (no owner has it)
+ * @conn:       the activator
+ * @added:      it took the name (else it gave it up)
+ */
+void bus_observe_activator(Bus *bus, const char *name, BridgeConn *conn, bool added) {
+        unsigned i;
+
+        for (i = 0; i < bus->n_observers; ++i)
+                if (bus->observers[i]->activator_changed)
+                        bus->observers[i]->activator_changed(bus, name, conn, added);
+}
+
+/**
  * bus_notify_conn_added() - report a hello (and likewise the other bus_notify_*())
  * @bus:        the bus
  * @conn:       the connection
  *
- * Each helper first sends kdbus's notification to the native peers that asked for it
- * (bridge/native-notify.c), then calls the installed handler if there is one. A lost reply
- * of a native caller is reported only the kdbus way (REPLY_TIMEOUT / REPLY_DEAD), not to
- * the handler.
+ * Each helper first tells the observers (BusObserver: the native front end sends kdbus's
+ * notifications to its peers that asked for them), then calls the installed handler if
+ * there is one. A lost reply of a caller whose transport tells its peer itself
+ * (BridgeConnOps.reply_lost: kdbus's REPLY_TIMEOUT / REPLY_DEAD) is not reported to the
+ * handler.
  *
  * Return: 0, or the handler's result.
  */
 int bus_notify_conn_added(Bus *bus, BridgeConn *conn) {
-        native_notify_id(bus, conn, true);
+        bus_observe_conn(bus, conn, true);
         if (!bus->notify || !bus->notify->conn_added)
                 return 0;
         return error_trace(bus->notify->conn_added(bus->notify_userdata, conn));
 }
 
 int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
-        native_notify_id(bus, conn, false);
+        bus_observe_conn(bus, conn, false);
         if (!bus->notify || !bus->notify->conn_removed)
                 return 0;
         return error_trace(bus->notify->conn_removed(bus->notify_userdata, conn));
@@ -169,9 +224,13 @@ int bus_notify_conn_removed(Bus *bus, BridgeConn *conn) {
 
 int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
                             unsigned old_flags, BridgeConn *new_owner, unsigned new_flags) {
+        unsigned i;
         int r = 0;
 
-        native_notify_name(bus, name, old_owner, old_flags, new_owner, new_flags);
+        for (i = 0; i < bus->n_observers; ++i)
+                if (bus->observers[i]->name_changed)
+                        bus->observers[i]->name_changed(bus, name, old_owner, old_flags,
+                                                        new_owner, new_flags);
         if (bus->notify && bus->notify->name_changed)
                 r = bus->notify->name_changed(bus->notify_userdata, name, old_owner, new_owner);
         /* after NameOwnerChanged / NameAcquired, as .service activation routes its waiting
@@ -182,7 +241,8 @@ int bus_notify_name_changed(Bus *bus, const char *name, BridgeConn *old_owner,
 
 int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool timed_out,
                           const char *callee_name) {
-        if (native_notify_reply_lost(caller, serial, timed_out))
+        if (caller->ops && caller->ops->reply_lost &&
+            caller->ops->reply_lost(caller, caller->userdata, serial, timed_out))
                 return 0;
         if (!bus->notify || !bus->notify->reply_lost)
                 return 0;

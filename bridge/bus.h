@@ -5,7 +5,8 @@
  * registry, the match registry, pending replies and the limits. It is passive: callers
  * drive it like a syscall interface and it reports events through BusNotifyOps, which the
  * layer above (compat's driver) turns into NameOwnerChanged, NameAcquired, NameLost and
- * error replies (and, later, kdbus notification items for native peers).
+ * error replies, and through BusObserver, which the native front end turns into kdbus
+ * notification items.
  *
  * Time never comes from a clock in here: the caller sets bus->now_usec (its loop's cached
  * monotonic time) before each call, so the core is deterministic under test.
@@ -60,6 +61,24 @@ typedef struct BusNotifyOps {
         int (*activatable_changed)(void *userdata);
 } BusNotifyOps;
 
+/*
+ * A front end's view of the bus's events, beside BusNotifyOps (the driver's): the native
+ * front end (native/notify.c) turns them into kdbus's notification items. Each hook may be
+ * NULL; all registered observers see every event, before the notify handler.
+ */
+typedef struct BusObserver {
+        /* @conn said hello (@added) or left; activators too (bridge/activator.h). */
+        void (*conn_changed)(Bus *bus, BridgeConn *conn, bool added);
+        /* As BusNotifyOps.name_changed, with both owners' BRIDGE_NAME_* flags. */
+        void (*name_changed)(Bus *bus, const char *name, BridgeConn *old_owner,
+                             unsigned old_flags, BridgeConn *new_owner, unsigned new_flags);
+        /* The activator @conn took (@added) or gave up @name while no owner has it. */
+        void (*activator_changed)(Bus *bus, const char *name, BridgeConn *conn, bool added);
+} BusObserver;
+
+/* How many observers a bus takes: one per front end beside the driver. */
+#define BUS_MAX_OBSERVERS 2u
+
 struct Bus {
         uint8_t id[16];                 /* random; GetId prints it as 32 hex digits */
         uint64_t now_usec;              /* set by the caller: CLOCK_MONOTONIC, microseconds */
@@ -69,6 +88,10 @@ struct Bus {
         LogSink log;
         const BusNotifyOps *notify;
         void *notify_userdata;
+        const BusObserver *observers[BUS_MAX_OBSERVERS];
+        unsigned n_observers;
+        const struct BridgeProcReader *proc; /* reads /proc for metadata (bridge/meta.h);
+                                              * NULL: nothing is captured */
 
         HashTable conns_by_id;          /* active BridgeConn, by id */
         List conns;                     /* every BridgeConn, active or not */
@@ -103,7 +126,7 @@ struct Bus {
         /* kdbus's name policy (bridge/endpoint.h) */
         List endpoints;                 /* BusEndpoint, open */
         uint32_t next_endpoint_id;      /* BusEndpoint.id: never reused */
-        struct NativePolicyDb *holder_policy; /* policy holders' entries; NULL: none yet */
+        struct NameAclDb *holder_policy; /* policy holders' entries; NULL: none yet */
         List activators;                /* BridgeActivator (bridge/activator.h) */
 
         /* a bus instance's maker (BUS_MAKE, proxy/bus-instance.c), for BUS_CREATOR_INFO;
@@ -115,7 +138,7 @@ struct Bus {
         gid_t creator_gid;
         pid_t creator_pid;
 
-        /* Native peers' metadata (bridge/native-meta.c; kdbusd --native-attach-*) */
+        /* Native peers' metadata (native/meta.c, bridge/meta.h; kdbusd --native-attach-*) */
         unsigned attach_rule;           /* BUS_ATTACH_*: what a native receiver gets */
         uint64_t attach_flags_req;      /* KDBUS_ATTACH_* every native sender must consent
                                          * to (kdbus's bus attach_flags_req): HELLO
@@ -127,7 +150,7 @@ struct Bus {
                                          * capture reads only what someone may get) */
         uint64_t attach_flags_owner;    /* BUS_MAKE's ATTACH_FLAGS_SEND: what the maker
                                          * offers of itself in BUS_CREATOR_INFO (kdbus) */
-        struct NativeMeta *creator_meta; /* the maker's /proc items, read at BUS_MAKE as
+        struct BridgeMeta *creator_meta; /* the maker's /proc items, read at BUS_MAKE as
                                           * far as it offers them; NULL: none */
         gid_t *creator_groups;          /* the maker's AUXGROUPS and SECLABEL as its handle */
         unsigned n_creator_groups;      /* was captured at connect (as a connection's at */
@@ -151,6 +174,10 @@ Bus *bus_free(Bus *bus);
 DEFINE_CLEANUP(Bus *, bus_free);
 
 void bus_set_notify(Bus *bus, const BusNotifyOps *ops, void *userdata);
+/* Register @obs (idempotent; at most BUS_MAX_OBSERVERS different ones). */
+void bus_add_observer(Bus *bus, const BusObserver *obs);
+/* The /proc reader the bus's metadata capture goes through (proxy/ provides it). */
+void bus_set_proc_reader(Bus *bus, const struct BridgeProcReader *proc);
 
 /* Active connection by id, or NULL. */
 BridgeConn *bus_find_conn(Bus *bus, uint64_t id);

@@ -16,7 +16,7 @@
  * it already has queued there exceeds max_outgoing_bytes or max_outgoing_unix_fds: the
  * check is made before adding, as dbus-daemon does ("destination has a full message
  * queue"), so one message may overshoot and a message larger than the limit still reaches
- * an empty queue. A native receiver adds kdbus's pool quota (native_conn_quota_check()),
+ * an empty queue. A native receiver adds kdbus's pool quota (BridgeConnOps.quota_check),
  * checked here too, when the message is accepted: what is accepted is never held back
  * behind another user's backlog, so each receiver gets its messages in routing order.
  *
@@ -46,7 +46,6 @@
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
-#include "bridge/native-conn.h"
 #include "bridge/names.h"
 #include "bridge/policy.h"
 #include "bridge/reply.h"
@@ -201,6 +200,20 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
 }
 
 /**
+ * bridge_conn_shown_creds() - the credentials the bus shows of @conn to others
+ * @conn:       any connection
+ * @ret:        its creds, or what its transport says it stood in with (a shallow copy)
+ *
+ * Return: true if *ret are not @conn's own credentials (a privileged peer stood in).
+ */
+bool bridge_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret) {
+        if (conn->ops && conn->ops->shown_creds)
+                return conn->ops->shown_creds(conn, conn->userdata, ret);
+        *ret = conn->creds;
+        return false;
+}
+
+/**
  * bridge_conn_hello() - activate: id, unique name, conn_added
  * @conn:       a connection that never said hello
  *
@@ -288,12 +301,12 @@ static bool conn_queue_is_full(const BridgeConn *conn) {
 static int conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
         const BusLimits *l = &conn->bus->limits;
         BridgeQuotaUse u = bridge_quota_get(&conn->quota, msg->quota_account);
-        NativeConn *nc;
 
         if (u.bytes > l->max_outgoing_bytes || u.fds > l->max_outgoing_unix_fds)
                 return BRIDGE_E_QUOTA;
-        nc = native_conn_from_bridge(conn);
-        return nc ? native_conn_quota_check(nc, msg) : 0;
+        if (conn->ops && conn->ops->quota_check)
+                return conn->ops->quota_check(conn, conn->userdata, msg);
+        return 0;
 }
 
 /*
@@ -305,7 +318,7 @@ static int conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
 static int conn_msg_prepare(const BridgeConn *conn, BridgeMsg *msg) {
         int r;
 
-        if (!msg->n_parts || native_conn_from_bridge(conn))
+        if (!msg->n_parts || bridge_conn_has_rule(conn, BRIDGE_RULE_MEMFDS_AS_IS))
                 return 0;
         r = bridge_msg_materialize(msg);
         if (r == -ENOMEM)
@@ -520,7 +533,8 @@ void bridge_conn_disconnect(BridgeConn *conn) {
                 --conn->user->n_active;
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
 
-        bridge_names_release_all(conn, native_conn_from_bridge(conn) != NULL);
+        bridge_names_release_all(conn, bridge_conn_has_rule(conn,
+                                                            BRIDGE_RULE_NAMES_OLDEST_FIRST));
         bridge_conn_drop_replies(conn);
         conn_free_matches(conn);
         while (!list_is_empty(&conn->queue))
@@ -703,11 +717,12 @@ static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
 static int conn_reply_undelivered(BridgeConn *dst, BridgeReply *answered, int r) {
         uint32_t serial;
 
-        if (!answered || r <= 0 || !native_conn_from_bridge(dst))
+        if (!answered || r <= 0 || !bridge_conn_has_rule(dst, BRIDGE_RULE_REPLY_SLOT_USED_UP))
                 return r;
         serial = answered->serial;
         bridge_reply_free(answered);
-        native_notify_reply_undelivered(dst, serial, r);
+        if (dst->ops->reply_undelivered)
+                dst->ops->reply_undelivered(dst, dst->userdata, serial, r);
         return r;
 }
 
@@ -799,8 +814,9 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
         }
         /* between native peers, kdbus's rule; a legacy sender's unicast signal arrives as
          * dbus-daemon delivers it, match or not (docs/native.md) */
-        if (h->type == WIRE_MSG_SIGNAL && native_conn_from_bridge(dst) &&
-            native_conn_from_bridge(sender))
+        if (h->type == WIRE_MSG_SIGNAL &&
+            bridge_conn_has_rule(dst, BRIDGE_RULE_SIGNALS_BY_MATCH) &&
+            bridge_conn_has_rule(sender, BRIDGE_RULE_SIGNALS_BY_MATCH))
                 return conn_send_signal_native(sender, dst, msg);
         if (msg->n_fds && !(dst->flags & BRIDGE_CONN_ACCEPT_FDS))
                 return conn_reply_undelivered(dst, answered, BRIDGE_E_FDS_REFUSED);

@@ -10,8 +10,10 @@
  * transport takes messages off the queue with bridge_conn_queue_peek()/_pop().
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "bridge/creds.h"
 #include "bridge/quota.h"
 #include "util/hash-table.h"
 #include "util/list.h"
@@ -20,21 +22,6 @@
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 typedef struct BridgeMsg BridgeMsg;
-
-/* Credentials captured once, when the peer connected (SO_PEERCRED, SO_PEERGROUPS, ...). */
-typedef struct BridgeCreds {
-        uid_t uid;
-        gid_t gid;
-        pid_t pid;                      /* 0: unknown */
-        int pidfd;                      /* -1: none (then BridgeConnOps.get_pidfd, if any,
-                                         * fetches one when asked); owned by the connection */
-        gid_t *groups;                  /* owned */
-        unsigned n_groups;
-        char *seclabel;                 /* owned, NUL-terminated; NULL: none */
-        bool uid_unknown;               /* authenticated ANONYMOUS: the driver shows no uid
-                                         * and no groups (dbus-daemon); policy and quotas
-                                         * still use @uid, the socket's */
-} BridgeCreds;
 
 typedef struct BridgeConnOps {
         /* The queue went from empty to non-empty. */
@@ -48,14 +35,61 @@ typedef struct BridgeConnOps {
          * (one fd per peer): a new fd, or a negative errno (-ESRCH: the process is gone);
          * may be NULL */
         int (*get_pidfd)(BridgeConn *conn, void *userdata);
+
+        /* The hooks below and @rules, @max_replies are for a front end whose peers were
+         * written against kdbus (native/): the core asks them where kdbus's rules differ
+         * from dbus-daemon's, and never looks at which front end a connection has. Each
+         * hook may be NULL. */
+
+        /* The transport's own limits for queueing @msg to @conn, beside the core's per
+         * account (kdbus's pool quota): 0, BRIDGE_E_QUOTA or BRIDGE_E_FDS_QUOTA. */
+        int (*quota_check)(const BridgeConn *conn, void *userdata, const BridgeMsg *msg);
+        /* Take the messages for the well-known @name that the transport holds beyond the
+         * core's queue (delivered, not received yet) and append them to *msgs (*n of *cap,
+         * one reference each; realloc'd): an activator hands them over. 0 or -ENOMEM. */
+        int (*unqueue)(BridgeConn *conn, void *userdata, const char *name, BridgeMsg ***msgs,
+                       size_t *n, size_t *cap);
+        /* A message for @conn was dropped (an activator's hand-over it could not take):
+         * the transport counts it for its peer. */
+        void (*dropped)(BridgeConn *conn, void *userdata);
+        /* @conn's call @serial will get no answer (@timed_out, or the callee went). Return:
+         * true if the transport told its peer itself; false: the bus's notify handler
+         * (BusNotifyOps.reply_lost) answers with a dbus1 error. */
+        bool (*reply_lost)(BridgeConn *conn, void *userdata, uint32_t serial, bool timed_out);
+        /* With BRIDGE_RULE_REPLY_SLOT_USED_UP: the answer to @conn's call @serial could not
+         * be queued (@bridge_error, a positive BRIDGE_E_*) and the slot is gone. */
+        void (*reply_undelivered)(BridgeConn *conn, void *userdata, uint32_t serial,
+                                  int bridge_error);
+        /* The credentials shown of @conn to others (a shallow copy into *ret): what a
+         * privileged peer stood in with; NULL: conn->creds. Return: true if they are not
+         * @conn's own (then no pidfd of @conn's process may be handed out for it). */
+        bool (*shown_creds)(const BridgeConn *conn, void *userdata, BridgeCreds *ret);
+        unsigned rules;                 /* BRIDGE_RULE_* */
+        unsigned max_replies;           /* 0: the bus's limit; else the lower of the two */
 } BridgeConnOps;
+
+/* BridgeConnOps.rules: where a peer written against kdbus gets kdbus's behaviour. */
+enum {
+        BRIDGE_RULE_MEMFDS_AS_IS = 1u << 0,     /* receives memfd parts as they are: the
+                                                 * core never reads them into dbus1 bytes */
+        BRIDGE_RULE_NAMES_OLDEST_FIRST = 1u << 1, /* its names are released oldest first
+                                                 * when it goes (kdbus_name_release_all) */
+        BRIDGE_RULE_REPLY_SLOT_USED_UP = 1u << 2, /* an answer to it that cannot be queued
+                                                 * uses the reply slot up (kdbus_conn_reply) */
+        BRIDGE_RULE_SIGNALS_BY_MATCH = 1u << 3, /* a signal addressed to it by a peer with
+                                                 * this rule arrives only through one of its
+                                                 * matches (kdbus_conn_unicast) */
+        BRIDGE_RULE_MONITOR_FDS_BLANKED = 1u << 4, /* as a monitor without ACCEPT_FDS it
+                                                 * still gets messages with fds, the fds
+                                                 * left out by its transport */
+};
 
 enum {
         BRIDGE_CONN_ACCEPT_FDS = 1u << 0,       /* may receive unix fds (NEGOTIATE_UNIX_FD) */
         BRIDGE_CONN_MONITOR = 1u << 1,          /* a monitor: receives copies, sends nothing */
         BRIDGE_CONN_ACTIVATOR = 1u << 2,        /* holds a name for activation (activator.h) */
         BRIDGE_CONN_POLICY_HOLDER = 1u << 3,    /* holds kdbus policy entries only: nobody
-                                                 * can send to it (bridge/native-holder.c) */
+                                                 * can send to it (native/holder.c) */
 };
 
 /* Positive outcomes of the calls in this file, in bridge/names.h, and bridge/match.h. */
@@ -190,6 +224,16 @@ int bridge_conn_get_pidfd(const BridgeConn *conn);
 /* The oldest queued message, or NULL. The transport writes it, then pops it. */
 BridgeMsg *bridge_conn_queue_peek(BridgeConn *conn);
 void bridge_conn_queue_pop(BridgeConn *conn);
+
+/* The credentials the bus shows of @conn to others (the driver's GetConnectionUnixUser,
+ * ...ProcessID, ...Credentials): BridgeConnOps.shown_creds, else its own. A shallow copy:
+ * the pointers stay @conn's. */
+bool bridge_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret);
+
+/* Does @conn's transport ask for kdbus's behaviour @rule (BRIDGE_RULE_*)? */
+static inline bool bridge_conn_has_rule(const BridgeConn *conn, unsigned rule) {
+        return conn->ops && (conn->ops->rules & rule);
+}
 
 static inline bool bridge_conn_is_active(const BridgeConn *conn) {
         return conn && conn->active;

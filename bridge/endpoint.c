@@ -17,7 +17,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "util/error.h"
 
 /**
@@ -109,7 +109,7 @@ int bus_endpoint_new(Bus *bus, uid_t uid, const char *name, BusEndpoint **ret) {
         ep->name = strdup(name);
         if (!ep->name)
                 return error_origin(-ENOMEM);
-        r = native_policy_db_new(&ep->policy);
+        r = name_acl_db_new(&ep->policy);
         if (r)
                 return error_trace(r);
         ep->user = calloc(1, sizeof(*ep->user));
@@ -148,7 +148,7 @@ BusEndpoint *bus_endpoint_unref(BusEndpoint *ep) {
                 return NULL;
         list_unlink(&ep->link);
         free(ep->user);                 /* no connection is charged to it: they hold refs */
-        native_policy_db_free(ep->policy);
+        name_acl_db_free(ep->policy);
         free(ep->name);
         free(ep);
         return NULL;
@@ -189,7 +189,7 @@ void bus_endpoint_close(BusEndpoint *ep) {
  * Return: 0, -EINVAL, -EEXIST, -ENOMEM; the old policy stays on error.
  */
 int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size) {
-        return native_policy_db_set(ep->policy, items, items_size, 0, true, ep);
+        return name_acl_db_set(ep->policy, items, items_size, 0, true, ep);
 }
 
 /**

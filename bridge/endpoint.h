@@ -3,7 +3,7 @@
 /*
  * Custom endpoints (kdbus.endpoint(7)) and kdbus's name policy on the bus.
  *
- * An endpoint is a second entrance to the bus with its own policy (bridge/native-policy.h):
+ * An endpoint is a second entrance to the bus with its own policy (bridge/name-acl.h):
  * a connection that came through it (BridgeConn.endpoint) sees, talks to and owns only what
  * that policy grants, on top of everything else (the XML policy still applies): kdbus's
  * default for a custom endpoint is "nothing visible". Replies to calls it made still pass
@@ -41,7 +41,7 @@
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 typedef struct BridgeMsg BridgeMsg;
-typedef struct NativePolicyDb NativePolicyDb;
+typedef struct NameAclDb NameAclDb;
 struct kdbus_item;
 
 /* kdbus's limit for the name of a bus node (KDBUS_SYSNAME_MAX_LEN). */
@@ -52,7 +52,7 @@ struct kdbus_item;
 bool bus_sysname_is_valid(const char *name);
 
 /* "<uid>-" then more, the whole valid by bus_sysname_is_valid(): endpoints and bus
- * instances (bridge/native-busmake.c). */
+ * instances (native/busmake.c). */
 bool bus_node_name_is_valid(uid_t uid, const char *name);
 
 typedef struct BusEndpoint {
@@ -62,7 +62,7 @@ typedef struct BusEndpoint {
         char *name;                     /* "<uid>-<name>" */
         uid_t uid;                      /* its creator's */
         uint32_t id;                    /* unique on its bus (quota accounts) */
-        NativePolicyDb *policy;         /* empty: nothing visible */
+        NameAclDb *policy;         /* empty: nothing visible */
         struct BridgeUser *user;        /* the account its connections are charged to */
 } BusEndpoint;
 
@@ -77,7 +77,7 @@ BusEndpoint *bus_endpoint_unref(BusEndpoint *ep);
 DEFINE_CLEANUP(BusEndpoint *, bus_endpoint_unref);
 /* Unlink from the bus and disconnect every connection that came through it (idempotent). */
 void bus_endpoint_close(BusEndpoint *ep);
-/* ENDPOINT_UPDATE: replace the policy by @items. Return: 0 or native_policy_db_set()'s errno. */
+/* ENDPOINT_UPDATE: replace the policy by @items. Return: 0 or name_acl_db_set()'s errno. */
 int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size);
 /* The open endpoint of that name, or NULL. */
 BusEndpoint *bus_find_endpoint(Bus *bus, const char *name);

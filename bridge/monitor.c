@@ -16,7 +16,6 @@
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "bridge/reply.h"
 #include "util/error.h"
@@ -161,7 +160,7 @@ int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
                 if (!mon->active || mon == skip)
                         continue;
                 if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS) &&
-                    !native_conn_from_bridge(mon))
+                    !bridge_conn_has_rule(mon, BRIDGE_RULE_MONITOR_FDS_BLANKED))
                         continue;
                 if (mon->n_matches && !have_args) {
                         /* reads a native sender's memfd parts (once); an invalid body

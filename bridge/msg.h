@@ -43,7 +43,7 @@ typedef struct BridgeMsg {
         uint8_t *data;                  /* the stamped message; with @parts: NULL until
                                          * bridge_msg_materialize() read them */
         size_t size;
-        /* with memfd parts (bridge/native-send.c): the message is @head (the stamped
+        /* with memfd parts (native/send.c): the message is @head (the stamped
          * header and the body bytes before the first memfd) followed by @parts */
         const uint8_t *head;
         size_t head_size;

@@ -14,7 +14,7 @@
 #include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "bridge/policy-internal.h"
 #include "kdbus/kdbus.h"
 #include "wire/protocol.h"
@@ -43,34 +43,34 @@ bool bridge_conn_is_privileged(const BridgeConn *conn) {
 /* The highest access @db grants @conn on one of @whom's primary names (kdbus checks the
  * names a connection owns, not those it queues for; an activator's name is its own, as
  * in kdbus, where it is on the activator's list of names). */
-static unsigned query_any_name(const NativePolicyDb *db, const BridgeConn *conn,
+static unsigned query_any_name(const NameAclDb *db, const BridgeConn *conn,
                                const BridgeConn *whom, unsigned wanted, bool *ret_covered) {
         const char *activated = bridge_conn_activator_name(whom);
-        unsigned best = NATIVE_POLICY_NONE;
+        unsigned best = NAME_ACL_NONE;
         List *pos;
 
         if (ret_covered)
                 *ret_covered = false;
         if (activated) {
-                const NativePolicyEntry *e = native_policy_db_lookup(db, activated);
+                const NameAclEntry *e = name_acl_db_lookup(db, activated);
 
                 if (ret_covered)
                         *ret_covered = e != NULL;
-                return native_policy_entry_query(e, &conn->creds);
+                return name_acl_entry_query(e, &conn->creds);
         }
         list_for_each(pos, &whom->owned) {
                 BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
-                const NativePolicyEntry *e;
+                const NameAclEntry *e;
                 unsigned a;
 
                 if (bridge_name_primary(o->name) != whom)
                         continue;
-                e = native_policy_db_lookup(db, o->name->name);
+                e = name_acl_db_lookup(db, o->name->name);
                 if (!e)
                         continue;
                 if (ret_covered)
                         *ret_covered = true;
-                a = native_policy_entry_query(e, &conn->creds);
+                a = name_acl_entry_query(e, &conn->creds);
                 if (a > best)
                         best = a;
                 if (best >= wanted)
@@ -89,7 +89,7 @@ static unsigned query_any_name(const NativePolicyDb *db, const BridgeConn *conn,
 bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name) {
         if (!conn->endpoint)
                 return true;
-        return native_policy_db_query(conn->endpoint->policy, name, &conn->creds) >=
+        return name_acl_db_query(conn->endpoint->policy, name, &conn->creds) >=
                KDBUS_POLICY_SEE;
 }
 
@@ -116,7 +116,7 @@ bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom) {
  * Return: see bridge/endpoint.h.
  */
 bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst) {
-        const NativePolicyDb *holders = conn->bus->holder_policy;
+        const NameAclDb *holders = conn->bus->holder_policy;
         bool covered;
 
         if (conn->endpoint &&
@@ -139,15 +139,15 @@ bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst) {
  * Return: see bridge/endpoint.h.
  */
 bool bridge_conn_can_own(const BridgeConn *conn, const char *name) {
-        const NativePolicyEntry *e;
+        const NameAclEntry *e;
 
         if (conn->endpoint &&
-            native_policy_db_query(conn->endpoint->policy, name, &conn->creds) < KDBUS_POLICY_OWN)
+            name_acl_db_query(conn->endpoint->policy, name, &conn->creds) < KDBUS_POLICY_OWN)
                 return false;
         if (bridge_conn_is_privileged(conn))
                 return true;
-        e = native_policy_db_lookup(conn->bus->holder_policy, name);
-        return !e || native_policy_entry_query(e, &conn->creds) >= KDBUS_POLICY_OWN;
+        e = name_acl_db_lookup(conn->bus->holder_policy, name);
+        return !e || name_acl_entry_query(e, &conn->creds) >= KDBUS_POLICY_OWN;
 }
 
 static bool msg_is_name_owner_changed(const BridgeMsg *msg) {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Per (receiver, sending account) accounting; see quota.h. The limits themselves are the
- * callers' (bridge/conn.c: the core queue's, bridge/native-conn.c: kdbus's pool quota).
+ * callers' (bridge/conn.c: the core queue's, native/conn.c: kdbus's pool quota).
  */
 #include <assert.h>
 #include <stdlib.h>

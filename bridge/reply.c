@@ -20,7 +20,6 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/limits.h"
-#include "bridge/native-conn.h"
 #include "bridge/reply.h"
 #include "util/error.h"
 #include "util/siphash24.h"
@@ -97,8 +96,8 @@ static uint64_t reply_hash(uint64_t caller_id, uint32_t serial) {
 bool bridge_conn_can_wait_reply(const BridgeConn *caller) {
         uint32_t max = caller->bus->limits.max_replies_per_connection;
 
-        if (native_conn_from_bridge(caller) && max > NATIVE_MAX_REQUESTS_PENDING)
-                max = NATIVE_MAX_REQUESTS_PENDING;
+        if (caller->ops && caller->ops->max_replies && max > caller->ops->max_replies)
+                max = caller->ops->max_replies;
         return caller->n_replies_out < max;
 }
 

@@ -23,7 +23,6 @@
 #include "bridge/endpoint.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
 #include "bridge/policy.h"
 #include "compat/driver-internal.h"
 #include "util/error.h"
@@ -357,7 +356,7 @@ int driver_method_get_unix_user(Driver *driver, BridgeConn *caller, BridgeMsg *c
         if (conn) {
                 BridgeCreds shown;
 
-                native_conn_shown_creds(conn, &shown);
+                bridge_conn_shown_creds(conn, &shown);
                 if (shown.uid_unknown)
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                             COMPAT_E_UID_UNKNOWN, name, NULL, NULL);
@@ -393,7 +392,7 @@ int driver_method_get_unix_pid(Driver *driver, BridgeConn *caller, BridgeMsg *ca
         if (conn) {
                 BridgeCreds shown;
 
-                native_conn_shown_creds(conn, &shown);
+                bridge_conn_shown_creds(conn, &shown);
                 pid = (uint32_t)shown.pid;
         } else {
                 pid = (uint32_t)getpid();
@@ -446,9 +445,10 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                 driver_append_entry_u(&w, "ProcessID", (uint32_t)getpid());
         } else {
                 BridgeCreds shown;
+                bool faked;
                 const BridgeCreds *c = &shown;
 
-                native_conn_shown_creds(conn, &shown);
+                faked = bridge_conn_shown_creds(conn, &shown);
                 if (!c->uid_unknown)
                         driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
                 if (c->groups && !c->uid_unknown) {
@@ -469,7 +469,7 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                         driver_append_entry_u(&w, "ProcessID", (uint32_t)c->pid);
                 /* fetched now (a classic peer's bus holds no pidfd for it); none when the
                  * process is gone, or when a privileged native HELLO stood in for it */
-                if (!native_conn_creds_faked(conn) && (caller->flags & BRIDGE_CONN_ACCEPT_FDS))
+                if (!faked && (caller->flags & BRIDGE_CONN_ACCEPT_FDS))
                         pidfd = bridge_conn_get_pidfd(conn);
                 if (pidfd == -ENOMEM) {
                         wire_writer_deinit(&w);

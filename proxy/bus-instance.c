@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/limits.h"
-#include "bridge/native-busmake.h"
+#include "native/busmake.h"
 #include "kdbus/kdbus.h"
 #include "proxy/bus-instance.h"
 #include "proxy/listener.h"

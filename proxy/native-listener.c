@@ -38,14 +38,18 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
-#include "bridge/native-busmake.h"
-#include "bridge/native-conn.h"
+#include "bridge/meta.h"
 #include "bridge/policy.h"
 #include "kdbus/kdbus.h"
+#include "native/busmake.h"
+#include "native/conn.h"
+#include "native/endpoint.h"
+#include "native/meta.h"
 #include "proxy/bus-instance.h"
 #include "proxy/config.h"
 #include "proxy/endpoint.h"
 #include "proxy/native-listener.h"
+#include "proxy/proc-reader.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -580,10 +584,10 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                  * AUXGROUPS and SECLABEL as the handle's connect captured them (a
                  * connection's at HELLO: not read from /proc) */
                 if (r == 0)
-                        r = native_meta_read_proc(c->creds.pid, c->creds.pidfd,
-                                                  mk.attach_owner &
-                                                  ~(uint64_t)KDBUS_ATTACH_AUXGROUPS,
-                                                  &bus_instance_bus(c->instance)->creator_meta);
+                        r = bridge_meta_read(&proxy_proc_reader, c->creds.pid,
+                                             c->creds.pidfd,
+                                             mk.attach_owner & ~(uint64_t)KDBUS_ATTACH_AUXGROUPS,
+                                             &bus_instance_bus(c->instance)->creator_meta);
                 if (r == 0)
                         r = native_bus_make_capture(bus_instance_bus(c->instance), &c->creds,
                                                     mk.attach_owner);
@@ -936,7 +940,7 @@ static int native_client_get_creds(int fd, BridgeCreds *creds) {
         creds->gid = uc.gid;
         creds->pid = uc.pid;
         creds->pidfd = -1;
-        /* the pidfd lets HELLO check that /proc/<pid> is still the peer's (native-meta.c) */
+        /* the pidfd lets HELLO check that /proc/<pid> is still the peer's (native/meta.c) */
         len = sizeof(creds->pidfd);
         if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &creds->pidfd, &len) < 0 ||
             creds->pidfd < 0) {
@@ -1017,6 +1021,8 @@ static int native_listener_bind(Server *server, const char *path, mode_t mode, u
                 return error_origin(-ENOMEM);
         l->server = server;
         l->fd = -1;
+        /* the native peers' metadata is read from /proc (bridge/meta.h) */
+        bus_set_proc_reader(server->bus, &proxy_proc_reader);
         list_init(&l->clients);
         l->buf = aligned_alloc(8, KDBUS_WIRE_MAX_DATAGRAM);
         if (!l->buf)

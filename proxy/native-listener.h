@@ -5,7 +5,7 @@
  * unix:path=PATH) and its clients. Each datagram from a client is one kdbus command
  * (struct kdbus_wire_request, then the command struct; fds as SCM_RIGHTS); each answer is
  * one datagram (struct kdbus_wire_reply: 0 or -errno, then the struct as the bus updated
- * it; fds as SCM_RIGHTS). The semantics live in bridge/native-conn.h; this file only moves
+ * it; fds as SCM_RIGHTS). The semantics live in native/conn.h; this file only moves
  * bytes and fds, and gives the peer a wakeup eventfd with HELLO (the bus writes to it when
  * the receive queue becomes non-empty; the peer polls it, then RECVs until EAGAIN).
  * See docs/native.md for the protocol.

@@ -4,7 +4,7 @@
  * kdbusd's options for native peers' metadata (--native-attach-rule=,
  * --native-attach-required=), the bus's bloom geometry (--native-bloom=: Bus.bloom) and
  * the fact about /proc the kdbus attach rule needs (Bus.attach_rule, attach_flags_req,
- * proc_public; bridge/native-meta.c).
+ * proc_public; native/meta.c).
  */
 #include <stdint.h>
 #include "bridge/bloom.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Fuzz target: the native (kdbus ABI) commands on the bus core (bridge/native-*.c), as the
+ * Fuzz target: the native (kdbus ABI) commands on the bus core (native/), as the
  * native socket hands them over: a byte buffer of exactly the datagram's size, which the
  * command may answer into (its fixed struct). Two peers on one bus: A, whose commands come
  * from the input, and B, a well-behaved peer (a name, a match entry for everything) that
@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
-#include "bridge/native-conn.h"
+#include "native/conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
 #include "wire/message.h"

@@ -269,16 +269,20 @@ static void test_mask_size(Fixture *f, gconstpointer ctx) {
         }
         for (pos = f->c[1]->matches.next; pos != &f->c[1]->matches; pos = pos->next) {
                 BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
-                size_t size = bridge_match_rule_mask_heap_size(rule);
+                /* what the mask asks of the allocator (one array of bit numbers); not
+                 * malloc_usable_size(), whose rounding is the allocator's (glibc gives 48
+                 * requested bytes 56 usable ones, its debug builds 72, ASan 48) */
+                size_t size = rule->n_mask_bits * sizeof(*rule->mask_bits);
 
                 g_assert_nonnull(rule->mask_bits);
+                g_assert_null(rule->mask_ext);          /* never a copy of the 4 KiB filter */
                 g_assert_cmpuint(rule->n_mask_bits, >=, 3);
                 g_assert_cmpuint(rule->n_mask_bits, <=, 3 * big.n_hash);
-                g_assert_cmpuint(size, <=, 64);
+                g_assert_cmpuint(size, <=, 3 * big.n_hash * sizeof(uint16_t));
                 heap += size;
         }
         g_test_message("%u rules on a 4096/8 bus: %zu bytes of masks", n_rules, heap);
-        g_assert_cmpuint(heap, <, n_rules * 64);
+        g_assert_cmpuint(heap, <=, n_rules * 3 * big.n_hash * sizeof(uint16_t));
         for (i = 0; i < n_rules; i += 97) {
                 char member[32];
                 TestMsg t = { .type = WIRE_MSG_SIGNAL, .path = "/", .interface = "t.I",

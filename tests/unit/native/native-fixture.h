@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 /*
- * Native peers for the unit tests of bridge/native-*.c, on the bridge test fixture (a bus,
+ * Native peers for the unit tests of native/, on the bridge test fixture (a bus,
  * legacy connections on a counting transport). A TestPeer does what libkdbus does over
  * the socket, but calls the core directly: it builds command structs and SEND datagrams
  * (cmd, kdbus_msg, payload behind, offsets instead of pointers), maps its pool read-only
  * through the fd HELLO hands out, and reads messages in place.
  */
 #include <sys/mman.h>
-#include "bridge/native-conn.h"
+#include "bridge/bus.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "proxy/proc-reader.h"
 #include "../bridge/fixture.h"
 
 #define TEST_POOL_SIZE (64u * 1024u)
@@ -60,6 +62,21 @@ static const NativeConnOps test_peer_ops = {
         .disconnected = peer_disconnected,
 };
 
+/* HELLO as kdbusd's native listener runs it: the bus reads metadata from /proc through
+ * proxy/'s reader. */
+static _unused_ int test_native_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                                  struct kdbus_cmd_hello *cmd, size_t size,
+                                  const NativeConnOps *ops, void *userdata, NativeConn **ret) {
+        bus_set_proc_reader(bus, &proxy_proc_reader);
+        return native_conn_hello_on(bus, ep, creds, cmd, size, ops, userdata, ret);
+}
+
+static _unused_ int test_native_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
+                               size_t size, const NativeConnOps *ops, void *userdata,
+                               NativeConn **ret) {
+        return test_native_hello_on(bus, NULL, creds, cmd, size, ops, userdata, ret);
+}
+
 /* What the next HELLO consents to send and asks to receive, and items it carries (8-aligned
  * kdbus_items, @test_hello_extra_size bytes; NULL: none). */
 static uint64_t test_attach_send = _KDBUS_ATTACH_ALL;
@@ -84,7 +101,7 @@ static _unused_ int peer_hello_full(Fixture *f, TestPeer *p, uint64_t flags, uin
                 memcpy(hello->items, test_hello_extra, test_hello_extra_size);
         memset(p, 0, sizeof(*p));
         p->sync_error = 1;
-        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
+        r = test_native_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
         if (r)
                 return r;
         p->id = hello->id;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The bus options of native metadata on the core (bridge/native-meta.c, native-ns.c):
+ * The bus options of native metadata on the core (native/meta.c, bridge/ns.c):
  * kdbus's final attach rule (Bus.attach_rule BUS_ATTACH_KDBUS: basic credentials always,
  * /proc items where the receiver could read them: same process, same uid, ptrace-capable,
  * no hidepid but EXE) against the default opt-in rule; the bus's required attach flags
@@ -13,7 +13,11 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include "bridge/ns.h"
 #include "native-fixture.h"
+#include "native/conn.h"
+#include "native/meta.h"
+#include "proxy/proc-reader.h"
 
 #define PROC_ITEMS (KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_EXE | KDBUS_ATTACH_CMDLINE |           \
                     KDBUS_ATTACH_CGROUP | KDBUS_ATTACH_CAPS | KDBUS_ATTACH_TID_COMM)
@@ -85,7 +89,7 @@ static int hello_as(AFixture *t, TestPeer *p, pid_t pid, uid_t uid, uint64_t fla
         creds.n_groups = 1;
         memset(p, 0, sizeof(*p));
         p->sync_error = 1;
-        r = native_conn_hello(t->f.bus, &creds, &hello, sizeof(hello), &test_peer_ops, p, &p->nc);
+        r = test_native_hello(t->f.bus, &creds, &hello, sizeof(hello), &test_peer_ops, p, &p->nc);
         if (r) {
                 if (creds.pidfd >= 0)
                         (void) close(creds.pidfd);
@@ -268,20 +272,20 @@ static void test_per_message(AFixture *t, gconstpointer ctx) {
         (void) close(pidfd_gone);
 }
 
-/* Ids through the receiver's namespaces (as native_ns_capture() would have read them). */
+/* Ids through the receiver's namespaces (as the bus's /proc reader would have read them). */
 static void test_namespaces(AFixture *t, gconstpointer ctx) {
-        static const NativeNsMap map[] = { { 0, 1000, 1 }, { 5000, 0, 1 } };
+        static const BridgeNsMap map[] = { { 0, 1000, 1 }, { 5000, 0, 1 } };
         uint64_t want = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS | KDBUS_ATTACH_AUXGROUPS |
                         KDBUS_ATTACH_PID_COMM;
         const struct kdbus_msg *km;
-        NativeNs *rns, *sns;
+        BridgeNs *rns, *sns;
 
         t->f.bus->attach_rule = BUS_ATTACH_KDBUS;
         g_assert_cmpint(hello_as(t, &t->a, t->child[0], 1000, 0, 0, 0), ==, 0);
         g_assert_cmpint(hello_as(t, &t->b, -1, 1000, 0, 0, want), ==, 0);
         /* the receiver in a user namespace mapping bus uid 1000 to 0 and 0 to 5000, and in
          * a child pid namespace (inode 77) of the bus's (inode 1) */
-        rns = g_new0(NativeNs, 1);
+        rns = g_new0(BridgeNs, 1);
         rns->own_userns = true;
         rns->uid_map = g_memdup2(map, sizeof(map));
         rns->gid_map = g_memdup2(map, sizeof(map));
@@ -303,7 +307,7 @@ static void test_namespaces(AFixture *t, gconstpointer ctx) {
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_PIDS)->pids.pid, ==, 0);
         g_assert_cmpuint(declined(km), ==, KDBUS_ATTACH_PID_COMM);
         /* the sender inside that pid namespace as pid 2 */
-        sns = g_new0(NativeNs, 1);
+        sns = g_new0(BridgeNs, 1);
         sns->n_pidns = 2;
         sns->pidns_ino = g_new(uint64_t, 2);
         sns->pidns_pid = g_new(uint32_t, 2);
@@ -324,27 +328,27 @@ static void test_namespaces(AFixture *t, gconstpointer ctx) {
         km = a_to_b(t);
         g_assert_cmpuint(msg_item(km, KDBUS_ITEM_CREDS)->creds.suid, ==, 65534);
         /* the bus's own view (no receiver) is untouched */
-        g_assert_cmpuint(native_ns_uid(NULL, 2000), ==, 2000);
-        g_assert_cmpuint(native_ns_pid(NULL, t->a.nc->conn, 1234), ==, 1234);
+        g_assert_cmpuint(bridge_ns_uid(NULL, 2000), ==, 2000);
+        g_assert_cmpuint(bridge_ns_pid(NULL, t->a.nc->ns, 1234), ==, 1234);
 }
 
 /*
- * CAPS through user namespaces (native_ns_caps(), kdbus_meta_export_caps()): a receiver
+ * CAPS through user namespaces (bridge_ns_caps(), kdbus_meta_export_caps()): a receiver
  * whose chain is 30 (its own, owner uid 0) -> 20 (owner 1000) -> the bus's.
  */
 static void test_caps_namespaces(AFixture *t, gconstpointer ctx) {
         const uint64_t caps[4] = { 0x1, 0x3, 0x2, 0xff }, none[4] = { 0 };
-        uint64_t bus = native_ns_bus_userns(), out[4];
-        NativeNs *rns;
+        uint64_t bus = proxy_proc_reader.bus_userns(), out[4];
+        BridgeNs *rns;
 
         g_assert_cmpuint(bus, !=, 0);
         g_assert_cmpint(hello_as(t, &t->b, -1, 1000, 0, 0, 0), ==, 0);
         /* the receiver in the bus's namespace: verbatim from there, nothing from below */
-        native_ns_caps(t->b.nc, 0, true, 0, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 0, true, 0, caps, out);
         g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
-        native_ns_caps(t->b.nc, 20, true, 0, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 20, true, 0, caps, out);
         g_assert_cmpmem(out, sizeof(out), none, sizeof(none));
-        rns = g_new0(NativeNs, 1);
+        rns = g_new0(BridgeNs, 1);
         rns->own_userns = true;
         rns->n_userns = 3;
         rns->userns_ino = g_new(uint64_t, 3);
@@ -357,22 +361,22 @@ static void test_caps_namespaces(AFixture *t, gconstpointer ctx) {
         rns->userns_owner[2] = 0;
         t->b.nc->ns = rns;
         /* a sender in namespace 20: 30 is below it and not made by its euid: verbatim */
-        native_ns_caps(t->b.nc, 20, true, 5, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 20, true, 5, caps, out);
         g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
         /* ... made by its euid 0: everything but the inheritable set */
-        native_ns_caps(t->b.nc, 20, true, 0, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 20, true, 0, caps, out);
         g_assert_cmpuint(out[0], ==, 0);
         g_assert_cmpuint(out[1], ==, out[2]);
         g_assert_cmpuint(out[2], ==, out[3]);
         g_assert_cmpuint(out[2] & 0x3f, ==, 0x3f);
         /* a sender of the bus's namespace with euid 1000, owner of 20: everything */
-        native_ns_caps(t->b.nc, 0, true, 1000, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 0, true, 1000, caps, out);
         g_assert_cmpuint(out[2] & 0x3f, ==, 0x3f);
         /* ... with another euid: verbatim (its namespace is an ancestor) */
-        native_ns_caps(t->b.nc, 0, true, 7, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 0, true, 7, caps, out);
         g_assert_cmpmem(out, sizeof(out), caps, sizeof(caps));
         /* a sender in a namespace beside the receiver's chain: nothing */
-        native_ns_caps(t->b.nc, 99, true, 0, caps, out);
+        bridge_ns_caps(&proxy_proc_reader, t->b.nc->ns, 99, true, 0, caps, out);
         g_assert_cmpmem(out, sizeof(out), none, sizeof(none));
 }
 

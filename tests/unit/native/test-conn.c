@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include "conn-fixture.h"
+#include "native/conn.h"
 
 
 /* ---- messages ---- */

@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include "bridge/endpoint.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "bridge/policy.h"
 #include "native-fixture.h"
 
@@ -48,7 +48,7 @@ static size_t build_items(uint8_t *buf, unsigned n, unsigned access) {
 static void run(int fail_at, bool *ret_hit) {
         static uint8_t items[4096] __attribute__((aligned(8)));
         BridgeCreds c1003 = { .uid = 1003, .gid = 1003 };
-        NativePolicyDb *db = NULL;
+        NameAclDb *db = NULL;
         BusEndpoint *ep = NULL;
         BridgeConn *svc, *s;
         Fixture f;
@@ -59,17 +59,17 @@ static void run(int fail_at, bool *ret_hit) {
         f.bus->owner_uid = 4242;
         svc = fixture_conn(&f, 0);
         g_assert_cmpint(bridge_name_acquire(svc, "org.n0", 0), ==, 0);
-        g_assert_cmpint(native_policy_db_new(&db), ==, 0);
+        g_assert_cmpint(name_acl_db_new(&db), ==, 0);
         size = build_items(items, 4, KDBUS_POLICY_OWN);
-        g_assert_cmpint(native_policy_db_set(db, (void *)items, size, 0, true, &f), ==, 0);
+        g_assert_cmpint(name_acl_db_set(db, (void *)items, size, 0, true, &f), ==, 0);
 
         oom_arm(fail_at);
 
         /* replace: all or nothing */
         size = build_items(items, 6, KDBUS_POLICY_SEE);
-        r = native_policy_db_set(db, (void *)items, size, 0, true, &f);
+        r = name_acl_db_set(db, (void *)items, size, 0, true, &f);
         g_assert_true(r == 0 || r == -ENOMEM);
-        g_assert_cmpuint(native_policy_db_query(db, "org.n0", &c1003), ==,
+        g_assert_cmpuint(name_acl_db_query(db, "org.n0", &c1003), ==,
                          r ? KDBUS_POLICY_OWN : KDBUS_POLICY_SEE);
         g_assert_cmpuint(db->n_entries, ==, r ? 4 : 6);
 
@@ -116,7 +116,7 @@ static void run(int fail_at, bool *ret_hit) {
 
         *ret_hit = oom_hit;
         oom_disarm();
-        native_policy_db_free(db);
+        name_acl_db_free(db);
         fixture_teardown(&f, NULL);
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * kdbus's name policy on the core: the policy database (bridge/native-policy.c), custom
- * endpoints (bridge/endpoint.c, name-policy.c, native-endpoint.c) for legacy and native
+ * kdbus's name policy on the core: the policy database (bridge/name-acl.c), custom
+ * endpoints (bridge/endpoint.c, name-policy.c, native/endpoint.c) for legacy and native
  * connections, and policy holders. Like kdbus's test-policy / test-endpoint selftests, on
  * the core directly. Connections of the bridge fixture have uid 1000 + i (unprivileged:
  * the bus's owner is this process's euid, or 0).
@@ -9,9 +9,11 @@
 #include <fcntl.h>
 #include "bridge/endpoint.h"
 #include "bridge/match.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "bridge/policy.h"
 #include "native-fixture.h"
+#include "native/conn.h"
+#include "native/endpoint.h"
 
 #define CALL(dst, ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = (dst), \
                          .interface = "t.I", .member = "Call" }
@@ -38,7 +40,7 @@ static void nteardown(NFixture *n, gconstpointer ctx) {
         fixture_teardown(&n->f, ctx);
 }
 
-/* Items for native_policy_db_set(): "n:NAME", "u:UID:ACCESS", "g:GID:ACCESS", "w:ACCESS". */
+/* Items for name_acl_db_set(): "n:NAME", "u:UID:ACCESS", "g:GID:ACCESS", "w:ACCESS". */
 typedef struct Items {
         uint8_t buf[2048] __attribute__((aligned(8)));
         size_t size;
@@ -72,12 +74,12 @@ static void items_build(Items *it, const char *const *spec) {
         }
 }
 
-static int db_set(NativePolicyDb *db, const void *owner, unsigned max, bool wild,
+static int db_set(NameAclDb *db, const void *owner, unsigned max, bool wild,
                   const char *const *spec) {
         Items it;
 
         items_build(&it, spec);
-        return native_policy_db_set(db, (const void *)it.buf, it.size, max, wild, owner);
+        return name_acl_db_set(db, (const void *)it.buf, it.size, max, wild, owner);
 }
 
 #define SEE KDBUS_POLICY_SEE
@@ -90,24 +92,24 @@ static void test_db(NFixture *n, gconstpointer ctx) {
         gid_t groups[] = { 50, 60 };
         BridgeCreds u1000 = { .uid = 1000, .gid = 100, .groups = groups, .n_groups = 2 };
         BridgeCreds u2000 = { .uid = 2000, .gid = 200 };
-        NativePolicyDb *db;
+        NameAclDb *db;
         int o1, o2;
 
-        g_assert_cmpint(native_policy_db_new(&db), ==, 0);
+        g_assert_cmpint(name_acl_db_new(&db), ==, 0);
         g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){
                 "n:org.a", "u:1000:1", "g:60:2", "w:1",
                 "n:org.w.*", "u:2000:3",
                 "n:org.w.x", "u:1000:1", NULL }), ==, 0);
         /* the highest level granted: uid SEE, supplementary group TALK */
-        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, TALK);
-        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u2000), ==, SEE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.a", &u1000), ==, TALK);
+        g_assert_cmpuint(name_acl_db_query(db, "org.a", &u2000), ==, SEE);
         /* a wildcard covers one more element; an exact entry decides alone */
-        g_assert_cmpuint(native_policy_db_query(db, "org.w.y", &u2000), ==, OWN);
-        g_assert_cmpuint(native_policy_db_query(db, "org.w.y.z", &u2000), ==, NATIVE_POLICY_NONE);
-        g_assert_cmpuint(native_policy_db_query(db, "org.w", &u2000), ==, NATIVE_POLICY_NONE);
-        g_assert_cmpuint(native_policy_db_query(db, "org.w.x", &u2000), ==, NATIVE_POLICY_NONE);
-        g_assert_cmpuint(native_policy_db_query(db, "org.w.x", &u1000), ==, SEE);
-        g_assert_cmpuint(native_policy_db_query(db, "org.none", &u1000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.w.y", &u2000), ==, OWN);
+        g_assert_cmpuint(name_acl_db_query(db, "org.w.y.z", &u2000), ==, NAME_ACL_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.w", &u2000), ==, NAME_ACL_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.w.x", &u2000), ==, NAME_ACL_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.w.x", &u1000), ==, SEE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.none", &u1000), ==, NAME_ACL_NONE);
 
         /* errors leave the db unchanged */
         g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "u:1000:1", NULL }), ==, -EINVAL);
@@ -122,17 +124,17 @@ static void test_db(NFixture *n, gconstpointer ctx) {
                         ==, -EEXIST);
         g_assert_cmpint(db_set(db, &o2, 0, true, (const char *[]){ "n:org.a", NULL }), ==, -EEXIST);
         g_assert_cmpuint(db->n_entries, ==, 3);
-        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, TALK);
+        g_assert_cmpuint(name_acl_db_query(db, "org.a", &u1000), ==, TALK);
 
         /* another owner's names coexist; set replaces one owner's entries, remove drops them */
         g_assert_cmpint(db_set(db, &o2, 0, true, (const char *[]){ "n:org.b", "w:3", NULL }), ==, 0);
         g_assert_cmpint(db_set(db, &o1, 0, true, (const char *[]){ "n:org.c", "w:2", NULL }), ==, 0);
-        g_assert_cmpuint(native_policy_db_query(db, "org.a", &u1000), ==, NATIVE_POLICY_NONE);
-        g_assert_cmpuint(native_policy_db_query(db, "org.c", &u1000), ==, TALK);
-        native_policy_db_remove_owner(db, &o2);
-        g_assert_cmpuint(native_policy_db_query(db, "org.b", &u1000), ==, NATIVE_POLICY_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.a", &u1000), ==, NAME_ACL_NONE);
+        g_assert_cmpuint(name_acl_db_query(db, "org.c", &u1000), ==, TALK);
+        name_acl_db_remove_owner(db, &o2);
+        g_assert_cmpuint(name_acl_db_query(db, "org.b", &u1000), ==, NAME_ACL_NONE);
         g_assert_cmpuint(db->n_entries, ==, 1);
-        native_policy_db_free(db);
+        name_acl_db_free(db);
 }
 
 /* ---- endpoints, legacy connections ---- */
@@ -390,7 +392,7 @@ static void peer_hello_ep(NFixture *n, TestPeer *p, BusEndpoint *ep, uid_t uid) 
         BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1 };
 
         memset(p, 0, sizeof(*p));
-        g_assert_cmpint(native_conn_hello_on(n->f.bus, ep, &creds, &hello, sizeof(hello),
+        g_assert_cmpint(test_native_hello_on(n->f.bus, ep, &creds, &hello, sizeof(hello),
                                              &test_peer_ops, p, &p->nc), ==, 0);
         p->id = hello.id;
         p->pool = mmap(NULL, TEST_POOL_SIZE, PROT_READ, MAP_SHARED, native_conn_pool_fd(p->nc), 0);
@@ -479,7 +481,7 @@ static int holder_hello(NFixture *n, TestPeer *p, uid_t uid, const char *const *
         memcpy(hello->items, it.buf, it.size);
         hello->size = sizeof(*hello) + it.size;
         memset(p, 0, sizeof(*p));
-        return native_conn_hello(n->f.bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
+        return test_native_hello(n->f.bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
 }
 
 static int peer_update(TestPeer *p, const char *const *spec) {

@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include "conn-fixture.h"
+#include "native/conn.h"
 
 static void test_hello(NFixture *n, gconstpointer ctx) {
         const struct kdbus_item *item;
@@ -57,7 +58,7 @@ static int hello_item(Fixture *f, uint64_t flags, uint64_t type, const void *dat
                 memcpy(hello->items[0].data, data, len);
                 hello->size += KDBUS_ALIGN8(hello->items[0].size);
         }
-        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, NULL, &nc);
+        r = test_native_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, NULL, &nc);
         if (ret_cmd)
                 *ret_cmd = *hello;
         g_assert_true(!nc == (r != 0));

@@ -10,8 +10,9 @@
 #include <sys/stat.h>
 #include "bridge/match.h"
 #include "bridge/monitor.h"
-#include "wire/endian.h"
 #include "conn-fixture.h"
+#include "native/conn.h"
+#include "wire/endian.h"
 
 /* One payload item of a SEND: bytes (a PAYLOAD_VEC), or a range of the datagram's fd
  * @fd_idx (a PAYLOAD_MEMFD). */

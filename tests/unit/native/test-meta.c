@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The metadata items of bridge/native-meta.c with real credentials (this process: its pid,
+ * The metadata items of native/meta.c with real credentials (this process: its pid,
  * a pidfd of it, /proc/self as the reference): everything kdbus attaches, under the
  * consent rule, "declined" said in an ATTACH_FLAGS_SEND item, nothing from /proc when the
  * pidfd's process is gone, and HELLO's CONN_DESCRIPTION checked.
@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "conn-fixture.h"
+#include "native/conn.h"
 
 /* HELLO with real credentials of @pid (a pidfd of it) and an optional description. */
 static int hello_real(Fixture *f, TestPeer *p, pid_t pid, uint64_t send, uint64_t recv,
@@ -36,7 +37,7 @@ static int hello_real(Fixture *f, TestPeer *p, pid_t pid, uint64_t send, uint64_
         creds.seclabel = strdup("unconfined");
         memset(p, 0, sizeof(*p));
         p->sync_error = 1;
-        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
+        r = test_native_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
         if (r) {
                 (void) close(creds.pidfd);
                 g_free(creds.groups);
@@ -180,7 +181,7 @@ static void test_process_gone(NFixture *n, gconstpointer ctx) {
         hello->pool_size = TEST_POOL_SIZE;
         hello->attach_flags_send = _KDBUS_ATTACH_ALL;
         memset(&n->a, 0, sizeof(n->a));
-        g_assert_cmpint(native_conn_hello(n->f.bus, &creds, hello, hello->size, &test_peer_ops,
+        g_assert_cmpint(test_native_hello(n->f.bus, &creds, hello, hello->size, &test_peer_ops,
                                           &n->a, &n->a.nc), ==, 0);
         n->a.id = hello->id;
         n->a.pool = mmap(NULL, TEST_POOL_SIZE, PROT_READ, MAP_SHARED,

@@ -9,6 +9,7 @@
  */
 #include <fcntl.h>
 #include "native-fixture.h"
+#include "native/conn.h"
 
 #define CALL(dst, ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = (dst), \
                          .interface = "t.I", .member = "Call" }
@@ -51,7 +52,7 @@ static int hello_special(Fixture *f, TestPeer *p, uint64_t flags, const char *na
         }
         memset(p, 0, sizeof(*p));
         p->sync_error = 1;
-        r = native_conn_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
+        r = test_native_hello(f->bus, &creds, hello, hello->size, &test_peer_ops, p, &p->nc);
         if (r)
                 return r;
         p->id = hello->id;

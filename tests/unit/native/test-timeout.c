@@ -10,8 +10,9 @@
  * slot goes with it.
  */
 #include <sys/eventfd.h>
-#include "native-fixture.h"
 #include "bridge/reply.h"
+#include "native-fixture.h"
+#include "native/conn.h"
 
 #define CALL(ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = ":1.2", \
                     .interface = "t.I", .member = "Call" }

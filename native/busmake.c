@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * BUS_MAKE: the request's checks (see native-busmake.h). kdbus's rules: MAKE_NAME and
+ * BUS_MAKE: the request's checks (see native/busmake.h). kdbus's rules: MAKE_NAME and
  * BLOOM_PARAMETER are mandatory (EINVAL without: kdbus_args_parse()), the name is what
  * kdbus_item_validate_name() takes (native_item_name_check(): ENAMETOOLONG over 63 bytes)
  * and starts with the caller's "<uid>-" (EINVAL otherwise), the bloom size is a multiple of 8 between 8 and 4096 bytes
@@ -10,7 +10,7 @@
  * of broadcasts with them). ATTACH_FLAGS_SEND is what the maker offers of
  * its own metadata in BUS_CREATOR_INFO (kdbus's attach_flags_owner, in its earlier and its
  * final tree). ATTACH_FLAGS_RECV is the instance's required metadata, every sender on it
- * must consent to those (HELLO ECONNREFUSED otherwise, bridge/native-meta.c): kdbus's
+ * must consent to those (HELLO ECONNREFUSED otherwise, native/meta.c): kdbus's
  * earlier tree had that (attach_flags_req); its final one dropped the bus-wide requirement
  * and refused the item (EINVAL), we keep the earlier meaning.
  */
@@ -23,9 +23,9 @@
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/limits.h"
-#include "bridge/native-busmake.h"
-#include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "native/busmake.h"
+#include "native/items.h"
 
 /* One u64 of attach flags: _KDBUS_ATTACH_ANY means all; other unknown bits: EINVAL. */
 static int attach_flags(const struct kdbus_item *item, uint64_t *ret) {

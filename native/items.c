@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/endpoint.h"
-#include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "native/items.h"
 #include "util/error.h"
 
 /**

@@ -10,8 +10,9 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
-#include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "native/endpoint.h"
+#include "native/items.h"
 
 static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
                          size_t size, uint64_t *ret_flags, BusEndpoint **ret);

@@ -22,20 +22,19 @@
  * exactly those declined KDBUS_ATTACH_* bits, right after TIMESTAMP (first if none). Items the bus could not capture (no pidfd,
  * the process gone) are simply missing, as in kdbus.
  */
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/meta.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
+#include "bridge/ns.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/meta.h"
+#include "native/names.h"
 #include "util/error.h"
 
 /* What native_meta_write() knows how to attach. */
@@ -56,200 +55,14 @@
 /* 4 capability sets (inheritable, permitted, effective, bounding) of 64 bits */
 #define META_CAP_WORDS 2u
 
-/* Read at most @max bytes of /proc/@pid/@what; @one_line: a file of one short line, which
- * /proc hands out whole in the first read(2) (one syscall less per file: per-message
- * capture pays each). Return: a malloc'd buffer (NUL appended, *ret_len without it) or
- * NULL. */
-static char *proc_read_full(pid_t pid, const char *what, size_t max, bool one_line,
-                            size_t *ret_len) {
-        char path[64], *buf;
-        ssize_t n;
-        size_t len = 0;
-        int fd;
-
-        (void) snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return NULL;
-        buf = malloc(max + 1);
-        if (!buf) {
-                (void) close(fd);
-                return NULL;
-        }
-        while (len < max && (n = read(fd, buf + len, max - len)) > 0) {
-                len += (size_t)n;
-                if (one_line)
-                        break;
-        }
-        (void) close(fd);
-        buf[len] = '\0';
-        if (ret_len)
-                *ret_len = len;
-        return buf;
+/* The namespaces ids are shown in for @nc (NULL: the bus's). */
+static const BridgeNs *nc_ns(const NativeConn *nc) {
+        return nc ? nc->ns : NULL;
 }
 
-static char *proc_read(pid_t pid, const char *what, size_t max, size_t *ret_len) {
-        return proc_read_full(pid, what, max, false, ret_len);
-}
-
-/* comm, loginuid, sessionid: one line each, short */
-static char *proc_line(pid_t pid, const char *what) {
-        char *s = proc_read_full(pid, what, 4096, true, NULL);
-
-        if (s)
-                s[strcspn(s, "\n")] = '\0';
-        return s;
-}
-
-/* "CapInh:\t0000...": the 64-bit value after @key in /proc/<pid>/status. */
-static bool status_cap(const char *status, const char *key, uint64_t *ret) {
-        const char *p = strstr(status, key);
-
-        if (!p)
-                return false;
-        *ret = strtoull(p + strlen(key), NULL, 16);
-        return true;
-}
-
-/* "Groups:\t1 2 3": the supplementary groups in /proc/<pid>/status (the reader's ids). */
-static void status_groups(const char *status, NativeMeta *m) {
-        const char *p = strstr(status, "\nGroups:");
-        const char *eol;
-        unsigned n = 0;
-
-        if (!p)
-                return;
-        p += 8;
-        eol = strchr(p, '\n');
-        if (!eol)
-                eol = p + strlen(p);
-        /* one id per blank-separated word: at most (length + 1) / 2 of them */
-        m->groups = calloc((size_t)(eol - p) / 2 + 1, sizeof(*m->groups));
-        if (!m->groups)
-                return;
-        while (p < eol) {
-                char *end;
-                unsigned long g = strtoul(p, &end, 10);
-
-                if (end == p || end > eol)
-                        break;
-                m->groups[n++] = (uint32_t)g;
-                p = end;
-        }
-        m->n_groups = n;
-        m->have_groups = true;
-}
-
-/**
- * native_meta_read_proc() - the /proc items of a process, pidfd-checked
- * @pid:        its pid in the bus's namespace
- * @pidfd:      a pidfd of the same process (the check that @pid was not reused)
- * @what:       the KDBUS_ATTACH_* items to read (others stay missing): per-message
- *              capture reads only what some receiver could be given
- * @ret:        the items, or NULL: none captured (no pid or pidfd, the process gone)
- *
- * Failures leave items out. Return: 0 or -ENOMEM.
- */
-int native_meta_read_proc(pid_t pid, int pidfd, uint64_t what, NativeMeta **ret) {
-        NativeMeta *m;
-        char *status;
-        char exe[4096], path[64];
-        ssize_t n;
-
-        *ret = NULL;
-        if (pid <= 0 || pidfd < 0)
-                return 0;
-        m = calloc(1, sizeof(*m));
-        if (!m)
-                return -ENOMEM;
-        if (what & (KDBUS_ATTACH_PID_COMM | KDBUS_ATTACH_TID_COMM))
-                m->comm = proc_line(pid, "comm");
-        if (what & KDBUS_ATTACH_EXE) {
-                (void) snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-                n = readlink(path, exe, sizeof(exe) - 1);
-                if (n > 0) {
-                        exe[n] = '\0';
-                        m->exe = strdup(exe);
-                }
-        }
-        if (what & KDBUS_ATTACH_CMDLINE) {
-                m->cmdline = proc_read(pid, "cmdline", 64 * 1024, &m->cmdline_len);
-                if (m->cmdline && !m->cmdline_len) {    /* a kernel thread or a zombie: none */
-                        free(m->cmdline);
-                        m->cmdline = NULL;
-                }
-        }
-        if (what & KDBUS_ATTACH_CGROUP)
-                m->cgroup = proc_read(pid, "cgroup", 4096, NULL);
-        if (m->cgroup) {
-                /* the unified hierarchy's line "0::/path"; else the first line's path */
-                char *u = strncmp(m->cgroup, "0::", 3) == 0 ? m->cgroup :
-                          strstr(m->cgroup, "\n0::"), *s;
-
-                if (u)
-                        s = u + (u[0] == '\n' ? 4 : 3);
-                else {
-                        m->cgroup[strcspn(m->cgroup, "\n")] = '\0';
-                        s = strrchr(m->cgroup, ':');
-                        if (s)
-                                ++s;
-                }
-                if (s) {
-                        s[strcspn(s, "\n")] = '\0';
-                        memmove(m->cgroup, s, strlen(s) + 1);
-                } else {
-                        free(m->cgroup);
-                        m->cgroup = NULL;
-                }
-        }
-        status = what & (KDBUS_ATTACH_CAPS | KDBUS_ATTACH_AUXGROUPS) ?
-                 proc_read(pid, "status", 16 * 1024, NULL) : NULL;
-        if (status && (what & KDBUS_ATTACH_CAPS)) {
-                const char *uid = strstr(status, "\nUid:");
-                struct stat st;
-
-                m->have_caps = status_cap(status, "CapInh:", &m->caps[0]) &&
-                               status_cap(status, "CapPrm:", &m->caps[1]) &&
-                               status_cap(status, "CapEff:", &m->caps[2]) &&
-                               status_cap(status, "CapBnd:", &m->caps[3]);
-                /* "Uid: real effective saved fs": the euid that may own a namespace */
-                if (uid) {
-                        char *end;
-                        unsigned long v;
-
-                        (void) strtoul(uid + 5, &end, 10);
-                        v = strtoul(end, &end, 10);
-                        m->have_euid = true;
-                        m->euid = (uint32_t)v;
-                }
-                /* the user namespace the sets hold in */
-                (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-                if (stat(path, &st) == 0)
-                        m->userns_ino = st.st_ino;
-        }
-        if (status && (what & KDBUS_ATTACH_AUXGROUPS))
-                status_groups(status, m);
-        free(status);
-        if (what & KDBUS_ATTACH_AUDIT) {
-                char *login = proc_line(pid, "loginuid"), *session = proc_line(pid,
-                                                                                 "sessionid");
-
-                if (login && session) {
-                        m->have_audit = true;
-                        m->loginuid = (uint32_t)strtoul(login, NULL, 10);
-                        m->sessionid = (uint32_t)strtoul(session, NULL, 10);
-                }
-                free(login);
-                free(session);
-        }
-        /* the pid was the peer's at connect; it is still the peer's if the pidfd's process
-         * lives now, after we read (a pid is not reused while its process lives) */
-        if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0) {
-                native_meta_free(m);
-                return 0;
-        }
-        *ret = m;
-        return 0;
+/* The namespaces of @conn's process (NULL: the bus's, or not captured: a legacy peer). */
+static const BridgeNs *conn_ns(const BridgeConn *conn) {
+        return nc_ns(conn ? native_conn_from_bridge(conn) : NULL);
 }
 
 /**
@@ -266,29 +79,17 @@ int native_meta_capture(NativeConn *nc) {
 
         if (c->pid <= 0 || c->pidfd < 0)
                 return 0;
-        r = native_ns_capture(c->pid, &nc->ns);
+        r = bridge_ns_read(nc->conn->bus->proc, c->pid, &nc->ns);
         if (r)
                 return r;
-        r = native_meta_read_proc(c->pid, c->pidfd, META_PROC, &nc->meta);
+        r = bridge_meta_read(nc->conn->bus->proc, c->pid, c->pidfd, META_PROC, &nc->meta);
         if (r)
                 return r;
         if (!nc->meta) {        /* the process went: its pid may name another one now */
-                native_ns_free(nc->ns);
+                bridge_ns_free(nc->ns);
                 nc->ns = NULL;
         }
         return 0;
-}
-
-/* Frees @m (NULL allowed). */
-void native_meta_free(NativeMeta *m) {
-        if (!m)
-                return;
-        free(m->comm);
-        free(m->exe);
-        free(m->cmdline);
-        free(m->cgroup);
-        free(m->groups);
-        free(m);
 }
 
 /**
@@ -343,16 +144,20 @@ NativeFakeMeta *native_fake_meta_free(NativeFakeMeta *fake) {
 
 /**
  * native_conn_shown_creds() - the credentials shown of @conn to others
- * @conn:       any connection
+ * (BridgeConnOps.shown_creds of a native connection)
+ * @conn:       a native connection
+ * @userdata:   its NativeConn
  * @ret:        its BridgeCreds, or those its privileged HELLO gave (a shallow copy)
+ *
+ * Return: true if a privileged HELLO stood in (*ret are not @conn's own).
  */
-void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret) {
-        const NativeConn *nc = native_conn_from_bridge(conn);
-        const NativeFakeMeta *f = nc ? nc->fake : NULL;
+bool native_conn_shown_creds(const BridgeConn *conn, void *userdata, BridgeCreds *ret) {
+        const NativeConn *nc = userdata;
+        const NativeFakeMeta *f = nc->fake;
 
         *ret = conn->creds;
         if (!f)
-                return;
+                return false;
         if (f->have_creds) {
                 ret->uid = (uid_t)f->creds.uid;
                 ret->gid = (gid_t)f->creds.gid;
@@ -363,18 +168,7 @@ void native_conn_shown_creds(const BridgeConn *conn, BridgeCreds *ret) {
         ret->groups = NULL;
         ret->n_groups = 0;
         ret->seclabel = f->seclabel;
-}
-
-/**
- * native_conn_creds_faked() - whether a privileged HELLO stood in with other credentials
- * @conn:       any connection
- *
- * Return: true if native_conn_shown_creds() shows the HELLO's, not @conn's own.
- */
-bool native_conn_creds_faked(const BridgeConn *conn) {
-        const NativeConn *nc = native_conn_from_bridge(conn);
-
-        return nc && nc->fake;
+        return true;
 }
 
 /* A sender with faked metadata gives only what it faked, and the connection's own items
@@ -404,7 +198,7 @@ static uint64_t meta_mask(const NativeConn *sn, uint64_t attach) {
  */
 static uint64_t meta_proc_visible(const NativeConn *receiver, const BridgeConn *sender) {
         const BridgeCreds *rc, *sc = &sender->creds;
-        const NativeMeta *rm;
+        const BridgeMeta *rm;
 
         if (!receiver)
                 return 0;
@@ -412,7 +206,7 @@ static uint64_t meta_proc_visible(const NativeConn *receiver, const BridgeConn *
         rm = receiver->meta;
         if (receiver->conn == sender || (rc->pid > 0 && rc->pid == sc->pid))
                 return META_PROC;
-        if (!native_ns_pid_visible(receiver, sender))
+        if (!bridge_ns_pid_visible(nc_ns(receiver), conn_ns(sender), sender->creds.pid))
                 return 0;
         if (rc->uid == sc->uid ||
             (rm && rm->have_caps ? (rm->caps[2] >> META_CAP_SYS_PTRACE) & 1 : rc->uid == 0))
@@ -495,7 +289,7 @@ static const NativeMsgMeta *msg_meta(const BridgeMsg *m) {
 }
 
 /* The /proc items that go with @m from @sn: captured with the message, or at HELLO. */
-static const NativeMeta *meta_proc(const NativeConn *sn, const BridgeMsg *m) {
+static const BridgeMeta *meta_proc(const NativeConn *sn, const BridgeMsg *m) {
         const NativeMsgMeta *mm = msg_meta(m);
 
         if (mm)
@@ -550,7 +344,7 @@ static uint8_t *put_str(uint8_t *p, uint64_t type, const char *s) {
  *
  * Return: bytes native_meta_proc_write() writes.
  */
-size_t native_meta_proc_size(uint64_t attach, const NativeMeta *m) {
+size_t native_meta_proc_size(uint64_t attach, const BridgeMeta *m) {
         size_t sz = 0;
 
         if (!m)
@@ -581,8 +375,8 @@ size_t native_meta_proc_size(uint64_t attach, const NativeMeta *m) {
  *
  * Return: the end of what was written.
  */
-uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m,
-                                const NativeConn *receiver) {
+uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const BridgeMeta *m,
+                                const Bus *bus, const NativeConn *receiver) {
         if (!m)
                 return p;
         if (attach & KDBUS_ATTACH_TID_COMM)
@@ -600,8 +394,8 @@ uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m
                 uint64_t shown[4];
                 unsigned i;
 
-                /* as the receiver's user namespace sees them (native_ns_caps()) */
-                native_ns_caps(receiver, m->userns_ino, m->have_euid, m->euid, m->caps, shown);
+                /* as the receiver's user namespace sees them (bridge_ns_caps()) */
+                bridge_ns_caps(bus->proc, nc_ns(receiver), m->userns_ino, m->have_euid, m->euid, m->caps, shown);
                 caps[0] = 63;   /* last_cap: the sets are given as 64 bits each */
                 for (i = 0; i < 4; ++i) {
                         caps[1 + 2 * i] = (uint32_t)shown[i];
@@ -611,7 +405,7 @@ uint8_t *native_meta_proc_write(uint8_t *p, uint64_t attach, const NativeMeta *m
         }
         if (m->have_audit && (attach & KDBUS_ATTACH_AUDIT)) {
                 struct kdbus_audit a = { .sessionid = m->sessionid,
-                                         .loginuid = native_ns_uid(receiver, m->loginuid) };
+                                         .loginuid = bridge_ns_uid(nc_ns(receiver), m->loginuid) };
 
                 p = put_item(p, KDBUS_ITEM_AUDIT, &a, sizeof(a));
         }
@@ -652,7 +446,7 @@ uint8_t *native_meta_groups_write(uint8_t *p, uint64_t attach, const gid_t *grou
         item->size = KDBUS_ITEM_HEADER_SIZE + n_groups * sizeof(uint64_t);
         item->type = KDBUS_ITEM_AUXGROUPS;
         for (i = 0; i < n_groups; ++i)
-                item->data64[i] = native_ns_gid(receiver, (uint32_t)groups[i]);
+                item->data64[i] = bridge_ns_gid(nc_ns(receiver), (uint32_t)groups[i]);
         return p + KDBUS_ALIGN8(item->size);
 }
 
@@ -683,7 +477,7 @@ uint8_t *native_meta_seclabel_write(uint8_t *p, uint64_t attach, const char *lab
 size_t native_meta_size(uint64_t attach, uint64_t declined, const BridgeConn *sender,
                         const BridgeMsg *msg) {
         const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
-        const NativeMeta *m = meta_proc(sn, msg);
+        const BridgeMeta *m = meta_proc(sn, msg);
         size_t sz = 0;
 
         attach = meta_mask(sn, attach);
@@ -745,7 +539,7 @@ static uint8_t *meta_timestamp_write(uint8_t *p, uint64_t attach, const Bus *bus
  * @sender:     whose metadata (NULL: the bus; then only TIMESTAMP)
  * @msg:        the message it goes with: its per-message capture (CREDS, PIDS, /proc
  *              items) replaces the connection's; NULL: the connection's
- * @receiver:   the ids are shown as its user and pid namespaces see them (native-ns.c);
+ * @receiver:   the ids are shown as its user and pid namespaces see them (bridge/ns.c);
  *              NULL: as the bus sees them
  *
  * Return: the end of what was written.
@@ -754,7 +548,7 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                            const BridgeConn *sender, const BridgeMsg *msg,
                            const NativeConn *receiver) {
         const NativeConn *sn = sender ? native_conn_from_bridge(sender) : NULL;
-        const NativeMeta *m = meta_proc(sn, msg);
+        const BridgeMeta *m = meta_proc(sn, msg);
         const NativeMsgMeta *mm = msg_meta(msg);
         struct kdbus_item *item;
         uint32_t uid, gid, pid;
@@ -775,21 +569,21 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
                 item->type = KDBUS_ITEM_CREDS;
-                item->creds.uid = native_ns_uid(receiver, (uint32_t)fc->uid);
-                item->creds.euid = native_ns_uid(receiver, (uint32_t)fc->euid);
-                item->creds.suid = native_ns_uid(receiver, (uint32_t)fc->suid);
-                item->creds.fsuid = native_ns_uid(receiver, (uint32_t)fc->fsuid);
-                item->creds.gid = native_ns_gid(receiver, (uint32_t)fc->gid);
-                item->creds.egid = native_ns_gid(receiver, (uint32_t)fc->egid);
-                item->creds.sgid = native_ns_gid(receiver, (uint32_t)fc->sgid);
-                item->creds.fsgid = native_ns_gid(receiver, (uint32_t)fc->fsgid);
+                item->creds.uid = bridge_ns_uid(nc_ns(receiver), (uint32_t)fc->uid);
+                item->creds.euid = bridge_ns_uid(nc_ns(receiver), (uint32_t)fc->euid);
+                item->creds.suid = bridge_ns_uid(nc_ns(receiver), (uint32_t)fc->suid);
+                item->creds.fsuid = bridge_ns_uid(nc_ns(receiver), (uint32_t)fc->fsuid);
+                item->creds.gid = bridge_ns_gid(nc_ns(receiver), (uint32_t)fc->gid);
+                item->creds.egid = bridge_ns_gid(nc_ns(receiver), (uint32_t)fc->egid);
+                item->creds.sgid = bridge_ns_gid(nc_ns(receiver), (uint32_t)fc->sgid);
+                item->creds.fsgid = bridge_ns_gid(nc_ns(receiver), (uint32_t)fc->fsgid);
                 p += KDBUS_ALIGN8(item->size);
         } else if (attach & KDBUS_ATTACH_CREDS) {
                 item = (void *)p;
                 item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_creds);
                 item->type = KDBUS_ITEM_CREDS;
-                uid = native_ns_uid(receiver, uid);
-                gid = native_ns_gid(receiver, gid);
+                uid = bridge_ns_uid(nc_ns(receiver), uid);
+                gid = bridge_ns_gid(nc_ns(receiver), gid);
                 item->creds.uid = item->creds.euid = item->creds.suid = item->creds.fsuid = uid;
                 item->creds.gid = item->creds.egid = item->creds.sgid = item->creds.fsgid = gid;
                 p += KDBUS_ALIGN8(item->size);
@@ -802,15 +596,16 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                  * process sending on it is shown only in the bus's pid namespace */
                 if (sn && sn->fake) {
                         /* as given, in the bus's pid namespace */
-                        item->pids.pid = native_ns_pid(receiver, NULL,
+                        item->pids.pid = bridge_ns_pid(nc_ns(receiver), NULL,
                                                        (uint32_t)sn->fake->pids.pid);
-                        item->pids.tid = native_ns_pid(receiver, NULL,
+                        item->pids.tid = bridge_ns_pid(nc_ns(receiver), NULL,
                                                        (uint32_t)sn->fake->pids.tid);
-                        item->pids.ppid = native_ns_pid(receiver, NULL,
+                        item->pids.ppid = bridge_ns_pid(nc_ns(receiver), NULL,
                                                         (uint32_t)sn->fake->pids.ppid);
                 } else {
-                        item->pids.pid = native_ns_pid(receiver, pid == (uint32_t)sender->creds.pid ?
-                                                                 sender : NULL, pid);
+                        item->pids.pid = bridge_ns_pid(nc_ns(receiver),
+                                                       pid == (uint32_t)sender->creds.pid ?
+                                                       conn_ns(sender) : NULL, pid);
                 }
                 p += KDBUS_ALIGN8(item->size);
         }
@@ -824,12 +619,13 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                 item->size = KDBUS_ITEM_HEADER_SIZE + n * sizeof(uint64_t);
                 item->type = KDBUS_ITEM_AUXGROUPS;
                 for (i = 0; i < n; ++i)
-                        item->data64[i] = native_ns_gid(receiver, meta_group(sender, msg, i));
+                        item->data64[i] = bridge_ns_gid(nc_ns(receiver), meta_group(sender, msg, i));
                 p += KDBUS_ALIGN8(item->size);
         }
-        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, receiver);
+        p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, m, bus,
+                                   receiver);
         p = native_meta_seclabel_write(p, attach, meta_seclabel(sender, msg));
-        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, receiver);
+        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, m, bus, receiver);
         if (attach & KDBUS_ATTACH_NAMES) {
                 const List *pos;
 
@@ -859,7 +655,7 @@ void native_msg_meta_free(void *meta) {
 
         if (!mm)
                 return;
-        native_meta_free(mm->proc);
+        bridge_meta_free(mm->proc);
         free(mm->seclabel);
         free(mm);
 }
@@ -957,7 +753,8 @@ int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m) {
                 what |= META_PROC | META_IMPLICIT;
         what &= meta_recv_union(bus) & (META_PROC | KDBUS_ATTACH_AUXGROUPS);
         if (mm->have_creds && mm->pid > 0 && what && nc->next_send_pidfd >= 0) {
-                r = native_meta_read_proc((pid_t)mm->pid, nc->next_send_pidfd, what, &mm->proc);
+                r = bridge_meta_read(bus->proc, (pid_t)mm->pid, nc->next_send_pidfd, what,
+                                     &mm->proc);
                 if (r) {
                         native_msg_meta_free(mm);
                         return r;

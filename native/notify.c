@@ -9,7 +9,7 @@
  *     well-known name gets, loses or changes its owner; an activator counts as the name's holder while no owner
  *     has it (see native_notify_name()). Broadcast (dst_id BROADCAST) to the native connections
  *     with a match entry whose notification items all match it (MATCH_ADD; see
- *     native-match.c).
+ *     native/match.c).
  *   - REPLY_TIMEOUT / REPLY_DEAD (no payload; cookie_reply = the call's cookie) to a native
  *     caller whose call timed out / whose callee went away, instead of the dbus1 NoReply
  *     error a legacy caller gets. A caller blocked in SYNC_REPLY gets ETIMEDOUT / EPIPE
@@ -31,9 +31,13 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
-#include "bridge/native-conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/match.h"
+#include "native/meta.h"
+#include "native/names.h"
+#include "native/notify.h"
 #include "util/error.h"
 #include "util/hash-table.h"
 
@@ -298,21 +302,21 @@ void native_notify_name(Bus *bus, const char *name, BridgeConn *old_owner, unsig
 
 /**
  * native_notify_reply_lost() - tell a native caller that its call gets no reply
- * @caller:     the caller (any connection)
+ * (BridgeConnOps.reply_lost of a native connection)
+ * @caller:     the caller
+ * @userdata:   its NativeConn
  * @serial:     the call's cookie
  * @timed_out:  true: REPLY_TIMEOUT / ETIMEDOUT; false: REPLY_DEAD / EPIPE
  *
- * Return: true if @caller is native (told here), false for a legacy caller.
+ * Return: true (told here: the driver's dbus1 error is not for it).
  */
-bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_out) {
-        NativeConn *nc = native_conn_from_bridge(caller);
+bool native_notify_reply_lost(BridgeConn *caller, void *userdata, uint32_t serial,
+                              bool timed_out) {
+        NativeConn *nc = userdata;
         struct kdbus_item item = {
                 .size = KDBUS_ITEM_HEADER_SIZE,
                 .type = timed_out ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD,
         };
-
-        if (!nc)
-                return false;
         if (nc->sync_pending && nc->sync_cookie == serial) {
                 /* kdbus wakes a blocked caller with the errno, no message: nothing to
                  * copy to monitors either. A callee that is gone or dropped the call
@@ -328,7 +332,9 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
 
 /**
  * native_notify_reply_undelivered() - the answer to a blocked caller could not be queued
- * @caller:     the caller (any connection)
+ * (BridgeConnOps.reply_undelivered of a native connection)
+ * @caller:     the caller
+ * @userdata:   its NativeConn
  * @serial:     the call's cookie
  * @bridge_error: why (a positive BRIDGE_E_*)
  *
@@ -336,12 +342,31 @@ bool native_notify_reply_lost(BridgeConn *caller, uint32_t serial, bool timed_ou
  * one, except that the replier's ECOMM (the caller refuses fds) is EREMOTEIO for the
  * caller, so it can tell it from an ECOMM of its own call.
  */
-void native_notify_reply_undelivered(BridgeConn *caller, uint32_t serial, int bridge_error) {
-        NativeConn *nc = native_conn_from_bridge(caller);
+void native_notify_reply_undelivered(BridgeConn *caller, void *userdata, uint32_t serial,
+                                     int bridge_error) {
+        NativeConn *nc = userdata;
         int error;
 
-        if (!nc || !nc->sync_pending || nc->sync_cookie != serial)
+        if (!nc->sync_pending || nc->sync_cookie != serial)
                 return;
         error = native_errno_from_bridge(bridge_error);
         native_conn_sync_finish(nc, error == -ECOMM ? -EREMOTEIO : error, 0, 0, NULL, 0);
 }
+
+/* An activator took or gave up @name while no owner has it: NAME_ADD / NAME_REMOVE with
+ * its side flagged as kdbus flagged an activator's (native/names.h). */
+static void native_notify_activator(Bus *bus, const char *name, BridgeConn *conn, bool added) {
+        if (added)
+                native_notify_name_change(bus, KDBUS_ITEM_NAME_ADD, name, 0, 0, conn->id,
+                                          NATIVE_ACTIVATOR_NAME_FLAGS);
+        else
+                native_notify_name_change(bus, KDBUS_ITEM_NAME_REMOVE, name, conn->id,
+                                          NATIVE_ACTIVATOR_NAME_FLAGS, 0, 0);
+}
+
+/* What the native front end hears of the bus (registered at the first native HELLO). */
+const BusObserver native_bus_observer = {
+        .conn_changed = native_notify_id,
+        .name_changed = native_notify_name,
+        .activator_changed = native_notify_activator,
+};

@@ -21,13 +21,14 @@
 #include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
-#include "bridge/native-conn.h"
-#include "bridge/native-policy.h"
+#include "bridge/name-acl.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/holder.h"
 #include "util/error.h"
 
 /* The first NAME item's string in @items (sizes checked by native_items_check()), or NULL
- * (none, or not NUL-terminated: native_policy_db_set() refuses that one, EINVAL). */
+ * (none, or not NUL-terminated: name_acl_db_set() refuses that one, EINVAL). */
 static const char *items_name(const struct kdbus_item *items, size_t items_size) {
         const struct kdbus_item *item;
 
@@ -68,12 +69,12 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
                 return -EEXIST;
 
         if (!bus->holder_policy) {
-                r = native_policy_db_new(&bus->holder_policy);
+                r = name_acl_db_new(&bus->holder_policy);
                 if (r)
                         return r;
         }
         /* ids as the holder's user namespace sees them (read at its HELLO), as kdbus */
-        return native_policy_db_set_ns(bus->holder_policy, items, items_size, 1, true, nc->conn,
+        return name_acl_db_set_ns(bus->holder_policy, items, items_size, 1, true, nc->conn,
                                        nc->ns);
 }
 
@@ -96,25 +97,25 @@ int native_holder_set(NativeConn *nc, const struct kdbus_item *items, size_t ite
 int native_activator_policy_set(NativeConn *nc, const struct kdbus_item *items,
                                 size_t items_size) {
         const char *name = items_name(items, items_size);
-        const NativePolicyEntry *e;
+        const NameAclEntry *e;
         const struct kdbus_item *item;
         bool any = false;
 
         for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
              item = KDBUS_ITEM_NEXT(item))
                 any |= item->type == KDBUS_ITEM_POLICY_ACCESS;
-        e = name ? native_policy_db_lookup(nc->conn->bus->holder_policy, name) : NULL;
+        e = name ? name_acl_db_lookup(nc->conn->bus->holder_policy, name) : NULL;
         if (e && !e->wildcard && e->owner != nc->conn)
                 return -EEXIST;
         if (!any)
                 return 0;
         if (!nc->conn->bus->holder_policy) {
-                int r = native_policy_db_new(&nc->conn->bus->holder_policy);
+                int r = name_acl_db_new(&nc->conn->bus->holder_policy);
 
                 if (r)
                         return r;
         }
-        return native_policy_db_set(nc->conn->bus->holder_policy, items, items_size, 1, false,
+        return name_acl_db_set(nc->conn->bus->holder_policy, items, items_size, 1, false,
                                     nc->conn);
 }
 
@@ -127,7 +128,7 @@ void native_holder_drop(NativeConn *nc) {
 
         if (bus && bus->holder_policy &&
             (nc->hello_flags & (KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_ACTIVATOR)))
-                native_policy_db_remove_owner(bus->holder_policy, nc->conn);
+                name_acl_db_remove_owner(bus->holder_policy, nc->conn);
 }
 
 /**

@@ -5,7 +5,7 @@
  * UPDATE takes ATTACH_FLAGS_SEND / ATTACH_FLAGS_RECV items (one u64 each; kdbus's
  * _KDBUS_ATTACH_ANY stands for every known flag, other unknown bits are EINVAL) and, as an
  * extension of kdbus (which set it at HELLO only), a CONN_DESCRIPTION item. NAME and
- * POLICY_ACCESS items replace a policy holder's entries (bridge/native-holder.c); from any
+ * POLICY_ACCESS items replace a policy holder's entries (native/holder.c); from any
  * other connection: EOPNOTSUPP, as are attach flags from a policy holder and
  * ATTACH_FLAGS_SEND from an activator (kdbus_cmd_update(); an activator may change what it
  * receives, and an empty UPDATE is fine from anyone).
@@ -22,7 +22,7 @@
  * "<uid>-<name>", or "<uid>-kdbus" for kdbusd's own bus (which has no name), and
  * of the bus process's credentials CREDS and PIDS as far as attach_flags ask; the bus
  * consents to nothing else, said by an ATTACH_FLAGS_SEND item like any declined metadata
- * (bridge/native-meta.c).
+ * (native/meta.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,9 +30,13 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
-#include "bridge/native-conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/holder.h"
+#include "native/items.h"
+#include "native/meta.h"
+#include "native/update.h"
 #include "util/error.h"
 
 /* An attach-flags value of a peer: 0 or -EINVAL; *ret the flags. */
@@ -254,9 +258,9 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         p = native_meta_groups_write(p, attach, bus->creator_groups, bus->n_creator_groups,
                                      nc);
         p = native_meta_proc_write(p, attach & ~(uint64_t)KDBUS_ATTACH_AUDIT, bus->creator_meta,
-                                   nc);
+                                   bus, nc);
         p = native_meta_seclabel_write(p, attach, bus->creator_seclabel);
-        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, bus->creator_meta, nc);
+        p = native_meta_proc_write(p, attach & KDBUS_ATTACH_AUDIT, bus->creator_meta, bus, nc);
         cmd->return_flags = 0;
         cmd->offset = slice->offset;
         cmd->info_size = total;

@@ -22,9 +22,12 @@
 #include "bridge/endpoint.h"
 #include "bridge/monitor.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/items.h"
+#include "native/meta.h"
+#include "native/names.h"
 #include "util/error.h"
 #include "wire/names.h"
 
@@ -431,7 +434,7 @@ static BridgeConn *info_find_conn(Bus *bus, uint64_t id) {
  * @size:       bytes at @buf
  *
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
- * owns; the metadata items as far as the connection consented (native-meta.c).
+ * owns; the metadata items as far as the connection consented (native/meta.c).
  *
  * As kdbus_cmd_conn_info(): a NAME is looked up in the name registry only (its owner, else
  * its activator), and with a nonzero id as well the owner must be that id; an id alone finds

@@ -15,7 +15,7 @@
  * Notification items (NAME_ADD, NAME_REMOVE, NAME_CHANGE: kdbus_notify_name_change with
  * old/new id, KDBUS_MATCH_ID_ANY for any, and an optional name; ID_ADD, ID_REMOVE:
  * kdbus_notify_id_change with the id or ANY) subscribe to the bus's notifications
- * (native-notify.c). kdbus ANDs every rule of an entry, so an entry with notification items
+ * (native/notify.c). kdbus ANDs every rule of an entry, so an entry with notification items
  * gets no core rule: it matches a notification when all its items do and it has no other
  * item. Such entries count against max_match_rules_per_connection too.
  */
@@ -27,8 +27,10 @@
 #include "bridge/conn.h"
 #include "bridge/limits.h"
 #include "bridge/match.h"
-#include "bridge/native-conn.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/items.h"
+#include "native/match.h"
 #include "util/error.h"
 #include "wire/names.h"
 

@@ -10,7 +10,7 @@
  * first memfd (EBADMSG otherwise: the bus routes and checks policy on the header), is
  * validated, and the message keeps duplicates of the memfds (bridge/msg.h); its body is
  * validated when a receiver first needs the bytes (bridge_msg_materialize()). The header
- * must agree with the kdbus fields (see native-conn.h). Then the bus stamps SENDER and
+ * must agree with the kdbus fields (see native/conn.h). Then the bus stamps SENDER and
  * routes it through the core.
  *
  * fds: the FDS item and PAYLOAD_MEMFD carry indices into the fds of the datagram; the
@@ -29,9 +29,12 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
-#include "bridge/native-conn.h"
 #include "bridge/reply.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/items.h"
+#include "native/meta.h"
+#include "native/send.h"
 #include "util/error.h"
 #include "wire/message.h"
 #include "wire/names.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Native connections: HELLO, delivery into the pool, RECV, FREE, BYEBYE and the command
- * dispatcher (SEND is in native-send.c, names and info in native-names.c).
+ * dispatcher (SEND is in native/send.c, names and info in native/names.c).
  *
  * Delivery: the BridgeConn's queue is the core's; this transport empties it into the pool
  * as soon as something is queued (queue_nonempty), writing each message once as a
@@ -28,17 +28,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "bridge/bus.h"
 #include "bridge/bus-internal.h"
+#include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
+#include "bridge/meta.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
-#include "bridge/native-conn.h"
+#include "bridge/ns.h"
 #include "bridge/pool.h"
 #include "bridge/reply.h"
 #include "kdbus/kdbus.h"
+#include "native/conn.h"
+#include "native/holder.h"
+#include "native/items.h"
+#include "native/match.h"
+#include "native/meta.h"
+#include "native/names.h"
+#include "native/notify.h"
+#include "native/send.h"
+#include "native/special.h"
+#include "native/update.h"
 #include "util/error.h"
 #include "wire/protocol.h"
 
@@ -59,10 +70,33 @@ static void native_bridge_disconnected(BridgeConn *conn, void *userdata) {
                 nc->ops->disconnected(nc, nc->userdata);
 }
 
+static int native_bridge_quota_check(const BridgeConn *conn, void *userdata,
+                                     const BridgeMsg *msg) {
+        return native_conn_quota_check(userdata, msg);
+}
+
+static int native_bridge_unqueue(BridgeConn *conn, void *userdata, const char *name,
+                                 BridgeMsg ***msgs, size_t *n, size_t *cap) {
+        return native_conn_unqueue(userdata, name, msgs, n, cap);
+}
+
+/* What the core asks of a native connection: a broadcast it could not queue (kick) and a
+ * message an activator could not hand over (dropped) are counted for the next RECV; kdbus's
+ * rules where they differ from dbus-daemon's (BRIDGE_RULE_*, kdbus's pending-call limit). */
 static const BridgeConnOps native_bridge_ops = {
         .queue_nonempty = native_bridge_queue_nonempty,
         .kick = native_bridge_kick,
         .disconnected = native_bridge_disconnected,
+        .quota_check = native_bridge_quota_check,
+        .unqueue = native_bridge_unqueue,
+        .dropped = native_bridge_kick,
+        .reply_lost = native_notify_reply_lost,
+        .reply_undelivered = native_notify_reply_undelivered,
+        .shown_creds = native_conn_shown_creds,
+        .rules = BRIDGE_RULE_MEMFDS_AS_IS | BRIDGE_RULE_NAMES_OLDEST_FIRST |
+                 BRIDGE_RULE_REPLY_SLOT_USED_UP | BRIDGE_RULE_SIGNALS_BY_MATCH |
+                 BRIDGE_RULE_MONITOR_FDS_BLANKED,
+        .max_replies = NATIVE_MAX_REQUESTS_PENDING,
 };
 
 /**
@@ -275,6 +309,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                 return error_trace(r);
         if (ep && !ep->bus)
                 return -ECONNRESET;     /* kdbus: ESHUTDOWN on a node being removed */
+        bus_add_observer(bus, &native_bus_observer);    /* kdbus's notifications */
         r = bridge_conn_new(bus, creds, conn_flags, &native_bridge_ops, nc, &nc->conn);
         if (r)
                 return native_errno_from_bridge(r);
@@ -350,9 +385,9 @@ NativeConn *native_conn_free(NativeConn *nc) {
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
         nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
-        native_meta_free(nc->meta);
+        bridge_meta_free(nc->meta);
         native_fake_meta_free(nc->fake);
-        native_ns_free(nc->ns);
+        bridge_ns_free(nc->ns);
         free(nc->description);
         free(nc);
         return NULL;

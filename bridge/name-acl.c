@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * kdbus's name policy database (see native-policy.h for the semantics). Written from
+ * kdbus's name policy database (see bridge/name-acl.h for the semantics). Written from
  * kdbus.policy(7) and kdbus's behaviour: exact entry first, then the one-level wildcard;
  * the highest level any matching access entry grants; set replaces an owner's entries
  * atomically; a name can have entries of one owner only.
@@ -8,14 +8,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bridge/conn.h"
-#include "bridge/native-conn.h"
-#include "bridge/native-policy.h"
+#include "bridge/creds.h"
+#include "bridge/name-acl.h"
+#include "bridge/ns.h"
 #include "kdbus/kdbus.h"
 #include "util/error.h"
 #include "wire/names.h"
 
-static NativePolicyEntry *entry_free(NativePolicyEntry *e) {
+static NameAclEntry *entry_free(NameAclEntry *e) {
         if (!e)
                 return NULL;
         list_unlink(&e->link);
@@ -26,13 +26,13 @@ static NativePolicyEntry *entry_free(NativePolicyEntry *e) {
 }
 
 /**
- * native_policy_db_new() - an empty policy database
+ * name_acl_db_new() - an empty policy database
  * @ret:        the db
  *
  * Return: 0 or -ENOMEM.
  */
-int native_policy_db_new(NativePolicyDb **ret) {
-        NativePolicyDb *db = calloc(1, sizeof(*db));
+int name_acl_db_new(NameAclDb **ret) {
+        NameAclDb *db = calloc(1, sizeof(*db));
 
         if (!db)
                 return error_origin(-ENOMEM);
@@ -42,32 +42,32 @@ int native_policy_db_new(NativePolicyDb **ret) {
 }
 
 /**
- * native_policy_db_free() - free a db and its entries
+ * name_acl_db_free() - free a db and its entries
  * @db:         the db or NULL
  *
  * Return: NULL.
  */
-NativePolicyDb *native_policy_db_free(NativePolicyDb *db) {
-        NativePolicyEntry *e;
+NameAclDb *name_acl_db_free(NameAclDb *db) {
+        NameAclEntry *e;
 
         if (!db)
                 return NULL;
-        while ((e = list_first_entry(&db->entries, NativePolicyEntry, link)))
+        while ((e = list_first_entry(&db->entries, NameAclEntry, link)))
                 entry_free(e);
         free(db);
         return NULL;
 }
 
 /**
- * native_policy_db_remove_owner() - drop the entries of one owner
+ * name_acl_db_remove_owner() - drop the entries of one owner
  * @db:         the db
  * @owner:      whose entries
  */
-void native_policy_db_remove_owner(NativePolicyDb *db, const void *owner) {
+void name_acl_db_remove_owner(NameAclDb *db, const void *owner) {
         List *pos, *tmp;
 
         list_for_each_safe(pos, tmp, &db->entries) {
-                NativePolicyEntry *e = container_of(pos, NativePolicyEntry, link);
+                NameAclEntry *e = container_of(pos, NameAclEntry, link);
 
                 if (e->owner == owner) {
                         entry_free(e);
@@ -76,12 +76,12 @@ void native_policy_db_remove_owner(NativePolicyDb *db, const void *owner) {
         }
 }
 
-static NativePolicyEntry *db_find(const NativePolicyDb *db, const char *name, size_t len,
+static NameAclEntry *db_find(const NameAclDb *db, const char *name, size_t len,
                                   bool wildcard) {
         List *pos;
 
         list_for_each(pos, &db->entries) {
-                NativePolicyEntry *e = container_of(pos, NativePolicyEntry, link);
+                NameAclEntry *e = container_of(pos, NameAclEntry, link);
 
                 if (e->wildcard == wildcard && !strncmp(e->name, name, len) && !e->name[len])
                         return e;
@@ -90,14 +90,14 @@ static NativePolicyEntry *db_find(const NativePolicyDb *db, const char *name, si
 }
 
 /**
- * native_policy_db_lookup() - the entry that decides for a name
+ * name_acl_db_lookup() - the entry that decides for a name
  * @db:         the db
  * @name:       a well-known name
  *
  * Return: the exact entry of @name, else the wildcard entry of its parent prefix, or NULL.
  */
-const NativePolicyEntry *native_policy_db_lookup(const NativePolicyDb *db, const char *name) {
-        const NativePolicyEntry *e;
+const NameAclEntry *name_acl_db_lookup(const NameAclDb *db, const char *name) {
+        const NameAclEntry *e;
         const char *dot;
 
         if (!db || !db->n_entries)
@@ -110,19 +110,19 @@ const NativePolicyEntry *native_policy_db_lookup(const NativePolicyDb *db, const
 }
 
 /**
- * native_policy_entry_query() - the access one entry grants a peer
+ * name_acl_entry_query() - the access one entry grants a peer
  * @entry:      the entry (NULL: nothing granted)
  * @creds:      the peer's credentials, captured at connect
  *
- * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NATIVE_POLICY_NONE.
+ * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NAME_ACL_NONE.
  */
-unsigned native_policy_entry_query(const NativePolicyEntry *entry, const BridgeCreds *creds) {
-        unsigned highest = NATIVE_POLICY_NONE, i, k;
+unsigned name_acl_entry_query(const NameAclEntry *entry, const BridgeCreds *creds) {
+        unsigned highest = NAME_ACL_NONE, i, k;
 
         if (!entry)
-                return NATIVE_POLICY_NONE;
+                return NAME_ACL_NONE;
         for (i = 0; i < entry->n_access && highest < KDBUS_POLICY_OWN; ++i) {
-                const NativePolicyAccess *a = &entry->access[i];
+                const NameAclAccess *a = &entry->access[i];
                 bool match = false;
 
                 if (a->access <= highest)
@@ -147,23 +147,23 @@ unsigned native_policy_entry_query(const NativePolicyEntry *entry, const BridgeC
 }
 
 /**
- * native_policy_db_query() - the access a db grants a peer on a name
+ * name_acl_db_query() - the access a db grants a peer on a name
  * @db:         the db (NULL: nothing granted)
  * @name:       a well-known name
  * @creds:      the peer's credentials
  *
- * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NATIVE_POLICY_NONE.
+ * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NAME_ACL_NONE.
  */
-unsigned native_policy_db_query(const NativePolicyDb *db, const char *name,
+unsigned name_acl_db_query(const NameAclDb *db, const char *name,
                                 const BridgeCreds *creds) {
-        return native_policy_entry_query(native_policy_db_lookup(db, name), creds);
+        return name_acl_entry_query(name_acl_db_lookup(db, name), creds);
 }
 
 /* Validate a NAME item's string and make the entry. Return: 0 or -errno. */
 static int entry_new(const struct kdbus_item *item, bool allow_wildcards, const void *owner,
-                     NativePolicyEntry **ret) {
+                     NameAclEntry **ret) {
         size_t len = item->size - KDBUS_ITEM_HEADER_SIZE, n;
-        NativePolicyEntry *e;
+        NameAclEntry *e;
         char *check;
         bool wildcard;
         bool ok;
@@ -200,10 +200,10 @@ static int entry_new(const struct kdbus_item *item, bool allow_wildcards, const 
         return 0;
 }
 
-static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item,
-                            const NativeNs *ns) {
+static int entry_add_access(NameAclEntry *e, const struct kdbus_item *item,
+                            const BridgeNs *ns) {
         const struct kdbus_policy_access *pa = &item->policy_access;
-        NativePolicyAccess *a;
+        NameAclAccess *a;
         uint32_t id;
 
         if (item->size < KDBUS_ITEM_HEADER_SIZE + sizeof(*pa))
@@ -221,7 +221,7 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item,
          * make_kuid(current_user_ns()), EINVAL if that namespace does not map it) */
         id = (uint32_t)pa->id;
         if (pa->type != KDBUS_POLICY_ACCESS_WORLD &&
-            native_ns_id_to_bus(ns, pa->type == KDBUS_POLICY_ACCESS_GROUP, id, &id))
+            bridge_ns_id_to_bus(ns, pa->type == KDBUS_POLICY_ACCESS_GROUP, id, &id))
                 return -EINVAL;
         if (e->n_access >= UINT16_MAX)
                 return -E2BIG;          /* kdbus bounds a command's size; so do we */
@@ -237,7 +237,7 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item,
 }
 
 /**
- * native_policy_db_set() - replace an owner's entries
+ * name_acl_db_set() - replace an owner's entries
  * @db:         the db
  * @items:      the command's items (NAME, then its POLICY_ACCESS items, repeated)
  * @items_size: their size (already checked with native_items_check())
@@ -247,14 +247,14 @@ static int entry_add_access(NativePolicyEntry *e, const struct kdbus_item *item,
  *
  * Return: 0, -EINVAL, -E2BIG, -EEXIST or -ENOMEM; on error the db is unchanged.
  */
-int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, size_t items_size,
+int name_acl_db_set(NameAclDb *db, const struct kdbus_item *items, size_t items_size,
                          unsigned max_names, bool allow_wildcards, const void *owner) {
-        return native_policy_db_set_ns(db, items, items_size, max_names, allow_wildcards, owner,
+        return name_acl_db_set_ns(db, items, items_size, max_names, allow_wildcards, owner,
                                        NULL);
 }
 
 /**
- * native_policy_db_set_ns() - native_policy_db_set() for a setter in user namespace @ns
+ * name_acl_db_set_ns() - name_acl_db_set() for a setter in user namespace @ns
  * @db:         the db
  * @items:      the command's items
  * @items_size: their size
@@ -264,13 +264,13 @@ int native_policy_db_set(NativePolicyDb *db, const struct kdbus_item *items, siz
  * @ns:         the setter's namespaces (NULL: the bus's): USER / GROUP ids go through its
  *              uid_map / gid_map into the bus's ids; one it does not map: -EINVAL
  *
- * Return: as native_policy_db_set().
+ * Return: as name_acl_db_set().
  */
-int native_policy_db_set_ns(NativePolicyDb *db, const struct kdbus_item *items,
+int name_acl_db_set_ns(NameAclDb *db, const struct kdbus_item *items,
                             size_t items_size, unsigned max_names, bool allow_wildcards,
-                            const void *owner, const NativeNs *ns) {
+                            const void *owner, const BridgeNs *ns) {
         List fresh = LIST_INIT(fresh);
-        NativePolicyEntry *e = NULL;
+        NameAclEntry *e = NULL;
         const struct kdbus_item *item;
         unsigned n_names = 0;
         List *pos, *tmp;
@@ -295,31 +295,31 @@ int native_policy_db_set_ns(NativePolicyDb *db, const struct kdbus_item *items,
         }
         /* a name may have entries of one owner only, and appear once */
         list_for_each(pos, &fresh) {
-                NativePolicyEntry *f = container_of(pos, NativePolicyEntry, link);
+                NameAclEntry *f = container_of(pos, NameAclEntry, link);
                 List *p2;
 
                 if (r)
                         break;
                 list_for_each(p2, &db->entries) {
-                        NativePolicyEntry *o = container_of(p2, NativePolicyEntry, link);
+                        NameAclEntry *o = container_of(p2, NameAclEntry, link);
 
                         if (o->owner != owner && o->wildcard == f->wildcard &&
                             !strcmp(o->name, f->name))
                                 r = -EEXIST;
                 }
                 for (p2 = pos->next; p2 != &fresh; p2 = p2->next) {
-                        NativePolicyEntry *o = container_of(p2, NativePolicyEntry, link);
+                        NameAclEntry *o = container_of(p2, NameAclEntry, link);
 
                         if (o->wildcard == f->wildcard && !strcmp(o->name, f->name))
                                 r = -EEXIST;
                 }
         }
         if (r) {
-                while ((e = list_first_entry(&fresh, NativePolicyEntry, link)))
+                while ((e = list_first_entry(&fresh, NameAclEntry, link)))
                         entry_free(e);
                 return r;
         }
-        native_policy_db_remove_owner(db, owner);
+        name_acl_db_remove_owner(db, owner);
         list_for_each_safe(pos, tmp, &fresh) {
                 list_unlink(pos);
                 list_append(&db->entries, pos);

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * A native connection: a BridgeConn whose transport is a receive pool (bridge/pool.h) and
+ * whose peer speaks kdbus's commands (include/kdbus/kdbus.h). The commands are executed
+ * here, like system calls: each takes the command struct as the peer sent it, updates it in
+ * place as kdbus writes back into the caller's struct, and returns 0 or the negative errno
+ * kdbus would have made the ioctl() fail with. Those errnos are the command's *result* for
+ * the peer, not failures of the bus (-ENOMEM included: the peer sees ENOMEM, the bus runs on).
+ *
+ * Messages: the core carries dbus1 messages (BridgeMsg). A native SEND carries a dbus1
+ * message as its PAYLOAD_VEC bytes, or its header as PAYLOAD_VEC bytes and body parts in
+ * sealed memfds, which the message keeps as references (bridge/msg.h) and native
+ * receivers get as PAYLOAD_MEMFD items; its kdbus fields must agree with the dbus1 header
+ * (cookie = serial, cookie_reply = reply serial, EXPECT_REPLY = method call expecting a
+ * reply, destination = dst_id or DST_NAME). The bus stamps SENDER and routes it like any
+ * other message, so legacy peers receive it unchanged. Toward a native peer, each message
+ * queued to its BridgeConn is written once into its pool, at delivery, as a kdbus_msg with
+ * a PAYLOAD_OFF item pointing at the dbus1 bytes behind the items (and an FDS item). RECV
+ * then only hands out the slice offset. See docs/native.md.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "bridge/quota.h"
+#include "kdbus/kdbus.h"
+#include "native/meta.h"
+#include "util/list.h"
+#include "util/macro.h"
+
+typedef struct Bus Bus;
+typedef struct BridgeConn BridgeConn;
+typedef struct BridgeCreds BridgeCreds;
+typedef struct BridgeMsg BridgeMsg;
+typedef struct BridgeNs BridgeNs;
+typedef struct BridgePool BridgePool;
+typedef struct BusEndpoint BusEndpoint;
+typedef struct NativeConn NativeConn;
+struct kdbus_cmd_hello;
+struct kdbus_item;
+
+typedef struct NativeConnOps {
+        /* The receive list went from empty to non-empty (with @readable_each: a message
+         * was added to it): wake the peer. */
+        void (*readable)(NativeConn *nc, void *userdata);
+        /* A SEND with SYNC_REPLY finished: @error (0 or -errno) and, on success, where the
+         * reply lies in the pool; @fds (owned by the callee now) go with it. */
+        void (*sync_done)(NativeConn *nc, void *userdata, int error, uint64_t offset,
+                          uint64_t size, int *fds, unsigned n_fds);
+        /* The bus ended the connection (its bus or endpoint went; not BYEBYE and not
+         * native_conn_free()): commands fail ECONNRESET from now on. May be NULL. */
+        void (*disconnected)(NativeConn *nc, void *userdata);
+} NativeConnOps;
+
+/* A message written into the pool and not received yet. */
+typedef struct NativeEntry {
+        List link;                      /* NativeConn.recv_list, delivery order */
+        struct BridgePoolSlice *slice;
+        int64_t priority;
+        uint64_t sender_account;        /* quota account (bridge/quota.h): the sender's
+                                         * uid, or for a sender on a custom endpoint 1 << 32 |
+                                         * its id (kdbus charges an endpoint's peers to the
+                                         * endpoint) */
+        BridgeMsg *msg;                 /* one reference: its fds go out with RECV; NULL
+                                         * for a notification (charged to no account) */
+} NativeEntry;
+
+struct NativeConn {
+        BridgeConn *conn;               /* one reference */
+        BridgePool *pool;
+        uint64_t hello_flags;           /* KDBUS_HELLO_* */
+        uint64_t attach_flags_send;
+        uint64_t attach_flags_recv;
+        const NativeConnOps *ops;
+        void *userdata;
+        char *description;              /* HELLO's CONN_DESCRIPTION, or NULL */
+        BridgeMeta *meta;               /* NULL: not captured (no pidfd, process gone) */
+        NativeFakeMeta *fake;           /* a privileged HELLO's CREDS / PIDS / SECLABEL
+                                         * items, or NULL (native/meta.c) */
+        BridgeNs *ns;                   /* NULL: the bus's namespaces (or not captured) */
+        /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: the next SEND's creds and pidfd, handed over by
+         * the transport (native_conn_set_send_creds()) */
+        NativeMsgMeta next_send;
+        int next_send_pidfd;            /* borrowed for the command; -1 */
+
+        List recv_list;                 /* NativeEntry */
+        BridgeQuotaTable pool_quota;    /* recv_list's messages per sending account:
+                                         * slice bytes, fds, messages */
+        List matches;                   /* NativeMatch */
+        unsigned n_entries;
+        uint64_t dropped_msgs;          /* broadcasts lost since the last RECV */
+        bool byebye;                    /* BYEBYE done: every command fails ECONNRESET */
+        bool freeing;                   /* in native_conn_free(): no more callbacks */
+        bool readable_each;             /* the transport waits for a message of some
+                                         * priority: readable() after every message put
+                                         * into the pool, not only the first */
+
+        /* a SEND with SYNC_REPLY waiting for its answer */
+        bool sync_pending;
+        uint64_t sync_cookie;
+        uint64_t sync_dst_id;
+        int sync_cancel_fd;             /* its CANCEL_FD (owned), -1: none; the transport
+                                         * watches it and calls native_conn_sync_cancel() */
+};
+
+/* At most this many messages, and fds in them, of one sending user wait in one receiver
+ * (kdbus: KDBUS_CONN_MAX_MSGS, KDBUS_CONN_MAX_FDS_PER_USER). */
+#define NATIVE_MAX_MSGS_PER_USER 256u
+#define NATIVE_MAX_FDS_PER_USER 16u
+
+/* kdbus's pool quota for @msg's sending account at @nc, counting what it has in the pool
+ * and in the core's queue: 0, BRIDGE_E_QUOTA (messages, bytes) or BRIDGE_E_FDS_QUOTA. */
+int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg);
+
+/**
+ * Return: 0, or a negative errno for the peer: -EINVAL (bad struct, flags, items or pool
+ * size), -EPERM (monitor or activator without privilege), -EOPNOTSUPP (policy holder),
+ * -EEXIST (the name has an activator already), -EMFILE (too many connections for this
+ * user), -ENOMEM.
+ */
+int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
+                      const NativeConnOps *ops, void *userdata, NativeConn **ret);
+/* HELLO through the custom endpoint @ep (NULL: the bus's own): the connection sees the
+ * bus as @ep's policy lets it (bridge/endpoint.h). Same returns. */
+int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
+                         struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
+                         void *userdata, NativeConn **ret);
+/* Disconnects (if still connected) and frees. */
+NativeConn *native_conn_free(NativeConn *nc);
+DEFINE_CLEANUP(NativeConn *, native_conn_free);
+
+/* The NativeConn behind @conn, or NULL for a legacy connection. */
+NativeConn *native_conn_from_bridge(const BridgeConn *conn);
+
+/* The pool's memfd, to be handed to the peer after HELLO (the bus keeps its own). */
+int native_conn_pool_fd(const NativeConn *nc);
+
+/* Is @command one of kdbus's 16 commands (the others: ENOTTY in every handle state). */
+bool native_command_is_known(uint64_t command);
+
+/*
+ * Execute one command other than HELLO. @buf holds the command struct (and, for SEND, the
+ * kdbus_msg and payload bytes it points at by offset); @fds are the fds that came with it
+ * (borrowed: the callee dups what it keeps). On return *ret_reply_size says how many bytes
+ * of @buf to send back, and *ret_fds and *ret_n_fds (owned by the caller, may be NULL/0) the
+ * fds to pass with the reply. A SEND with SYNC_REPLY returns 1: no reply now, it comes
+ * through NativeConnOps.sync_done.
+ *
+ * Return: 0, 1 (SYNC_REPLY pending), or a negative errno for the peer.
+ */
+int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
+                        const int *fds, unsigned n_fds, size_t *ret_reply_size,
+                        int **ret_fds, unsigned *ret_n_fds);
+
+/* The FREEs of a KDBUS_WIRE_BATCH: each exactly a FREE command; stops at the first that
+ * fails. Return: 0 or its -errno; *ret_n_freed: how many were done. */
+int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
+                            size_t *ret_n_freed);
+/* true when RECV would answer EAGAIN now: nothing in the pool or the core's queue
+ * (KDBUS_WIRE_RETURN_RECV_EMPTY). No drain, so safe inside a delivery. */
+bool native_conn_recv_empty(NativeConn *nc);
+/* true when nothing waits in the core's queue (for pool space); the pool may hold some. */
+bool native_conn_queue_empty(NativeConn *nc);
+
+/* End the pending SYNC_REPLY: NativeConnOps.sync_done with these, then the cancel fd is
+ * closed. (native/conn.c; used by delivery and reply_lost.) */
+void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,
+                             int *fds, unsigned n_fds);
+/* The pending SYNC_REPLY's CANCEL_FD became readable: the call is forgotten (a late reply
+ * finds no slot) and the SEND fails ECANCELED, as in kdbus. No-op without one pending. */
+void native_conn_sync_cancel(NativeConn *nc);
+
+/* Write queued messages into the pool (after FREE made room); called internally too. */
+void native_conn_drain(NativeConn *nc);
+
+/* Take the messages for @name off the receive list (bridge/activator.c). Return: 0, -ENOMEM. */
+int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, size_t *n,
+                        size_t *cap);
+
+/* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
+int native_errno_from_bridge(int r);
