@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,10 @@
 #include <unistd.h>
 #include "bridge/limits.h"
 #include "compat/driver.h"
-#include "compat/driver-internal.h"
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
 #include "proxy/address.h"
+#include "proxy/args.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
 #include "proxy/listener.h"
@@ -36,254 +35,6 @@
 #include "proxy/privileges.h"
 #include "proxy/server.h"
 #include "util/error.h"
-
-typedef enum ArgsConfig {
-        ARGS_CONFIG_NONE,
-        ARGS_CONFIG_SESSION,
-        ARGS_CONFIG_SYSTEM,
-        ARGS_CONFIG_FILE,
-} ArgsConfig;
-
-typedef struct Args {
-        ArgsConfig config;
-        const char *config_file;
-        const char *address;
-        const char *native_address;     /* --native: kdbus ABI socket */
-        unsigned attach_rule;           /* --native-attach-rule: BUS_ATTACH_* */
-        uint64_t attach_flags_req;      /* --native-attach-required */
-        BloomParams bloom;              /* --native-bloom; size 0: the default */
-        int print_address_fd;           /* -1: do not print */
-        int print_pid_fd;
-        int fork;                       /* -1: as the configuration says */
-        bool nopidfile;
-        bool systemd_activation;
-        bool log_target_set;
-        ProxyLogTarget log_target;
-} Args;
-
-static void help(void) {
-        printf("kdbusd [--version] [--session] [--system] [--config-file=FILE]\n"
-               "       [--print-address[=DESCRIPTOR]] [--print-pid[=DESCRIPTOR]]\n"
-               "       [--address=ADDRESS] [--nopidfile] [--nosyslog] [--syslog]\n"
-               "       [--syslog-only] [--nofork] [--fork] [--systemd-activation]\n\n"
-               "A D-Bus message bus with kdbus semantics; the command line is dbus-daemon's.\n"
-               "  --session             the session bus: " PROXY_CONFIG_SESSION_PATH "\n"
-               "                        (with its includes); when that file is absent, a\n"
-               "                        built-in equivalent (unix:tmpdir=/tmp, EXTERNAL,\n"
-               "                        allow everything, session limits)\n"
-               "  --system              the system bus: " PROXY_CONFIG_SYSTEM_PATH "\n"
-               "  --config-file=FILE    any dbus-daemon configuration file; SIGHUP or\n"
-               "                        org.freedesktop.DBus.ReloadConfig reload it (policy,\n"
-               "                        limits); after binding its sockets and writing its\n"
-               "                        pid file the bus becomes the configuration's <user>\n"
-               "  --address=ADDRESS     listen on ADDRESS (';'-separated list of unix:path=,\n"
-               "                        unix:abstract=, unix:dir=, unix:tmpdir=,\n"
-               "                        unix:runtime=yes, systemd:)\n"
-               "  --print-address[=FD]  print the first listening address (with guid) to FD\n"
-               "                        (default stdout)\n"
-               "  --print-pid[=FD]      print the pid to FD (default stdout)\n"
-               "  --fork / --nofork     daemonize after listening / stay in the foreground\n"
-               "                        (default: <fork/> in the configuration)\n"
-               "  --nopidfile           do not write the configuration's <pidfile>\n"
-               "  --systemd-activation  start services with a SystemdService= key through\n"
-               "                        systemd (org.freedesktop.systemd1.Activator); sockets\n"
-               "                        passed in LISTEN_FDS are used when no --address is given\n"
-               "  --syslog / --syslog-only / --nosyslog\n"
-               "                        log to the journal (syslog when there is no journal)\n"
-               "                        and stderr / the journal only / stderr only\n"
-               "  --introspect          print the bus driver's introspection XML and exit\n"
-               "  --native=unix:path=PATH\n"
-               "                        also serve native (kdbus ABI) peers on PATH\n"
-               "  --native-attach-rule=opt-in|kdbus\n"
-               "                        metadata native receivers get of a sender: what they\n"
-               "                        ask for and it consents to (opt-in, the default), or\n"
-               "                        kdbus's final rule (also the basic credentials and\n"
-               "                        what they could read in /proc anyway)\n"
-               "  --native-attach-required=LIST\n"
-               "                        metadata every native sender must consent to (HELLO\n"
-               "                        fails ECONNREFUSED): comma-separated creds, pids, ...\n"
-               "  --native-bloom=SIZE,N_HASH\n"
-               "                        the bus's bloom filter geometry as kdbus's BUS_MAKE\n"
-               "                        takes it (bytes 8..4096, a multiple of 8; N_HASH >= 1;\n"
-               "                        default 64,8): native peers get it from HELLO\n"
-               "  --version, --help\n");
-}
-
-static int parse_fd(const char *s, int *ret) {
-        char *end;
-        long v;
-
-        errno = 0;
-        v = strtol(s, &end, 10);
-        if (errno || end == s || *end || v < 0 || v > 65535)
-                return -EINVAL;
-        *ret = (int)v;
-        return 0;
-}
-
-enum {
-        ARG_SESSION = 0x100,
-        ARG_SYSTEM,
-        ARG_CONFIG_FILE,
-        ARG_ADDRESS,
-        ARG_PRINT_ADDRESS,
-        ARG_PRINT_PID,
-        ARG_NOFORK,
-        ARG_FORK,
-        ARG_NOPIDFILE,
-        ARG_VERSION,
-        ARG_HELP,
-        ARG_SYSTEMD_ACTIVATION,
-        ARG_SYSLOG,
-        ARG_SYSLOG_ONLY,
-        ARG_NOSYSLOG,
-        ARG_INTROSPECT,
-        ARG_NATIVE,
-        ARG_NATIVE_ATTACH_RULE,
-        ARG_NATIVE_ATTACH_REQUIRED,
-        ARG_NATIVE_BLOOM,
-};
-
-/* --introspect, as dbus-daemon: what the driver answers to Introspect on its own path. */
-static int print_introspection(void) {
-        _cleanup_(freep) char *xml = NULL;
-
-        if (driver_introspect_xml("/org/freedesktop/DBus", &xml) < 0) {
-                fprintf(stderr, "kdbusd: out of memory\n");
-                return -1;
-        }
-        /* dbus-daemon ends it with an empty line */
-        if (printf("%s\n", xml) < 0 || fflush(stdout) != 0) {
-                fprintf(stderr, "kdbusd: cannot write the introspection data: %m\n");
-                return -1;
-        }
-        return 1;
-}
-
-/* Return: 0 run, 1 exit successfully (help/version), -1 exit with failure. */
-static int parse_args(int argc, char **argv, Args *a) {
-        static const struct option options[] = {
-                { "session", no_argument, NULL, ARG_SESSION },
-                { "system", no_argument, NULL, ARG_SYSTEM },
-                { "config-file", required_argument, NULL, ARG_CONFIG_FILE },
-                { "address", required_argument, NULL, ARG_ADDRESS },
-                { "print-address", optional_argument, NULL, ARG_PRINT_ADDRESS },
-                { "print-pid", optional_argument, NULL, ARG_PRINT_PID },
-                { "nofork", no_argument, NULL, ARG_NOFORK },
-                { "fork", no_argument, NULL, ARG_FORK },
-                { "nopidfile", no_argument, NULL, ARG_NOPIDFILE },
-                { "version", no_argument, NULL, ARG_VERSION },
-                { "help", no_argument, NULL, ARG_HELP },
-                { "systemd-activation", no_argument, NULL, ARG_SYSTEMD_ACTIVATION },
-                { "syslog", no_argument, NULL, ARG_SYSLOG },
-                { "syslog-only", no_argument, NULL, ARG_SYSLOG_ONLY },
-                { "nosyslog", no_argument, NULL, ARG_NOSYSLOG },
-                { "introspect", no_argument, NULL, ARG_INTROSPECT },
-                { "native", required_argument, NULL, ARG_NATIVE },
-                { "native-attach-rule", required_argument, NULL, ARG_NATIVE_ATTACH_RULE },
-                { "native-attach-required", required_argument, NULL,
-                  ARG_NATIVE_ATTACH_REQUIRED },
-                { "native-bloom", required_argument, NULL, ARG_NATIVE_BLOOM },
-                {}
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
-                switch (c) {
-                case ARG_SESSION:
-                case ARG_SYSTEM:
-                case ARG_CONFIG_FILE:
-                        if (a->config != ARGS_CONFIG_NONE) {
-                                fprintf(stderr, "kdbusd: only one of --session, --system and "
-                                        "--config-file may be given\n");
-                                return -1;
-                        }
-                        a->config = c == ARG_SESSION ? ARGS_CONFIG_SESSION :
-                                    c == ARG_SYSTEM ? ARGS_CONFIG_SYSTEM : ARGS_CONFIG_FILE;
-                        a->config_file = c == ARG_CONFIG_FILE ? optarg : NULL;
-                        break;
-                case ARG_ADDRESS:
-                        a->address = optarg;
-                        break;
-                case ARG_PRINT_ADDRESS:
-                        a->print_address_fd = 1;
-                        if (optarg && parse_fd(optarg, &a->print_address_fd) < 0) {
-                                fprintf(stderr, "kdbusd: --print-address: \"%s\" is not a file "
-                                        "descriptor number\n", optarg);
-                                return -1;
-                        }
-                        break;
-                case ARG_PRINT_PID:
-                        a->print_pid_fd = 1;
-                        if (optarg && parse_fd(optarg, &a->print_pid_fd) < 0) {
-                                fprintf(stderr, "kdbusd: --print-pid: \"%s\" is not a file "
-                                        "descriptor number\n", optarg);
-                                return -1;
-                        }
-                        break;
-                case ARG_NOFORK:
-                        a->fork = 0;
-                        break;
-                case ARG_FORK:
-                        a->fork = 1;
-                        break;
-                case ARG_NOPIDFILE:
-                        a->nopidfile = true;
-                        break;
-                case ARG_VERSION:
-                        printf("kdbusd (kdbus-compat) 0.1\n");
-                        return 1;
-                case ARG_HELP:
-                        help();
-                        return 1;
-                case ARG_SYSTEMD_ACTIVATION:
-                        a->systemd_activation = true;
-                        break;
-                case ARG_SYSLOG:
-                        a->log_target = PROXY_LOG_JOURNAL;
-                        a->log_target_set = true;
-                        break;
-                case ARG_SYSLOG_ONLY:
-                        a->log_target = PROXY_LOG_JOURNAL_ONLY;
-                        a->log_target_set = true;
-                        break;
-                case ARG_NOSYSLOG:
-                        a->log_target = PROXY_LOG_STDERR;
-                        a->log_target_set = true;
-                        break;
-                case ARG_INTROSPECT:
-                        return print_introspection();
-                case ARG_NATIVE:
-                        a->native_address = optarg;
-                        break;
-                case ARG_NATIVE_ATTACH_RULE:
-                        if (native_option_attach_rule(optarg, &a->attach_rule) < 0)
-                                return -1;
-                        break;
-                case ARG_NATIVE_ATTACH_REQUIRED:
-                        if (native_option_attach_flags(optarg, &a->attach_flags_req) < 0)
-                                return -1;
-                        break;
-                case ARG_NATIVE_BLOOM:
-                        if (native_option_bloom(optarg, &a->bloom) < 0)
-                                return -1;
-                        break;
-                default:
-                        fprintf(stderr, "kdbusd: try --help\n");
-                        return -1;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "kdbusd: unexpected argument \"%s\"\n", argv[optind]);
-                return -1;
-        }
-        if (a->config == ARGS_CONFIG_NONE) {
-                fprintf(stderr, "kdbusd: no configuration given: use --session, --system or "
-                        "--config-file=FILE\n");
-                return -1;
-        }
-        return 0;
-}
 
 static int write_all(int fd, const char *s) {
         size_t n = strlen(s);
@@ -405,8 +156,40 @@ static int pidfile_write(const char *path, const ConfigLoc *loc) {
         return 0;
 }
 
-static int print_info(Server *s, const Args *a, const char *listen_print) {
+/* Close the --print-* descriptors (one given for both is closed once); stdio stays. */
+static void print_fds_close(Args *a) {
+        if (a->print_address_fd > STDERR_FILENO)
+                (void) close(a->print_address_fd);
+        if (a->print_pid_fd > STDERR_FILENO && a->print_pid_fd != a->print_address_fd)
+                (void) close(a->print_pid_fd);
+        a->print_address_fd = a->print_pid_fd = -1;
+}
+
+/*
+ * The --print-* descriptors must be open before we open any of our own: printing to (and
+ * then closing) one of the bus's own descriptors would break the bus.
+ */
+static int print_fds_check(const Args *a) {
+        const int fds[2] = { a->print_address_fd, a->print_pid_fd };
+
+        for (size_t i = 0; i < 2; ++i) {
+                if (fds[i] < 0 || fcntl(fds[i], F_GETFD) >= 0)
+                        continue;
+                fprintf(stderr, "kdbusd: cannot print the %s to fd %d: %m (the caller must "
+                        "pass it open)\n", i == 0 ? "address" : "pid", fds[i]);
+                return -1;
+        }
+        return 0;
+}
+
+/*
+ * --print-address and --print-pid, then the descriptors are closed (not stdout or stderr),
+ * as dbus-daemon does: a launcher reads the pipe to its end (dbus-run-session, dbus-launch,
+ * at-spi-bus-launcher), which comes only when every copy is closed.
+ */
+static int print_info(Server *s, Args *a, const char *listen_print) {
         char text[16384] = "";
+        int r = 0;
         List *l;
 
         if (a->print_address_fd >= 0) {
@@ -421,18 +204,19 @@ static int print_info(Server *s, const Args *a, const char *listen_print) {
                 if (write_all(a->print_address_fd, text) < 0) {
                         fprintf(stderr, "kdbusd: cannot print the address to fd %d: %m\n",
                                 a->print_address_fd);
-                        return -1;
+                        r = -1;
                 }
         }
-        if (a->print_pid_fd >= 0) {
+        if (r == 0 && a->print_pid_fd >= 0) {
                 snprintf(text, sizeof(text), "%d\n", (int)getpid());
                 if (write_all(a->print_pid_fd, text) < 0) {
                         fprintf(stderr, "kdbusd: cannot print the pid to fd %d: %m\n",
                                 a->print_pid_fd);
-                        return -1;
+                        r = -1;
                 }
         }
-        return 0;
+        print_fds_close(a);
+        return r;
 }
 
 /*
@@ -455,8 +239,12 @@ static void std_fds_hold(void) {
         }
 }
 
-/* Fork; the parent waits for the child's verdict on @ret_notify_fd and exits with it. */
-static int daemonize_start(int *ret_notify_fd) {
+/*
+ * Fork; the parent waits for the child's verdict on @ret_notify_fd and exits with it. The
+ * parent lets go of the --print-* descriptors first: the child prints and closes them, and
+ * a launcher reading them waits for the last copy to close.
+ */
+static int daemonize_start(Args *a, int *ret_notify_fd) {
         int p[2];
         pid_t pid;
         char c;
@@ -470,6 +258,7 @@ static int daemonize_start(int *ret_notify_fd) {
                 ssize_t n;
 
                 (void) close(p[1]);
+                print_fds_close(a);
                 do
                         n = read(p[0], &c, 1);
                 while (n < 0 && errno == EINTR);
@@ -541,8 +330,7 @@ int main(int argc, char **argv) {
         _cleanup_(freep) char *listen_print = NULL;
         _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
         _cleanup_(proxy_activation_freep) ProxyActivation *activation = NULL;   /* before s */
-        Args a = { .print_address_fd = -1, .print_pid_fd = -1, .fork = -1,
-                   .log_target = PROXY_LOG_STDERR };
+        Args a = ARGS_NULL(a);
         ProxyConfigError err;
         const char *pidfile = NULL;
         bool do_fork;
@@ -550,9 +338,11 @@ int main(int argc, char **argv) {
 
         std_fds_hold();
         malloc_tune();
-        r = parse_args(argc, argv, &a);
+        r = args_parse(argc, argv, &a);
         if (r)
                 return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+        if (print_fds_check(&a) < 0)
+                return EXIT_FAILURE;
         proxy_notify_init();
         proxy_log_set_target(a.log_target);
         /* as dbus-daemon: one fd per peer, as many peers as the hard limit allows */
@@ -574,7 +364,7 @@ int main(int argc, char **argv) {
          * reads it would wait forever): it logs to the journal unless told otherwise */
         if (do_fork && !a.log_target_set)
                 proxy_log_set_target(a.log_target = PROXY_LOG_JOURNAL_ONLY);
-        if (do_fork && daemonize_start(&notify_fd) < 0) {
+        if (do_fork && daemonize_start(&a, &notify_fd) < 0) {
                 fprintf(stderr, "kdbusd: cannot fork: %m\n");
                 return EXIT_FAILURE;
         }
