@@ -49,6 +49,8 @@ int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg);
 bool bridge_conn_queue_is_full(const BridgeConn *conn);
 int bridge_conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg);
 void bridge_conn_kick(BridgeConn *conn);
+/* Room for @n receivers in broadcast routing's buffer (conn.c). Return: 0 or -ENOMEM. */
+int bus_route_reserve(Bus *bus, size_t n);
 /* Take one entry out of the middle of @conn's queue (moving messages: activator.c). */
 void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e);
 

@@ -53,6 +53,8 @@ int bus_new(const BusLimits *limits, Bus **ret) {
                 return error_origin(-ENOMEM);
         list_init(&bus->conns);
         list_init(&bus->match_conns);
+        match_index_init(&bus->match_index);
+        match_index_init(&bus->match_index_eavesdrop);
         list_init(&bus->monitors);
         list_init(&bus->activators);
         list_init(&bus->reply_timeouts);
@@ -115,6 +117,9 @@ Bus *bus_free(Bus *bus) {
         }
         bus_free_entries_flush(bus);
         bus_free_replies_flush(bus);
+        match_index_deinit(&bus->match_index);
+        match_index_deinit(&bus->match_index_eavesdrop);
+        free(bus->route_buf);
         bus->msg_cache = bridge_msg_cache_unref(bus->msg_cache);
         bus_users_flush(bus);
         hash_table_deinit(&bus->users);

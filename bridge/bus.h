@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include "bridge/bloom.h"
 #include "bridge/limits.h"
+#include "bridge/match-index.h"
 #include "util/hash-table.h"
 #include "util/list.h"
 #include "util/log-sink.h"
@@ -96,7 +97,17 @@ struct Bus {
         HashTable conns_by_id;          /* active BridgeConn, by id */
         List conns;                     /* every BridgeConn, active or not */
         HashTable names;                /* BridgeName, by name */
-        List match_conns;               /* BridgeConn with at least one match rule */
+        List match_conns;               /* BridgeConn with at least one match rule, in the
+                                         * order of BridgeConn.match_seq */
+        unsigned n_match_conns;
+        uint64_t next_match_seq;
+        MatchIndex match_index;         /* their rules without eavesdrop (match-index.h) */
+        MatchIndex match_index_eavesdrop; /* ... with eavesdrop='true' */
+        /* broadcast routing's receivers (conn.c), room for one per indexed rule */
+        BridgeConn **route_buf;
+        size_t route_cap;
+        bool route_busy;                /* a routing uses route_buf (a nested one allocates) */
+        uint64_t route_epoch;           /* BridgeConn.route_mark of the current routing */
         HashTable replies;              /* BridgeReply, by (caller id, serial) */
         List reply_timeouts;            /* BridgeReply, earliest deadline first (reply.c) */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */

@@ -33,6 +33,7 @@
  * sender when the sender has a matching rule. A message without destination goes through
  * the match rules whatever its type, as in dbus-daemon's dispatch code.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,7 @@
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
+#include "bridge/match-index.h"
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "bridge/msg.h"
@@ -570,18 +572,15 @@ static int msg_prepare_match(Bus *bus, BridgeMsg *msg, WireArgs *args) {
         return r < 0 ? error_trace(r) : 0;
 }
 
-/* Does one of @conn's rules (only eavesdrop ones with @eavesdrop_only) take @msg? The bloom
- * prefilter, then the exact keys. */
+/* Does one of @conn's rules take @msg? The bloom prefilter, then the exact keys. */
 static bool conn_rules_match(const BridgeConn *conn, const BridgeConn *sender,
-                             const BridgeMsg *msg, const WireArgs *args, bool eavesdrop_only) {
+                             const BridgeMsg *msg, const WireArgs *args) {
         size_t n_words = bloom_words(&conn->bus->bloom);
         const List *pos;
 
         list_for_each(pos, &conn->matches) {
                 BridgeMatchRule *rule = container_of(pos, BridgeMatchRule, conn_link);
 
-                if (eavesdrop_only && !rule->keys.eavesdrop)
-                        continue;
                 if (bridge_match_rule_bloom_matches(rule, msg, n_words) &&
                     bridge_match_rule_matches(rule, msg, sender, args))
                         return true;
@@ -589,37 +588,194 @@ static bool conn_rules_match(const BridgeConn *conn, const BridgeConn *sender,
         return false;
 }
 
+/**
+ * bus_route_reserve() - room for @n receivers in routing's buffer
+ * @bus:        the bus
+ * @n:          how many (one per indexed rule is enough: a receiver is found by a rule)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bus_route_reserve(Bus *bus, size_t n) {
+        BridgeConn **buf;
+        size_t cap;
+
+        assert(!bus->route_busy);      /* rules are not added while a message is routed */
+        if (n <= bus->route_cap)
+                return 0;
+        cap = bus->route_cap * 2 > n ? bus->route_cap * 2 : n;
+        if (cap < 16)
+                cap = 16;
+        buf = realloc(bus->route_buf, cap * sizeof(*buf));
+        if (!buf)
+                return error_origin(-ENOMEM);
+        bus->route_buf = buf;
+        bus->route_cap = cap;
+        return 0;
+}
+
+/* One routing's search for receivers (route_collect()). */
+typedef struct RouteCollect {
+        Bus *bus;
+        const BridgeConn *sender;
+        BridgeMsg *msg;
+        const WireArgs *args;
+        int error;                      /* -ENOMEM computing the filter: stop */
+        const BridgeConn *addressed;
+        size_t n_words;
+        uint64_t epoch;
+        BridgeConn **hits;              /* receivers found, each once */
+        size_t n_hits;
+} RouteCollect;
+
+/*
+ * A group of rules with equal keys the index found: their owners receive @msg if they may
+ * and the keys take it (the checks of a scan over all connections; a connection is decided
+ * once). The keys are checked once, for the first owner that may receive.
+ */
+static void route_collect(MatchIndexGroup *group, void *userdata) {
+        RouteCollect *rc = userdata;
+        const BridgeMatchRule *rule;
+        int verdict = -1;
+        List *pos;
+
+        if (rc->error < 0)
+                return;
+        list_for_each(pos, &group->rules) {
+                BridgeConn *conn;
+
+                rule = container_of(pos, BridgeMatchRule, index_link);
+                conn = rule->owner;
+                if (conn->route_mark == rc->epoch)
+                        continue;
+                /* like dbus-daemon: a receiver that cannot take fds does not get it */
+                if (!conn->active || conn == rc->addressed ||
+                    (rc->msg->n_fds && !(conn->flags & BRIDGE_CONN_ACCEPT_FDS))) {
+                        conn->route_mark = rc->epoch;
+                        continue;
+                }
+                if (verdict < 0) {
+                        /* the filter decides only for a native entry's BLOOM_MASK items:
+                         * a mask made from keys is in the filter of every message those
+                         * keys match (bridge/bloom.c), so it can only say "maybe" where the
+                         * exact check decides; the filter is computed when first needed */
+                        if (rule->n_generations) {
+                                rc->error = bridge_msg_compute_bloom_args(rc->msg,
+                                                                          &rc->bus->bloom,
+                                                                          rc->args);
+                                if (rc->error < 0)
+                                        return;
+                        }
+                        verdict = (!rule->n_generations ||
+                                   bridge_match_rule_bloom_matches(rule, rc->msg, rc->n_words)) &&
+                                  bridge_match_rule_matches(rule, rc->msg, rc->sender, rc->args);
+                }
+                if (!verdict)
+                        return;
+                conn->route_mark = rc->epoch;
+                rc->hits[rc->n_hits++] = conn;
+        }
+}
+
+static int conn_cmp_match_seq(const void *a, const void *b) {
+        const BridgeConn *x = *(BridgeConn *const *)a, *y = *(BridgeConn *const *)b;
+
+        return x->match_seq < y->match_seq ? -1 : x->match_seq > y->match_seq;
+}
+
+/*
+ * Put @rc's receivers in Bus.match_conns order, the order a scan of every connection
+ * delivers in: a few are sorted, many are picked off the list by their mark (the index
+ * finds them in bucket order).
+ */
+static void route_order(Bus *bus, RouteCollect *rc) {
+        size_t i, n = rc->n_hits;
+        List *pos;
+
+        for (i = 1; i < n; ++i)
+                if (rc->hits[i - 1]->match_seq > rc->hits[i]->match_seq)
+                        break;
+        if (i >= n)
+                return;
+        if (n * 16 < bus->n_match_conns) {
+                qsort(rc->hits, n, sizeof(*rc->hits), conn_cmp_match_seq);
+                return;
+        }
+        /* every hit is marked; the misses marked too are not in the array: mark hits anew */
+        for (i = 0; i < n; ++i)
+                rc->hits[i]->route_mark = rc->epoch + 1;
+        i = 0;
+        list_for_each(pos, &bus->match_conns) {
+                BridgeConn *conn = container_of(pos, BridgeConn, match_link);
+
+                if (conn->route_mark == rc->epoch + 1)
+                        rc->hits[i++] = conn;
+        }
+        assert(i == n);
+}
+
+/* The receivers of @msg by their rules (eavesdrop ones only with @eavesdrop_only), in
+ * delivery order, into @rc->hits. */
+static void route_find(Bus *bus, RouteCollect *rc, bool eavesdrop_only) {
+        /* two epochs per routing: route_order() marks its hits with the second */
+        bus->route_epoch += 2;
+        rc->epoch = bus->route_epoch;
+        rc->n_hits = 0;
+        if (!eavesdrop_only)
+                match_index_visit(&bus->match_index, rc->msg, rc->sender, rc->args,
+                                  route_collect, rc);
+        if (rc->error >= 0)
+                match_index_visit(&bus->match_index_eavesdrop, rc->msg, rc->sender, rc->args,
+                                  route_collect, rc);
+        if (rc->error >= 0)
+                route_order(bus, rc);
+}
+
 /*
  * Deliver @msg (from @sender, NULL: the bus) to every active connection with a matching
- * rule, once each, except @addressed (a unicast's destination, which has it already).
- * With @eavesdrop_only (unicasts, and messages for the driver) only eavesdrop='true' rules
- * count, as in dbus-daemon.
+ * rule, once each, except @addressed (a unicast's destination, which has it already), in
+ * the order of Bus.match_conns. With @eavesdrop_only (unicasts, and messages for the
+ * driver) only eavesdrop='true' rules count, as in dbus-daemon. The index finds the
+ * connections whose rules can match (bridge/match-index.h); each is checked as before.
  * Return: 0 or -ENOMEM.
  */
 static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                              const BridgeConn *addressed, bool eavesdrop_only) {
         PolicyMsgInfo pinfo = { .db = NULL };
+        RouteCollect rc = {
+                .bus = bus, .sender = sender, .msg = msg, .addressed = addressed,
+                .n_words = bloom_words(&bus->bloom),
+        };
+        BridgeConn **own = NULL;
         WireArgs args;
-        List *pos, *tmp;
+        size_t i;
         int r;
 
         if (list_is_empty(&bus->match_conns))
                 return 0;
         /* legacy receivers do not get a message whose body is invalid (no args) */
-        r = msg_prepare_match(bus, msg, &args);
-        if (r < 0)
-                return r;
+        r = bridge_msg_get_args(msg, &args);
+        if (r == -ENOMEM)
+                return error_trace(r);
+        rc.args = &args;
 
-        list_for_each_safe(pos, tmp, &bus->match_conns) {
-                BridgeConn *conn = container_of(pos, BridgeConn, match_link);
+        /* the bus's buffer, unless a routing further up the stack uses it */
+        if (bus->route_busy || !bus->route_buf) {
+                own = malloc((bus->match_index.n_rules + bus->match_index_eavesdrop.n_rules + 1) *
+                             sizeof(*own));
+                if (!own)
+                        return error_origin(-ENOMEM);
+                rc.hits = own;
+        } else {
+                rc.hits = bus->route_buf;
+                bus->route_busy = true;
+        }
+        route_find(bus, &rc, eavesdrop_only);
+        if (rc.error < 0)
+                rc.n_hits = 0;
 
-                if (!conn->active || conn == addressed)
-                        continue;
-                /* like dbus-daemon: a receiver that cannot take fds does not get it */
-                if (msg->n_fds && !(conn->flags & BRIDGE_CONN_ACCEPT_FDS))
-                        continue;
-                if (!conn_rules_match(conn, sender, msg, &args, eavesdrop_only))
-                        continue;
+        for (i = 0, r = rc.error; i < rc.n_hits && r >= 0; ++i) {
+                BridgeConn *conn = rc.hits[i];
+
                 /* a custom endpoint's connection eavesdrops on nobody (kdbus has no
                  * eavesdropping; its view is the endpoint's) */
                 if (conn->endpoint && msg->hdr.destination)
@@ -633,20 +789,24 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                         r = bridge_policy_check_copy(&pinfo, sender, conn, msg,
                                                      addressed && msg->hdr.reply_serial,
                                                      msg->hdr.destination != NULL);
-                        if (r < 0)
-                                return error_trace(r);
                         if (r)
                                 continue;
                 }
+                /* the receiver's state may have changed by what was delivered before */
+                if (!conn->active)
+                        continue;
                 if (conn_queue_check(conn, msg)) {
                         bridge_conn_kick(conn);
                         continue;
                 }
                 r = conn_queue_push(conn, msg);
-                if (r < 0)
-                        return error_trace(r);
         }
-        return 0;
+
+        if (own)
+                free(own);
+        else
+                bus->route_busy = false;
+        return r < 0 ? error_trace(r) : 0;
 }
 
 static int bus_route_broadcast(Bus *bus, BridgeConn *sender, BridgeMsg *msg) {
@@ -740,7 +900,7 @@ static int conn_match_addressed_signal(BridgeConn *dst, const BridgeConn *sender
         r = msg_prepare_match(dst->bus, msg, &args);
         if (r < 0)
                 return r;
-        return conn_rules_match(dst, sender, msg, &args, false);
+        return conn_rules_match(dst, sender, msg, &args);
 }
 
 /*

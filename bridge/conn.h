@@ -151,6 +151,8 @@ struct BridgeConn {
         List matches;                   /* BridgeMatchRule */
         unsigned n_matches;
         List match_link;                /* Bus.match_conns, while n_matches > 0 */
+        uint64_t match_seq;             /* its place in Bus.match_conns (ascending) */
+        uint64_t route_mark;            /* Bus.route_epoch: routing decided on it */
         List replies_out;               /* BridgeReply this conn waits for (as caller) */
         List replies_in;                /* BridgeReply this conn owes (as callee) */
         unsigned n_replies_out;

@@ -24,6 +24,7 @@
 #include "bridge/bus-internal.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/match-index.h"
 #include "bridge/match.h"
 #include "bridge/msg.h"
 #include "bridge/names.h"
@@ -84,6 +85,7 @@ int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret) {
                 return error_origin(-ENOMEM);
         memset(rule, 0, sizeof(*rule));
         list_init(&rule->conn_link);
+        list_init(&rule->index_link);
         pos = rule->strings;
         rule->keys.type = keys->type;
         rule->keys.eavesdrop = keys->eavesdrop;
@@ -114,10 +116,13 @@ int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret) {
  */
 BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
         BridgeConn *owner;
+        bool indexed;
 
         if (!rule)
                 return NULL;
         owner = rule->owner;
+        indexed = rule->index != NULL;
+        match_index_remove(rule);
         list_unlink(&rule->conn_link);
         if (owner) {
                 if (rule->keys.eavesdrop && owner->bus)
@@ -125,8 +130,12 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
                 --owner->n_matches;
                 if (owner->bus)
                         --owner->bus->n_match_rules;
-                if (!owner->n_matches)
+                if (!owner->n_matches) {
+                        /* an ordinary connection's rules are indexed: it leaves match_conns */
+                        if (indexed && owner->bus && list_is_linked(&owner->match_link))
+                                --owner->bus->n_match_conns;
                         list_unlink(&owner->match_link);
+                }
         }
         free(rule->gen_masks);
         free(rule->mask_ext);
@@ -409,6 +418,7 @@ size_t bridge_match_rule_mask_heap_size(const BridgeMatchRule *rule) {
  */
 int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
         const BloomParams *bp;
+        int r;
 
         if (!bridge_conn_is_active(conn)) {
                 bridge_match_rule_free(rule);
@@ -421,19 +431,32 @@ int bridge_conn_add_match(BridgeConn *conn, BridgeMatchRule *rule) {
         /* bridge_match_rule_new() knows no bus: redo the mask in this bus's geometry */
         bp = &conn->bus->bloom;
         if (bp->size != bloom_params_default.size || bp->n_hash != bloom_params_default.n_hash) {
-                int r = bridge_match_rule_set_bloom(rule, bp);
-
+                r = bridge_match_rule_set_bloom(rule, bp);
                 if (r < 0) {
                         bridge_match_rule_free(rule);
                         return error_trace(r);
                 }
         }
+        /* routing collects at most one receiver per indexed rule, without allocating */
+        r = bus_route_reserve(conn->bus, conn->bus->match_index.n_rules +
+                                         conn->bus->match_index_eavesdrop.n_rules + 1);
+        if (r >= 0)
+                r = match_index_add(rule->keys.eavesdrop ? &conn->bus->match_index_eavesdrop :
+                                                           &conn->bus->match_index, rule);
+        if (r < 0) {
+                bridge_match_rule_free(rule);
+                return error_trace(r);
+        }
         rule->owner = conn;
         list_append(&conn->matches, &rule->conn_link);
         if (rule->keys.eavesdrop)
                 ++conn->bus->n_eavesdrop_rules;
-        if (conn->n_matches++ == 0)
+        if (conn->n_matches++ == 0) {
+                /* match_conns is in the order of these numbers (routing's delivery order) */
+                conn->match_seq = ++conn->bus->next_match_seq;
                 list_append(&conn->bus->match_conns, &conn->match_link);
+                ++conn->bus->n_match_conns;
+        }
         ++conn->bus->n_match_rules;
         bus_stats_note_matches(conn->bus, conn);
         return 0;

@@ -2,10 +2,13 @@
 #pragma once
 /*
  * Match rules in the core. A rule holds the exact dbus1 keys (what AddMatch said; compat
- * parses the string into BridgeMatchKeys) plus a bloom mask derived from them. Broadcast
- * routing first tests mask ⊆ message bloom (bridge/bloom.h), which can only give false
- * positives, then re-checks the exact keys. A native kdbus rule is the same object with no
- * exact keys, only the mask (and sender id/name).
+ * parses the string into BridgeMatchKeys) plus a bloom mask derived from them. A native
+ * kdbus rule is the same object with no exact keys, only its BLOOM_MASK items (and sender
+ * id/name). Broadcast routing finds the rules that can match through the bus's index
+ * (bridge/match-index.h) and checks their exact keys; a native rule's masks must also be in
+ * the message's filter (bridge/bloom.h). A mask made from keys is in the filter of every
+ * message the keys match, so testing it first (as conn_rules_match() does for one
+ * receiver's rules) can only save an exact check, never change a verdict.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +46,11 @@ typedef struct BridgeMatchKeys {
 typedef struct BridgeMatchRule {
         List conn_link;                 /* BridgeConn.matches */
         BridgeConn *owner;
+        /* the bus's index (bridge/match-index.h), while its owner is an ordinary
+         * connection: a monitor's rules are in none */
+        List index_link;                /* MatchIndexGroup.rules */
+        struct MatchIndex *index;       /* NULL: in no index */
+        struct MatchIndexGroup *index_group;
         BridgeMatchKeys keys;           /* strings point into @strings */
         /* a native entry's BLOOM_MASK items (owned): n_generations masks of the bus's size;
          * a message's filter of generation g must contain the one at min(g, n - 1) */
