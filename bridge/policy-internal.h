@@ -82,6 +82,8 @@ typedef struct PolicyKindSet {
         size_t n_generic[_WIRE_MSG_N];
         PolicyEntry *named;             /* rules with an exact name, by (name, prio) */
         size_t n_named;
+        bool peer_free;                 /* no rule names a peer (exact or prefix): a check
+                                         * does not depend on the other end's names */
 } PolicyKindSet;
 
 struct PolicySnapshot {
@@ -100,3 +102,6 @@ struct PolicySnapshot {
 };
 
 int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapshot **ret);
+/* Were @a and @b built from the same db for the same uid, groups and console state (so
+ * their rule sets, and every check against them, are the same)? */
+bool policy_snapshots_equivalent(const PolicySnapshot *a, const PolicySnapshot *b);

@@ -81,23 +81,67 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
 }
 
 /* The check of a copy: 0 or POLICY_E_ACCESS_DENIED, *ret_send: the send check denied. */
+enum {
+        COPY_REQUESTED_REPLY = 1u << 0,
+        COPY_EAVESDROPPING = 1u << 1,
+        COPY_MEMO = 1u << 7,            /* set in every memo's flags: a zeroed info has none */
+};
+
+/*
+ * The send and receive checks of one copy. Without @ret_verdict the verdicts are memoized
+ * in @info: a sender's send verdict where its send rules name no peer (it cannot depend on
+ * the receiver then), and the last receiver's receive verdict for the next receiver with an
+ * equivalent snapshot (same db, uid, groups, console state: the same rules) and the same
+ * sender. So a broadcast to many receivers of one user checks the rules once.
+ */
 static int copy_check(PolicyMsgInfo *info, const BridgeConn *sender, const BridgeConn *receiver,
                       const BridgeMsg *msg, bool requested_reply, bool eavesdropping,
                       bool *ret_send, PolicyVerdict *ret_verdict) {
+        uint8_t flags = COPY_MEMO | (requested_reply ? COPY_REQUESTED_REPLY : 0) |
+                        (eavesdropping ? COPY_EAVESDROPPING : 0);
+        bool denied;
+
         if (sender && sender->policy) {
-                if (info->db != sender->policy->db || info->msg != msg)
-                        policy_msg_info_init(info, sender->policy->db, msg);
+                const PolicySnapshot *s = sender->policy;
+
+                if (info->db != s->db || info->msg != msg)
+                        policy_msg_info_init(info, s->db, msg);
                 *ret_send = true;
-                if (policy_check_send(sender->policy, info, receiver, requested_reply,
-                                      ret_verdict))
+                if (!ret_verdict && info->memo_send == s && info->memo_send_flags == flags) {
+                        denied = info->memo_send_denied;
+                } else {
+                        denied = policy_check_send(s, info, receiver, requested_reply,
+                                                   ret_verdict) != 0;
+                        if (!ret_verdict && s->send.peer_free) {
+                                info->memo_send = s;
+                                info->memo_send_flags = flags;
+                                info->memo_send_denied = denied;
+                        }
+                }
+                if (denied)
                         return POLICY_E_ACCESS_DENIED;
         }
         if (receiver->policy) {
-                if (info->db != receiver->policy->db || info->msg != msg)
-                        policy_msg_info_init(info, receiver->policy->db, msg);
+                const PolicySnapshot *s = receiver->policy;
+
+                if (info->db != s->db || info->msg != msg)
+                        policy_msg_info_init(info, s->db, msg);
                 *ret_send = false;
-                if (policy_check_receive(receiver->policy, info, sender, requested_reply,
-                                         eavesdropping, ret_verdict))
+                if (!ret_verdict && info->memo_recv && info->memo_recv_flags == flags &&
+                    info->memo_recv_sender == sender &&
+                    policy_snapshots_equivalent(info->memo_recv, s)) {
+                        denied = info->memo_recv_denied;
+                } else {
+                        denied = policy_check_receive(s, info, sender, requested_reply,
+                                                      eavesdropping, ret_verdict) != 0;
+                        if (!ret_verdict) {
+                                info->memo_recv = s;
+                                info->memo_recv_sender = sender;
+                                info->memo_recv_flags = flags;
+                                info->memo_recv_denied = denied;
+                        }
+                }
+                if (denied)
                         return POLICY_E_ACCESS_DENIED;
         }
         return 0;

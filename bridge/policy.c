@@ -333,6 +333,7 @@ static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyR
                           size_t n_order) {
         size_t i, t, n = 0;
 
+        set->peer_free = true;
         for (i = 0; i < n_order; ++i)
                 n += order[i]->kind == kind;
         if (n == 0)
@@ -352,6 +353,8 @@ static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyR
 
                 if (rule->kind != kind)
                         continue;
+                if (rule->name)
+                        set->peer_free = false;
                 set->all[set->n_all++] = rule;
                 if (rule->name && !rule->name_is_prefix && kind != POLICY_RULE_OWN)
                         set->named[set->n_named++] = (PolicyEntry){ rule->name, prio, rule };
@@ -397,6 +400,25 @@ static int snapshot_build(PolicySnapshot *s) {
         if (r == 0)
                 r = kind_set_build(&s->own, POLICY_RULE_OWN, order, n);
         return error_trace(r);
+}
+
+/**
+ * policy_snapshots_equivalent() - do @a and @b hold the same rules?
+ * @a:          a snapshot
+ * @b:          a snapshot
+ *
+ * snapshot_build() takes the db's rules by context: default, each of the groups in order,
+ * the user, the console state, mandatory. Nothing else of the peer counts.
+ *
+ * Return: true if both were built from the same db for the same uid, groups and console
+ * state.
+ */
+bool policy_snapshots_equivalent(const PolicySnapshot *a, const PolicySnapshot *b) {
+        if (a == b)
+                return true;
+        return a->db == b->db && a->uid == b->uid && a->at_console == b->at_console &&
+               a->n_gids == b->n_gids &&
+               (!a->n_gids || memcmp(a->gids, b->gids, a->n_gids * sizeof(*a->gids)) == 0);
 }
 
 /**

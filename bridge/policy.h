@@ -202,6 +202,13 @@ typedef struct PolicyMsgInfo {
         unsigned resolved;              /* bit n: id[n] was looked up */
         uint32_t id[6];                 /* interned ids of interface, member, error name, path,
                                          * destination, sender; looked up when a rule needs them */
+        /* the last verdicts of bridge_policy_check_copy() for this message, which the other
+         * receivers of a broadcast mostly share (policy-route.c) */
+        const struct PolicySnapshot *memo_send;  /* a sender's snapshot, NULL: none */
+        const struct PolicySnapshot *memo_recv;  /* a receiver's snapshot, NULL: none */
+        const BridgeConn *memo_recv_sender;
+        uint8_t memo_send_flags, memo_recv_flags; /* COPY_* the verdicts were made with */
+        bool memo_send_denied, memo_recv_denied;
 } PolicyMsgInfo;
 
 void policy_msg_info_init(PolicyMsgInfo *info, const PolicyDb *db, const BridgeMsg *msg);

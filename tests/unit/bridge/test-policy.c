@@ -308,6 +308,15 @@ static void test_send_allow_interface(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpint(call(f->c[0], ":1.2", "x.I", "M"), ==, 0);
 }
 
+/* A signal x.R S of the bus, broadcast. */
+static void rcv_bus_signal(Fixture *f) {
+        BridgeMsg *m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                                                      .interface = "x.R", .member = "S" });
+
+        g_assert_cmpint(bus_broadcast(f->bus, m), ==, 0);
+        bridge_msg_unref(m);
+}
+
 static void test_broadcast(PFixture *pf, gconstpointer ctx) {
         BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL };
         BridgeMatchRule *rule;
@@ -346,6 +355,74 @@ static void test_broadcast(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpint(SIG("x.R", NULL), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
 #undef SIG
+}
+
+/*
+ * One broadcast, receivers whose rules differ by user, group, console state and owned names,
+ * in an order where each one's verdict differs from the one before: the checks a broadcast
+ * shares between receivers (policy-route.c) are shared only where the rules are the same.
+ */
+static void test_broadcast_receivers(PFixture *pf, gconstpointer ctx) {
+        static const gid_t g77[] = { 77 }, g78[] = { 78 };
+        static const struct {
+                int uid;
+                const gid_t *gids;
+                bool console;
+                bool gets_r;            /* the x.R signal */
+        } rcv[] = {
+                [1] = { 2000, NULL, false, true },
+                [2] = { 2000, NULL, false, true },      /* the same rules as [1] */
+                [3] = { 2001, NULL, false, false },     /* its user may not receive x.R */
+                [4] = { 2000, g77, false, false },      /* nor group 77 */
+                [5] = { 2000, g78, false, true },
+                [6] = { 2000, NULL, false, false },     /* owns w.Hidden: no x.R sent to it */
+                [7] = { 2000, NULL, true, false },      /* at the console: may not receive */
+        };
+        BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL };
+        Fixture *f = &pf->f;
+        unsigned i, round;
+
+        add_default(pf, ALLOW(SEND));
+        add_default(pf, ALLOW(RECV));
+        add_default(pf, ALLOW(OWN));
+        add(pf, POLICY_CONTEXT_USER, 2001, DENY(RECV, .interface = "x.R"));
+        add(pf, POLICY_CONTEXT_GROUP, 77, DENY(RECV, .interface = "x.R"));
+        add(pf, POLICY_CONTEXT_AT_CONSOLE, 0, DENY(RECV, .interface = "x.R"));
+        add_default(pf, DENY(SEND, .name = "w.Hidden", .interface = "x.R"));
+        fixture_conn(f, 0);
+        attach(pf, 0);
+        for (i = 1; i < G_N_ELEMENTS(rcv); ++i) {
+                BridgeMatchRule *rule = NULL;
+
+                fixture_conn_uid(f, i, rcv[i].uid, BRIDGE_CONN_ACCEPT_FDS, true);
+                attach_ex(pf, i, rcv[i].gids, rcv[i].gids ? 1 : 0, rcv[i].console);
+                g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+                g_assert_cmpint(bridge_conn_add_match(f->c[i], rule), ==, 0);
+        }
+        g_assert_cmpint(bridge_name_acquire(f->c[6], "w.Hidden", 0), ==, 0);
+        for (round = 0; round < 2; ++round) {
+                g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                                                               .interface = "x.R",
+                                                               .member = "S" }), ==, 0);
+                g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                                                               .interface = "x.A",
+                                                               .member = "T" }), ==, 0);
+                for (i = 1; i < G_N_ELEMENTS(rcv); ++i) {
+                        if (rcv[i].gets_r)
+                                g_assert_cmpstr(test_pop(f->c[i], NULL), ==, "S");
+                        g_assert_cmpstr(test_pop(f->c[i], NULL), ==, "T");
+                        g_assert_cmpstr(test_pop(f->c[i], NULL), ==, "");
+                }
+                /* and from the bus (no send check), the receive checks alone */
+                g_assert_cmpint(bridge_name_release(f->c[6], "w.Hidden"), ==, 0);
+                rcv_bus_signal(f);
+                for (i = 1; i < G_N_ELEMENTS(rcv); ++i) {
+                        if (rcv[i].gets_r || i == 6)
+                                g_assert_cmpstr(test_pop(f->c[i], NULL), ==, "S");
+                        g_assert_cmpstr(test_pop(f->c[i], NULL), ==, "");
+                }
+                g_assert_cmpint(bridge_name_acquire(f->c[6], "w.Hidden", 0), ==, 0);
+        }
 }
 
 static void test_fds(PFixture *pf, gconstpointer ctx) {
@@ -729,6 +806,7 @@ int main(int argc, char **argv) {
         T("send-error", test_send_error);
         T("send-allow-interface", test_send_allow_interface);
         T("broadcast", test_broadcast);
+        T("broadcast-receivers", test_broadcast_receivers);
         T("fds", test_fds);
         T("requested-reply", test_requested_reply);
         T("unrequested-dropped", test_unrequested_dropped);
