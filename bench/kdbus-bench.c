@@ -11,6 +11,9 @@
  *           rule for it. Flow control goes OUTSIDE the bus (a pipe): each receiver acks every
  *           --window signals, the sender keeps at most two windows outstanding, so the bus
  *           never holds more than 2 windows per receiver and no bus hits its quotas.
+ *           --idle-peers P --idle-rules N: P more peers hold N match rules between them
+ *           (N/P each) on interfaces nothing sends (org.kdbus.BenchIdle<p>, member M<k>):
+ *           what rules that cannot match cost a broadcast.
  *
  * Each run: a ping round trip (proves the bus works), --warmup operations, then --repeat
  * timed rounds of --count operations; the last line is a RESULT line for scripts.
@@ -37,7 +40,8 @@
 #define BENCH_NAME "org.kdbus.Bench"
 #define BENCH_PATH "/org/kdbus/Bench"
 #define BENCH_MAX_REPEAT 100
-#define BENCH_MAX_RECEIVERS 64
+#define BENCH_MAX_RECEIVERS 128
+#define BENCH_MAX_IDLE_PEERS 1000
 
 typedef struct Options {
         const char *address;
@@ -49,6 +53,8 @@ typedef struct Options {
         unsigned long warmup;
         unsigned repeat;
         unsigned receivers;
+        unsigned idle_peers;
+        unsigned long idle_rules;
         unsigned window;
         unsigned payload;
 } Options;
@@ -318,6 +324,38 @@ static int receiver_run(const Options *o, int ready_fd, int ack_fd) {
         }
 }
 
+/* An idle peer: its share of --idle-rules rules that no signal of the bench matches. */
+static int idle_run(const Options *o, unsigned peer, int ready_fd) {
+        unsigned long k, n_rules = o->idle_rules / o->idle_peers +
+                                   (peer < o->idle_rules % o->idle_peers);
+        uint8_t body[256];
+        BenchConn c;
+        BenchMsg m;
+        size_t n;
+        int r;
+
+        r = bench_conn_open(&c, o->address);
+        if (r < 0)
+                return r;
+        for (k = 0; k < n_rules; k++) {
+                char rule[128];
+
+                (void) snprintf(rule, sizeof(rule),
+                                "type='signal',interface='%sIdle%u',member='M%lu'", BENCH_NAME,
+                                peer, k);
+                n = bench_body_string(body, sizeof(body), rule, false, 0);
+                r = bench_conn_call_driver(&c, "AddMatch", "s", body, (uint32_t) n, &m);
+                if (r < 0)
+                        return r;
+        }
+        say(ready_fd);
+        for (;;) {
+                r = bench_conn_next(&c, true, &m);
+                if (r < 0)
+                        return r;
+        }
+}
+
 static int signal_batch(BenchConn *c, const uint8_t *sig, size_t sig_size, unsigned long n,
                         const Options *o, int ack_fd, unsigned long *ret_done) {
         unsigned long windows = n / o->window, w, i;
@@ -400,7 +438,9 @@ static int run_signals(const Options *o, double *rates, unsigned long *ops, uint
 
 /* ---- driver ---- */
 
-static pid_t spawn_peer(const Options *o, bool receiver, int ready_fd, int ack_fd) {
+enum { PEER_SERVICE, PEER_RECEIVER, PEER_IDLE };
+
+static pid_t spawn_peer(const Options *o, int role, unsigned idx, int ready_fd, int ack_fd) {
         pid_t pid = fork();
         int r;
 
@@ -410,7 +450,8 @@ static pid_t spawn_peer(const Options *o, bool receiver, int ready_fd, int ack_f
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() == 1)
                 _exit(1);
-        r = receiver ? receiver_run(o, ready_fd, ack_fd) : service_run(o, ready_fd);
+        r = role == PEER_RECEIVER ? receiver_run(o, ready_fd, ack_fd) :
+            role == PEER_IDLE ? idle_run(o, idx, ready_fd) : service_run(o, ready_fd);
         _exit(r < 0 ? 2 : 0);
 }
 
@@ -418,6 +459,7 @@ static void usage(FILE *f) {
         fputs("usage: kdbus-bench --address ADDR [--workload call|signal] [--inflight N]\n"
               "         [--count N] [--warmup N] [--repeat N] [--receivers N] [--window N]\n"
               "         [--payload BYTES] [--seconds S] [--alloc-file PATH]\n"
+              "         [--idle-peers P --idle-rules N]\n"
               "  --seconds S: each timed round runs S seconds (at most --count operations)\n"
               "  Prints one line per timed round and a final RESULT line:\n"
               "  RESULT <workload> median=<ops/s> min=<ops/s> max=<ops/s> us=<us/op at median>\n"
@@ -447,6 +489,8 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "warmup", required_argument, NULL, 'W' },
                 { "repeat", required_argument, NULL, 'r' },
                 { "receivers", required_argument, NULL, 'R' },
+                { "idle-peers", required_argument, NULL, 'P' },
+                { "idle-rules", required_argument, NULL, 'N' },
                 { "window", required_argument, NULL, 'x' },
                 { "payload", required_argument, NULL, 'p' },
                 { "alloc-file", required_argument, NULL, 'A' },
@@ -478,6 +522,8 @@ static int parse_options(int argc, char **argv, Options *o) {
                 case 'W': r = parse_ulong(optarg, 1ul << 40, &v); o->warmup = v; break;
                 case 'r': r = parse_ulong(optarg, BENCH_MAX_REPEAT, &v); o->repeat = (unsigned) v; break;
                 case 'R': r = parse_ulong(optarg, BENCH_MAX_RECEIVERS, &v); o->receivers = (unsigned) v; break;
+                case 'P': r = parse_ulong(optarg, BENCH_MAX_IDLE_PEERS, &v); o->idle_peers = (unsigned) v; break;
+                case 'N': r = parse_ulong(optarg, 1000000, &v); o->idle_rules = v; break;
                 case 'x': r = parse_ulong(optarg, 4096, &v); o->window = (unsigned) v; break;
                 case 'p': r = parse_ulong(optarg, 4096, &v); o->payload = (unsigned) v; break;
                 case 'h': usage(stdout); exit(0);
@@ -487,7 +533,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                         return r;
         }
         if (!o->address || optind != argc || !o->repeat || !o->count || !o->inflight ||
-            !o->window || !o->receivers) {
+            !o->window || !o->receivers || (o->idle_rules && !o->idle_peers)) {
                 usage(stderr);
                 return -EINVAL;
         }
@@ -507,7 +553,7 @@ int main(int argc, char **argv) {
         double rates[BENCH_MAX_REPEAT], sorted[BENCH_MAX_REPEAT];
         uint64_t allocs[BENCH_MAX_REPEAT], total_allocs = 0;
         unsigned long ops[BENCH_MAX_REPEAT], total_ops = 0;
-        pid_t peers[BENCH_MAX_RECEIVERS];
+        pid_t peers[BENCH_MAX_RECEIVERS + BENCH_MAX_IDLE_PEERS];
         unsigned n_peers = 0, i;
         int ready[2], ack[2];
         bool signals;
@@ -525,8 +571,13 @@ int main(int argc, char **argv) {
                 perror("kdbus-bench: pipe2");
                 return 1;
         }
-        for (i = 0; i < (signals ? o.receivers : 1); i++) {
-                peers[n_peers] = spawn_peer(&o, signals, ready[1], ack[1]);
+        for (i = 0; i < (signals ? o.receivers : 1) + o.idle_peers; i++) {
+                int role = i >= (signals ? o.receivers : 1) ? PEER_IDLE :
+                           signals ? PEER_RECEIVER : PEER_SERVICE;
+
+                peers[n_peers] = spawn_peer(&o, role, i - (role == PEER_IDLE ?
+                                                           (signals ? o.receivers : 1) : 0),
+                                            ready[1], ack[1]);
                 if (peers[n_peers] < 0) {
                         perror("kdbus-bench: fork");
                         r = -errno;

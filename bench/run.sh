@@ -3,7 +3,7 @@
 # kdbusd vs dbus-daemon vs dbus-broker, side by side in one run (see bench/README.md).
 #
 #   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile] [--policy]
-#                [--no-native]
+#                [--no-native] [--only NAME,...]
 #
 # Builds kdbusd and the bench programs in their own release build dir ($BENCH_BUILDDIR,
 # default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
@@ -19,6 +19,7 @@
 # --policy: kdbusd and dbus-daemon each with allow-all (session policy) and with Debian's
 # system.conf + system.d + bench/policy/org.kdbus.Bench.conf; call-1, call-64, signal-8;
 # checks first that the system policy denies; adds instructions per operation (callgrind).
+# --only: just these workloads (names as in the table), e.g. --only signal-10,signal-10-idle1k.
 # Last, unless --no-native or --policy: bench/native.sh (native kdbus-ABI small calls, plain
 # and batched, against kdbusd's legacy path, dbus-daemon and dbus-broker; 1 MiB / 16 MiB
 # native memfd payloads against the legacy paths; ratios).
@@ -37,6 +38,7 @@ do_profile=0
 policy=0
 from_tree=0
 native=1
+only=
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -48,7 +50,8 @@ while [ $# -gt 0 ]; do
         --profile) do_profile=1 ;;
         --policy) policy=1 ;;
         --no-native) native=0 ;;
-        -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
+        --only) only=$2; shift ;;
+        -h|--help) sed -n '3,27p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -233,13 +236,26 @@ bench_one() {
 }
 
 big=1048576000          # a multiple of every window: rounds are bounded by time
+# name|unit|kdbus-bench arguments[|factor: the table shows signals/s times it, deliveries/s]
 workloads=(
         "call-1|calls/s, 1 in flight|--workload call --inflight 1 --warmup 2000"
         "call-64|calls/s, 64 in flight|--workload call --inflight 64 --warmup 20000"
         "signal-1|signals/s, 1 receiver|--workload signal --receivers 1 --warmup 6400"
         "signal-8|signals/s, 8 receivers|--workload signal --receivers 8 --warmup 6400"
+        "signal-100|deliveries/s, 100 rcv|--workload signal --receivers 100 --warmup 640|100"
+        "signal-10|deliveries/s, 10 rcv|--workload signal --receivers 10 --warmup 1280|10"
+        "signal-10-idle1k|deliveries/s, + 1k rules|--workload signal --receivers 10 --idle-peers 100 --idle-rules 1000 --warmup 1280|10"
+        "signal-1-idle10k|signals/s, + 10k rules|--workload signal --receivers 1 --idle-peers 100 --idle-rules 10000 --warmup 6400"
 )
 [ "$policy" = 1 ] && workloads=("${workloads[0]}" "${workloads[1]}" "${workloads[3]}")
+if [ -n "$only" ]; then
+        picked=()
+        for w in "${workloads[@]}"; do
+                [[ ",$only," == *",${w%%|*},"* ]] && picked+=("$w")
+        done
+        [ "${#picked[@]}" -gt 0 ] || { echo "bench/run.sh: --only '$only': no such workload" >&2; exit 2; }
+        workloads=("${picked[@]}")
+fi
 
 for b in "${buses[@]}"; do start_bus "$b"; done
 for b in "${buses[@]}"; do
@@ -283,13 +299,15 @@ echo "bench: $rounds rounds x ${seconds}s per workload and bus; buses on CPU $bu
 
 results=$run/results.txt
 : >"$results"
-for w in "${workloads[@]}"; do
-        IFS='|' read -r name unit args <<<"$w"
-        for r in $(seq "$rounds"); do
+# round by round over all workloads, so that a burst of load hits each workload and bus alike
+# (the idle-rule costs compare two workloads' medians)
+for r in $(seq "$rounds"); do
+        for w in "${workloads[@]}"; do
+                IFS='|' read -r name unit args factor <<<"$w"
                 for b in "${buses[@]}"; do
                         # shellcheck disable=SC2086
                         line=$(bench_one "$b" $args --seconds "$seconds" --count $big --repeat 1)
-                        echo "$name $b $(sed -n 's/.*median=\([0-9.]*\).*/\1/p' <<<"$line")" >>"$results"
+                        echo "$name $b $(sed -n 's/.*median=\([0-9.]*\).*/\1/p' <<<"$line") ${factor:-1}" >>"$results"
                 done
         done
 done
@@ -384,8 +402,8 @@ results, json_path, rounds, seconds, extra_path, built_from = sys.argv[1:7]
 units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[7:]}
 data = {}
 for line in open(results):
-    name, bus, value = line.split()
-    data.setdefault(name, {}).setdefault(bus, []).append(float(value))
+    name, bus, value, factor = line.split()
+    data.setdefault(name, {}).setdefault(bus, []).append(float(value) * float(factor))
 buses = os.environ["BENCH_BUSES"].split()
 pairs = [("kdbusd", "dbus-daemon"), ("kdbusd", "dbus-broker")]
 if "kdbusd-policy" in buses:    # ratio > 1: the policy costs that much throughput
@@ -393,7 +411,7 @@ if "kdbusd-policy" in buses:    # ratio > 1: the policy costs that much throughp
 def cell(v):
     return f"{statistics.median(v):>9.0f} ({min(v):.0f}-{max(v):.0f})"
 print()
-print(f"{'workload':<10} {'unit':<22} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
+print(f"{'workload':<16} {'unit':<24} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
       + "".join(f" {a + '/' + b:>19}" for a, b in pairs))
 summary = {"kdbusd": built_from, "rounds": int(rounds), "seconds_per_round": float(seconds),
            "workloads": {}, "per_operation": dict(l.rstrip("\n").split("\t", 1)
@@ -402,9 +420,19 @@ for name in units:
     d = data[name]
     med = {b: statistics.median(d[b]) for b in buses}
     ratios = {f"{a}/{b}": med[a] / med[b] for a, b in pairs}
-    print(f"{name:<10} {units[name]:<22} " + " ".join(f"{cell(d[b]):>30}" for b in buses)
+    print(f"{name:<16} {units[name]:<24} " + " ".join(f"{cell(d[b]):>30}" for b in buses)
           + "".join(f" {r:>18.2f}x" for r in ratios.values()))
     summary["workloads"][name] = {"unit": units[name], "runs": d, "median": med, "ratios": ratios}
+# what rules that cannot match cost a broadcast, per bus (rounds interleave, so medians of
+# the two workloads compare; issue #16 wants <= 5 % at 1k rules, #17 at 10k)
+for with_rules, without in (("signal-10-idle1k", "signal-10"), ("signal-1-idle10k", "signal-1")):
+    if with_rules in data and without in data:
+        print(f"{with_rules} against {without} (rate change): " + ", ".join(
+            f"{b} {100 * (statistics.median(data[with_rules][b]) / statistics.median(data[without][b]) - 1):+.1f} %"
+            for b in buses))
+        summary.setdefault("idle_rule_cost", {})[with_rules] = {
+            b: statistics.median(data[with_rules][b]) / statistics.median(data[without][b]) - 1
+            for b in buses}
 if "call-1" in data:
     print("round trip at the median, 1 in flight: " + ", ".join(
         f"{b} {1e6 / statistics.median(data['call-1'][b]):.1f} us" for b in buses))
