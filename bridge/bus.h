@@ -108,6 +108,7 @@ struct Bus {
         size_t route_cap;
         bool route_busy;                /* a routing uses route_buf (a nested one allocates) */
         uint64_t route_epoch;           /* BridgeConn.route_mark of the current routing */
+        unsigned n_native_conns;        /* NativeConn on this bus (native-conn.c) */
         HashTable replies;              /* BridgeReply, by (caller id, serial) */
         List reply_timeouts;            /* BridgeReply, earliest deadline first (reply.c) */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */

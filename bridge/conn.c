@@ -343,8 +343,7 @@ static int conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         e = bus_entry_get(conn->bus);
         if (!e)
                 return error_origin(-ENOMEM);
-        /* memfd parts stay the sender's memory for a native receiver */
-        e->bytes = msg->data ? msg->size : bridge_msg_inline_size(msg);
+        e->bytes = bridge_conn_queue_cost(msg);
         e->account = msg->quota_account;
         r = bridge_quota_charge(&conn->quota, e->account, e->bytes, msg->n_fds);
         if (r < 0) {
@@ -413,6 +412,20 @@ bool bridge_conn_queue_is_full(const BridgeConn *conn) {
  */
 int bridge_conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
         return conn_queue_check(conn, msg);
+}
+
+/**
+ * bridge_conn_queue_cost() - what a queued message counts against max_outgoing_bytes
+ * @msg:        the message
+ *
+ * The memory the bus holds for it (its buffer with the struct, bridge_msg_footprint()) and
+ * the queue entry; not only its wire size, so that a slow receiver's queue of small
+ * messages cannot pin several times the configured limit. Memfd parts stay the sender's
+ * memory for a native receiver and are not counted.
+ * Return: bytes.
+ */
+size_t bridge_conn_queue_cost(const BridgeMsg *msg) {
+        return bridge_msg_footprint(msg) + sizeof(BridgeQueueEntry);
 }
 
 /**

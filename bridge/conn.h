@@ -220,6 +220,9 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg);
  * Never fails for the sender except with -ENOMEM. */
 int bus_broadcast(Bus *bus, BridgeMsg *msg);
 
+/* What a queued @msg counts in queued_bytes and against max_outgoing_bytes: the memory
+ * the bus holds for it (struct, buffer, queue entry), not only its wire size. */
+size_t bridge_conn_queue_cost(const BridgeMsg *msg);
 /* A new pidfd of @conn's process (creds.pidfd duplicated, or the transport's get_pidfd).
  * Return: the fd, or a negative errno (-ENOENT: none to be had). */
 int bridge_conn_get_pidfd(const BridgeConn *conn);

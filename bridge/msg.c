@@ -53,12 +53,21 @@
 #endif
 
 #define MSG_INLINE_OFFSET ALIGN8(sizeof(BridgeMsg))
-#define MSG_N_CLASSES 5u
+#define MSG_N_CLASSES 10u
 #define MSG_CACHE_MAX_KEEP 256u
 
-/* buffer sizes (struct included) and how many of each a bus keeps: ~1 MiB at most */
-static const size_t msg_class_size[MSG_N_CLASSES] = { 512, 2048, 8192, 32768, 131072 };
-static const unsigned msg_class_keep[MSG_N_CLASSES] = { MSG_CACHE_MAX_KEEP, 64, 32, 8, 2 };
+/*
+ * Buffer sizes (struct included) and how many of each a bus keeps: ~1.4 MiB at most. Steps
+ * of at most 1.5x up to 2 KiB, where most messages are: a 190-byte signal (about 560 bytes
+ * with the struct) takes 640, not 2048 -- a slow receiver's queue of small messages costs
+ * about a third of the memory it did.
+ */
+static const size_t msg_class_size[MSG_N_CLASSES] = {
+        512, 640, 768, 1024, 1536, 2048, 4096, 8192, 32768, 131072,
+};
+static const unsigned msg_class_keep[MSG_N_CLASSES] = {
+        MSG_CACHE_MAX_KEEP, MSG_CACHE_MAX_KEEP, 128, 128, 64, 64, 32, 16, 8, 2,
+};
 
 struct BridgeMsgCache {
         unsigned n_refs;                /* the bus's, plus one per live message from here */
@@ -309,6 +318,27 @@ int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t
         m->hdr.total_size = m->hdr.body_offset + head_hdr->body_size;
         *ret = steal_ptr(&m);
         return 0;
+}
+
+/**
+ * bridge_msg_footprint() - the memory a message holds in the bus
+ * @m:          the message
+ *
+ * Its buffer (the size class, struct included, or the struct and the bytes it holds), a
+ * separate copy of the bytes, its fd and part arrays; memfd parts not counted (they are the
+ * sender's memory). This, not the wire size, is what queues are charged (bridge/conn.c).
+ * Return: bytes.
+ */
+size_t bridge_msg_footprint(const BridgeMsg *m) {
+        size_t n;
+
+        if (m->cache)
+                n = msg_class_size[m->size_class];
+        else
+                n = MSG_INLINE_OFFSET + bridge_msg_inline_size(m);
+        if (m->cache && m->data_separate)
+                n += m->size;
+        return n + m->n_fds * sizeof(int) + m->n_parts * sizeof(BridgeMsgPart);
 }
 
 /**

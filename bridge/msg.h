@@ -9,7 +9,7 @@
  * BridgeMsgCache: received messages are recycled, so a steady flow allocates nothing. A
  * message and its bytes are one buffer of a size class; the last unref puts the buffer
  * back on its bus's free list for that class, up to a bound per class (at most about
- * 1 MiB in all), so memory returns to malloc after a burst. Larger messages use malloc.
+ * 1.4 MiB in all), so memory returns to malloc after a burst. Larger messages use malloc.
  * The cache outlives its bus while messages from it live (it is reference-counted).
  */
 #include <stdbool.h>
@@ -124,6 +124,8 @@ static inline const uint8_t *bridge_msg_head(const BridgeMsg *m, size_t *ret_siz
         return m->n_parts ? m->head : m->data;
 }
 
+/* The memory @m holds: its buffer (struct included) and arrays, memfd parts not counted. */
+size_t bridge_msg_footprint(const BridgeMsg *m);
 /* The bytes the bus itself holds for @m: all of it, except memfd parts. */
 size_t bridge_msg_inline_size(const BridgeMsg *m);
 

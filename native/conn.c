@@ -314,6 +314,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         if (r)
                 return native_errno_from_bridge(r);
         native_meta_recv_account(bus, 0, nc->attach_flags_recv);       /* undone at free */
+        ++bus->n_native_conns;                                          /* this one too */
         if (ep)
                 bridge_conn_set_endpoint(nc->conn, ep);
         r = native_meta_capture(nc);
@@ -372,8 +373,10 @@ NativeConn *native_conn_free(NativeConn *nc) {
         nc->freeing = true;
         native_holder_drop(nc);
         if (nc->conn) {
-                if (nc->conn->bus)      /* NULL: the bus went first */
+                if (nc->conn->bus) {    /* NULL: the bus went first */
                         native_meta_recv_account(nc->conn->bus, nc->attach_flags_recv, 0);
+                        --nc->conn->bus->n_native_conns;
+                }
                 bridge_conn_disconnect(nc->conn);
                 nc->conn->ops = NULL;
                 nc->conn->userdata = NULL;

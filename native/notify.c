@@ -179,6 +179,10 @@ static void notify_broadcast(Bus *bus, const struct kdbus_item *item) {
         size_t i;
 
         notify_monitors(bus, KDBUS_DST_ID_BROADCAST, 0, item);
+        /* only native peers get these: a bus of classic peers does not walk all of them
+         * for each peer that comes or goes (10,000 closing at once was O(N²)) */
+        if (!bus->n_native_conns)
+                return;
 
         hash_table_for_each(node, tmp, &bus->conns_by_id, i) {
                 BridgeConn *conn = container_of(node, BridgeConn, id_node);

@@ -664,6 +664,8 @@ static void client_out_refill(ProxyClient *c) {
 
         if (!c->conn)
                 return;
+        if (c->conn->queued_bytes >= SERVER_TRIM_AFTER)
+                c->held_much = true;
         while (c->out_n < CLIENT_OUT_RING &&
                (c->out_n == 0 || c->out_ring_bytes < CLIENT_OUT_RING_BYTES) &&
                (m = bridge_conn_queue_peek(c->conn))) {
@@ -779,6 +781,11 @@ void client_flush(ProxyClient *c) {
         /* authentication replies may have made room for more lines */
         if (!c->close_pending && c->state == CLIENT_STATE_AUTH && c->in_end > c->in_start)
                 server_mark_ready(c->server, c);
+        if (c->held_much && !c->out_n && !bridge_conn_queue_peek(c->conn)) {
+                /* a flood to this peer is over: give its memory back to the system */
+                c->held_much = false;
+                server_trim_later(c->server);
+        }
         if (c->close_after_flush && !c->close_pending && !c->write_blocked && !c->out_n &&
             c->sasl_out_end == c->sasl_out_start && !bridge_conn_queue_peek(c->conn)) {
                 client_close_later(c);
@@ -948,6 +955,8 @@ ProxyClient *client_free(ProxyClient *c) {
                 --c->server->n_authenticating;
         c->state = CLIENT_STATE_CLOSING;
         c->close_pending = true;
+        if (c->held_much || (c->conn && c->conn->queued_bytes >= SERVER_TRIM_AFTER))
+                server_trim_later(c->server);
         if (c->conn) {
                 bridge_conn_disconnect(c->conn);
                 c->conn->userdata = NULL;

@@ -49,6 +49,8 @@ struct ProxyClient {
         bool close_pending;             /* close at the next post-iteration */
         bool refuse_fd_limit;           /* accepted into the fd reserve: its Hello is refused */
         bool close_after_flush;         /* read nothing more, close once all is written */
+        bool held_much;                 /* its queue held SERVER_TRIM_AFTER bytes or more
+                                         * since it last drained (server_trim_later()) */
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;

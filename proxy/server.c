@@ -15,6 +15,7 @@
  * after the call that caused it, not after the whole wakeup's batch.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,33 @@ static int server_on_ready(LoopSource *source, void *userdata) {
                 (void) loop_source_set_enabled(s->ready_source, LOOP_OFF);
         server_flush(s);
         return 0;
+}
+
+/*
+ * glibc keeps freed memory in the heap (kdbusd sets M_TRIM_THRESHOLD to 64 MiB so large
+ * messages do not pay their page faults twice, proxy/main.c), so after a flood to a slow
+ * receiver the bus would keep its peak RSS. Once such a queue drained or its client went,
+ * malloc_trim() gives the free pages back, a second later so that a flood that goes on
+ * does not trim each time its queue empties.
+ */
+static int server_on_trim(LoopSource *source, uint64_t usec, void *userdata) {
+        (void) malloc_trim(0);
+        return 0;
+}
+
+/**
+ * server_trim_later() - give freed memory back to the system in a moment
+ * @s:          the server
+ */
+void server_trim_later(Server *s) {
+        uint64_t when = loop_now(s->loop) + SERVER_TRIM_DELAY_USEC;
+
+        if (!s->trim_timer) {
+                if (loop_add_time(s->loop, &s->trim_timer, when, server_on_trim, s) < 0)
+                        s->trim_timer = NULL;
+                return;
+        }
+        (void) loop_timer_set(s->trim_timer, when);
 }
 
 static int server_on_timer(LoopSource *source, uint64_t usec, void *userdata) {
@@ -352,6 +380,7 @@ Server *server_free(Server *s) {
         s->flush_source = loop_source_free(s->flush_source);
         s->ready_source = loop_source_free(s->ready_source);
         s->timer = loop_source_free(s->timer);
+        s->trim_timer = loop_source_free(s->trim_timer);
         s->sigterm = loop_source_free(s->sigterm);
         s->sigint = loop_source_free(s->sigint);
         s->sighup = loop_source_free(s->sighup);

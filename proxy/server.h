@@ -23,6 +23,9 @@ typedef struct ProxyClient ProxyClient;
 
 /* Messages one client may push into the bus per loop iteration (fairness). */
 #define SERVER_CLIENT_BUDGET 64u
+/* A client whose queue held this much gives memory back when it drains or goes. */
+#define SERVER_TRIM_AFTER (8u * 1024u * 1024u)
+#define SERVER_TRIM_DELAY_USEC (1000u * 1000u)
 
 typedef struct Server {
         Loop *loop;
@@ -42,6 +45,7 @@ typedef struct Server {
         LoopSource *flush_source;       /* defer: on while @dirty is not empty */
         LoopSource *ready_source;       /* defer: process @ready */
         LoopSource *timer;              /* bus_next_deadline() */
+        LoopSource *trim_timer;         /* malloc_trim() after a flood (server_trim_later()) */
         uint64_t timer_usec;            /* when @timer fires, UINT64_MAX: off */
         LoopSource *sigterm, *sigint, *sighup;
         int exit_code;
@@ -62,5 +66,7 @@ void server_rearm_timer(Server *s);
 void server_mark_ready(Server *s, ProxyClient *c);
 /* @c has output to write or must be closed: it goes on @dirty. */
 void server_mark_dirty(Server *s, ProxyClient *c);
+/* A flood is over (a large queue drained or was freed): malloc_trim() in a moment. */
+void server_trim_later(Server *s);
 /* At the end of a loop callback: free the clients that must go, write out the others. */
 void server_flush(Server *s);

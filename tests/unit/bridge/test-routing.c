@@ -219,8 +219,10 @@ static void test_match_quota(Fixture *f, gconstpointer ctx) {
 static void test_queue_quota(Fixture *f, gconstpointer ctx) {
         BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
                                                         .destination = ":1.2" });
-        size_t size = m->size;
+        size_t size = bridge_conn_queue_cost(m);
 
+        /* what the bus holds counts, not only the wire bytes: struct, buffer, queue entry */
+        g_assert_cmpuint(size, >=, m->size + sizeof(BridgeMsg));
         /* like dbus-daemon: refused only once what is queued already exceeds the limit */
         f->bus->limits.max_outgoing_bytes = 2 * size;
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
@@ -267,7 +269,7 @@ static void test_queue_quota_per_user(Fixture *f, gconstpointer ctx) {
         TestMsg t = { .type = WIRE_MSG_SIGNAL, .destination = ":1.2" };
         BridgeMsg *m0 = test_msg_new(f->c[0], &t), *m2 = test_msg_new(f->c[2], &t), *bus;
         BridgeMsg *b0, *b2;
-        size_t size = m0->size;
+        size_t size = bridge_conn_queue_cost(m0);
 
         g_assert_cmpuint(f->c[0]->creds.uid, !=, f->c[2]->creds.uid);
         f->bus->limits.max_outgoing_bytes = 2 * size;
