@@ -21,7 +21,8 @@ broadcast tristate, min fds, max fds); empty strings and 0 mean "any".
 Usage: broker-controller.py --listen PATH [--broker /usr/bin/dbus-broker]
 Environment: BENCH_BROKER_PRELOAD, if set, becomes LD_PRELOAD of the broker only (with
 BENCH_MALLOC_COUNT_FILE passed through), so the allocation counter sees the broker and not
-this Python process.
+this Python process. BENCH_BROKER_ARGS: more arguments for the broker (its per-user quotas:
+--max-bytes, --max-fds, --max-matches, --max-objects; bench/scale.py raises them).
 """
 import argparse
 import os
@@ -67,7 +68,8 @@ def main():
     if os.environ.get("BENCH_BROKER_PRELOAD"):
         env["LD_PRELOAD"] = os.environ["BENCH_BROKER_PRELOAD"]
     broker = subprocess.Popen(
-        [args.broker, "--controller", str(theirs.fileno()), "--machine-id", machine_id()],
+        [args.broker, "--controller", str(theirs.fileno()), "--machine-id", machine_id()]
+        + os.environ.get("BENCH_BROKER_ARGS", "").split(),
         pass_fds=[theirs.fileno()], env=env)
     theirs.close()
 
