@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 #include "bench/bench-conn.h"
@@ -92,7 +93,7 @@ static int read_line(int fd, char *line, size_t cap) {
         }
 }
 
-int bench_conn_open(BenchConn *c, const char *address) {
+int bench_conn_open(BenchConn *c, const char *address, const BenchConnOpts *opts) {
         char auth[64], line[256];
         BenchMsgSpec hello = {
                 .type = WIRE_MSG_METHOD_CALL,
@@ -106,15 +107,21 @@ int bench_conn_open(BenchConn *c, const char *address) {
         size_t i;
         int r;
 
-        *c = (BenchConn) { .fd = -1 };
-        c->in = malloc(BENCH_CONN_IN);
-        c->out = malloc(BENCH_CONN_OUT);
+        *c = (BenchConn) {
+                .fd = -1,
+                .in_cap = opts && opts->in_cap ? opts->in_cap : BENCH_CONN_IN,
+                .out_cap = opts && opts->out_cap ? opts->out_cap : BENCH_CONN_OUT,
+        };
+        c->in = malloc(c->in_cap);
+        c->out = malloc(c->out_cap);
         if (!c->in || !c->out)
                 return -ENOMEM;
         r = connect_address(address);
         if (r < 0)
                 return r;
         c->fd = r;
+        if (opts && opts->relay_role)
+                return write_all(c->fd, &opts->relay_role, 1);
 
         (void) snprintf(uid, sizeof(uid), "%u", (unsigned) getuid());
         memcpy(auth, "\0AUTH EXTERNAL ", 15);
@@ -161,9 +168,9 @@ int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret) {
                         fprintf(stderr, "bench: unreadable message from the bus\n");
                         return (int) size;
                 }
-                if (size > 0 && (size_t) size > BENCH_CONN_IN) {
-                        fprintf(stderr, "bench: a %ld-byte message does not fit the %u-byte "
-                                "input buffer\n", size, BENCH_CONN_IN);
+                if (size > 0 && (size_t) size > c->in_cap) {
+                        fprintf(stderr, "bench: a %ld-byte message does not fit the %zu-byte "
+                                "input buffer\n", size, c->in_cap);
                         return -E2BIG;
                 }
                 if (size > 0 && (size_t) size <= avail) {
@@ -181,7 +188,7 @@ int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret) {
                         c->in_start = 0;
                         c->in_end = avail;
                 }
-                k = read(c->fd, c->in + c->in_end, BENCH_CONN_IN - c->in_end);
+                k = read(c->fd, c->in + c->in_end, c->in_cap - c->in_end);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0)
@@ -204,20 +211,31 @@ int bench_conn_flush(BenchConn *c) {
         return r;
 }
 
-int64_t bench_conn_queue_raw(BenchConn *c, const uint8_t *msg, size_t size) {
+static uint32_t next_serial(BenchConn *c) {
+        if (!++c->serial)
+                ++c->serial;
+        return c->serial;
+}
+
+int64_t bench_conn_queue_raw(BenchConn *c, uint8_t *msg, size_t size) {
         uint32_t serial;
         int r;
 
-        if (size > BENCH_CONN_OUT)
-                return -E2BIG;
-        if (c->out_len + size > BENCH_CONN_OUT) {
+        if (size > c->out_cap / 2) {
+                r = bench_conn_flush(c);
+                if (r < 0)
+                        return r;
+                serial = next_serial(c);
+                memcpy(msg + BENCH_MSG_SERIAL_OFFSET, &serial, 4);
+                r = write_all(c->fd, msg, size);
+                return r < 0 ? (int64_t) r : (int64_t) serial;
+        }
+        if (c->out_len + size > c->out_cap) {
                 r = bench_conn_flush(c);
                 if (r < 0)
                         return r;
         }
-        serial = ++c->serial;
-        if (!serial)
-                serial = ++c->serial;
+        serial = next_serial(c);
         memcpy(c->out + c->out_len, msg, size);
         memcpy(c->out + c->out_len + BENCH_MSG_SERIAL_OFFSET, &serial, 4);
         c->out_len += size;
@@ -229,7 +247,7 @@ int64_t bench_conn_queue(BenchConn *c, const BenchMsgSpec *spec) {
         int r;
 
         for (;;) {
-                size = bench_msg_build(c->out + c->out_len, BENCH_CONN_OUT - c->out_len, spec);
+                size = bench_msg_build(c->out + c->out_len, c->out_cap - c->out_len, spec);
                 if (size)
                         break;
                 if (!c->out_len)
@@ -240,11 +258,45 @@ int64_t bench_conn_queue(BenchConn *c, const BenchMsgSpec *spec) {
         }
         /* built in place: take it back out through the raw path to assign the serial */
         c->out_len += size;
-        c->serial++;
-        if (!c->serial)
-                c->serial++;
+        (void) next_serial(c);
         memcpy(c->out + c->out_len - size + BENCH_MSG_SERIAL_OFFSET, &c->serial, 4);
         return c->serial;
+}
+
+int64_t bench_conn_send_direct(BenchConn *c, const BenchMsgSpec *spec) {
+        BenchMsgSpec head = *spec;
+        uint8_t hdr[1024];
+        struct iovec iov[2];
+        size_t n, done = 0;
+        int r;
+
+        r = bench_conn_flush(c);
+        if (r < 0)
+                return r;
+        head.body = NULL;               /* the header and the padding before the body */
+        head.serial = next_serial(c);
+        n = bench_msg_build(hdr, sizeof(hdr), &head);
+        if (!n)
+                return -E2BIG;
+        iov[0] = (struct iovec) { .iov_base = hdr, .iov_len = n };
+        iov[1] = (struct iovec) { .iov_base = (void *) spec->body, .iov_len = spec->body_len };
+        while (done < n + spec->body_len) {
+                ssize_t k;
+                struct iovec v[2];
+                unsigned nv = 0;
+
+                if (done < n)
+                        v[nv++] = (struct iovec) { hdr + done, n - done };
+                v[nv++] = done < n ? iov[1] : (struct iovec) {
+                        (uint8_t *) spec->body + (done - n), spec->body_len - (done - n) };
+                k = writev(c->fd, v, (int) nv);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return -errno;
+                done += (size_t) k;
+        }
+        return head.serial;
 }
 
 int bench_conn_call(BenchConn *c, const BenchMsgSpec *spec, BenchMsg *ret) {

@@ -13,12 +13,21 @@
 #define BENCH_CONN_IN (256u * 1024u)
 #define BENCH_CONN_OUT (256u * 1024u)
 
+/* How to connect; bench_conn_open() with NULL: a D-Bus client with the default buffers. */
+typedef struct BenchConnOpts {
+        char relay_role;                /* 0: a bus (SASL, Hello); else bench/kdbus-relay,
+                                         * whose first byte is this role ('c' the hub) */
+        size_t in_cap, out_cap;         /* 0: BENCH_CONN_IN / BENCH_CONN_OUT */
+} BenchConnOpts;
+
 typedef struct BenchConn {
         int fd;
         uint8_t *in;
+        size_t in_cap;
         size_t in_start;                /* first unconsumed byte */
         size_t in_end;
         uint8_t *out;
+        size_t out_cap;
         size_t out_len;
         uint32_t serial;                /* last serial used */
         char unique_name[256];
@@ -26,10 +35,10 @@ typedef struct BenchConn {
 
 /*
  * bench_conn_open() - connect to @address (unix:path=... or unix:abstract=...), authenticate,
- * say Hello and wait for its reply.
+ * say Hello and wait for its reply (to a relay: only say the role, see BenchConnOpts).
  * Return: 0 or a negative errno (a message on stderr says what failed).
  */
-int bench_conn_open(BenchConn *c, const char *address);
+int bench_conn_open(BenchConn *c, const char *address, const BenchConnOpts *opts);
 void bench_conn_close(BenchConn *c);
 
 /*
@@ -47,8 +56,14 @@ int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret);
  */
 int64_t bench_conn_queue(BenchConn *c, const BenchMsgSpec *spec);
 
-/* Append a prebuilt message (its serial is patched); see bench_conn_queue(). */
-int64_t bench_conn_queue_raw(BenchConn *c, const uint8_t *msg, size_t size);
+/* Append a prebuilt message (its serial is patched); see bench_conn_queue(). A message
+ * larger than half the output buffer is written at once from @msg itself, its serial
+ * patched in place (no copy: large-message workloads measure the bus, not the client). */
+int64_t bench_conn_queue_raw(BenchConn *c, uint8_t *msg, size_t size);
+
+/* Write @spec now, after what is queued: the header built, the body written from
+ * spec->body itself with one writev (large replies without a copy). Return: the serial. */
+int64_t bench_conn_send_direct(BenchConn *c, const BenchMsgSpec *spec);
 
 /* bench_conn_flush() - write the whole output buffer. Return: 0 or negative errno. */
 int bench_conn_flush(BenchConn *c);

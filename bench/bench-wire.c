@@ -100,7 +100,7 @@ size_t bench_msg_build(uint8_t *buf, size_t cap, const BenchMsgSpec *spec) {
         fields_len = (uint32_t) (o.pos - fields_start);
         memcpy(buf + 12, &fields_len, 4);       /* x86 and friends: little-endian hosts only */
         out_pad(&o, 8);
-        if (spec->body_len)
+        if (spec->body_len && spec->body)       /* no body: the caller writes it (writev) */
                 out_bytes(&o, spec->body, spec->body_len);
         return o.overflow ? 0 : o.pos;
 }

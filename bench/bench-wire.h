@@ -39,7 +39,8 @@ typedef struct BenchMsg {
 } BenchMsg;
 
 /*
- * bench_msg_build() - write the message @spec into @buf
+ * bench_msg_build() - write the message @spec into @buf (with body_len but no body: only
+ * the header and its padding, the caller sends the body after it)
  * Return: its size, or 0 if it does not fit into @cap bytes.
  */
 size_t bench_msg_build(uint8_t *buf, size_t cap, const BenchMsgSpec *spec);

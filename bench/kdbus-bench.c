@@ -7,6 +7,8 @@
  *   call:   a client calls org.kdbus.Bench.Ping on the service through the bus; the service
  *           replies. --inflight 1 is a round-trip latency test, --inflight 64 keeps 64 calls
  *           outstanding (pipelined throughput).
+ *           --payload / --reply-payload size the bodies (1 MiB each: the large-message
+ *           workload); with --inflight 1 the RESULT line has the round trip's p50 and p99.
  *   signal: one sender broadcasts org.kdbus.Bench.Tick; --receivers N peers each hold a match
  *           rule for it. Flow control goes OUTSIDE the bus (a pipe): each receiver acks every
  *           --window signals, the sender keeps at most two windows outstanding, so the bus
@@ -14,6 +16,11 @@
  *           --idle-peers P --idle-rules N: P more peers hold N match rules between them
  *           (N/P each) on interfaces nothing sends (org.kdbus.BenchIdle<p>, member M<k>):
  *           what rules that cannot match cost a broadcast.
+ *   connect: connection churn: connect, SASL EXTERNAL, Hello, wait for its reply, close;
+ *           again and again (no peers).
+ *
+ * --relay: the address is bench/kdbus-relay's (no SASL, no Hello, no driver calls; the
+ * client says it is the hub, the peers that they are peers): the same bytes with no bus.
  *
  * Each run: a ping round trip (proves the bus works), --warmup operations, then --repeat
  * timed rounds of --count operations; the last line is a RESULT line for scripts.
@@ -42,6 +49,7 @@
 #define BENCH_MAX_REPEAT 100
 #define BENCH_MAX_RECEIVERS 128
 #define BENCH_MAX_IDLE_PEERS 1000
+#define BENCH_MAX_PAYLOAD (64u << 20)
 
 typedef struct Options {
         const char *address;
@@ -57,12 +65,48 @@ typedef struct Options {
         unsigned long idle_rules;
         unsigned window;
         unsigned payload;
+        unsigned reply_payload;
+        bool relay;
 } Options;
+
+static void freep(void *p) {
+        free(*(void **) p);
+}
+#define _cleanup_free_ __attribute__((cleanup(freep)))
 
 static const volatile MallocCount *alloc_counter;
 
 /* --seconds: a timed round stops sending at this time (0: run the full --count) */
 static double round_deadline;
+
+/* round-trip times of the timed rounds with one call in flight (percentiles) */
+static double *lat;
+static size_t n_lat, cap_lat;
+static bool lat_on;
+
+static void lat_add(double us) {
+        if (!lat_on)
+                return;
+        if (n_lat == cap_lat) {
+                size_t cap = cap_lat ? 2 * cap_lat : 4096;
+                double *p = realloc(lat, cap * sizeof(double));
+
+                if (!p)
+                        return;         /* percentiles from fewer samples */
+                lat = p;
+                cap_lat = cap;
+        }
+        lat[n_lat++] = us;
+}
+
+static BenchConnOpts conn_opts(const Options *o, char role) {
+        size_t big = (size_t) (o->payload > o->reply_payload ? o->payload : o->reply_payload);
+
+        return (BenchConnOpts) {
+                .relay_role = o->relay ? role : 0,
+                .in_cap = big + 4096 > BENCH_CONN_IN ? big + 4096 : BENCH_CONN_IN,
+        };
+}
 
 static double now_s(void) {
         struct timespec ts;
@@ -129,19 +173,28 @@ static void say(int fd) {
 /* ---- call workload ---- */
 
 static int service_run(const Options *o, int ready_fd) {
-        uint8_t body[64];
+        BenchConnOpts opts = conn_opts(o, 'p');
+        uint8_t body[64], *reply_body = NULL;
         BenchConn c;
         BenchMsg m;
         size_t n;
         int r;
 
-        r = bench_conn_open(&c, o->address);
+        if (o->reply_payload) {
+                reply_body = calloc(1, 4 + (size_t) o->reply_payload);
+                if (!reply_body)
+                        return -ENOMEM;
+                memcpy(reply_body, &o->reply_payload, 4);
+        }
+        r = bench_conn_open(&c, o->address, &opts);
         if (r < 0)
                 return r;
-        n = bench_body_string(body, sizeof(body), BENCH_NAME, true, 4 /* DO_NOT_QUEUE */);
-        r = bench_conn_call_driver(&c, "RequestName", "su", body, (uint32_t) n, &m);
-        if (r < 0)
-                return r;
+        if (!o->relay) {
+                n = bench_body_string(body, sizeof(body), BENCH_NAME, true, 4 /* DO_NOT_QUEUE */);
+                r = bench_conn_call_driver(&c, "RequestName", "su", body, (uint32_t) n, &m);
+                if (r < 0)
+                        return r;
+        }
         say(ready_fd);
         for (;;) {
                 bool block = true;
@@ -156,11 +209,18 @@ static int service_run(const Options *o, int ready_fd) {
                                 break;
                         block = false;
                         if (m.type != WIRE_MSG_METHOD_CALL ||
-                            (m.flags & WIRE_FLAG_NO_REPLY_EXPECTED) || !m.sender)
+                            (m.flags & WIRE_FLAG_NO_REPLY_EXPECTED) || (!m.sender && !o->relay))
                                 continue;
                         reply.reply_serial = m.serial;
                         reply.destination = m.sender;
-                        r = (int) bench_conn_queue(&c, &reply);
+                        if (reply_body) {
+                                reply.signature = "ay";
+                                reply.body = reply_body;
+                                reply.body_len = 4 + o->reply_payload;
+                                r = (int) bench_conn_send_direct(&c, &reply);
+                        } else {
+                                r = (int) bench_conn_queue(&c, &reply);
+                        }
                         if (r < 0)
                                 return r;
                 }
@@ -171,9 +231,10 @@ static int service_run(const Options *o, int ready_fd) {
 }
 
 /* @n calls with at most @inflight outstanding. */
-static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsigned long n,
+static int call_batch(BenchConn *c, uint8_t *call, size_t call_size, unsigned long n,
                       unsigned inflight, const char *service, unsigned long *ret_done) {
         unsigned long sent = 0, done = 0;
+        double t_sent = now_s();
         BenchMsg m;
         int r;
 
@@ -204,15 +265,22 @@ static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsig
                         }
                         if (m.type != WIRE_MSG_METHOD_RETURN)
                                 continue;
-                        /* count only real replies: from the service, to a call we sent */
-                        if (!m.sender || strcmp(m.sender, service) || !m.reply_serial ||
-                            m.reply_serial > c->serial) {
+                        /* count only real replies: from the service, to a call we sent
+                         * (through the relay nobody stamps a sender) */
+                        if ((service && (!m.sender || strcmp(m.sender, service))) ||
+                            !m.reply_serial || m.reply_serial > c->serial) {
                                 fprintf(stderr, "kdbus-bench: unexpected reply from %s "
                                         "(reply serial %u)\n", m.sender ? m.sender : "?",
                                         m.reply_serial);
                                 return -EBADMSG;
                         }
                         done++;
+                        if (inflight == 1) {
+                                double t = now_s();
+
+                                lat_add((t - t_sent) * 1e6);
+                                t_sent = t;
+                        }
                         if (sent < n && round_deadline > 0 && now_s() >= round_deadline)
                                 n = sent;       /* time is up: drain what is in flight */
                         if (sent < n) {
@@ -233,8 +301,10 @@ static int call_batch(BenchConn *c, const uint8_t *call, size_t call_size, unsig
 }
 
 static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64_t *allocs) {
-        uint8_t payload[4 + 4096] = { 0 };
-        uint8_t call[8192];
+        BenchConnOpts opts = conn_opts(o, 'c');
+        _cleanup_free_ uint8_t *payload = calloc(1, 4 + (size_t) o->payload);
+        size_t call_cap = 4096 + (size_t) o->payload;
+        _cleanup_free_ uint8_t *call = malloc(call_cap);
         BenchMsgSpec spec = {
                 .type = WIRE_MSG_METHOD_CALL,
                 .path = BENCH_PATH,
@@ -253,27 +323,31 @@ static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64
         unsigned i;
         int r;
 
+        if (!payload || !call)
+                return -ENOMEM;
         memcpy(payload, &o->payload, 4);
-        call_size = bench_msg_build(call, sizeof(call), &spec);
+        call_size = bench_msg_build(call, call_cap, &spec);
         if (!call_size)
                 return -E2BIG;
-        r = bench_conn_open(&c, o->address);
+        r = bench_conn_open(&c, o->address, &opts);
         if (r < 0)
                 return r;
-        n = bench_body_string(body, sizeof(body), BENCH_NAME, false, 0);
-        r = bench_conn_call_driver(&c, "GetNameOwner", "s", body, (uint32_t) n, &m);
-        if (r < 0)
-                return r;
-        if (m.body_len < 5 || m.body_len - 4 > sizeof(service))
-                return -EBADMSG;
-        memcpy(service, m.body + 4, m.body_len - 4);
+        if (!o->relay) {
+                n = bench_body_string(body, sizeof(body), BENCH_NAME, false, 0);
+                r = bench_conn_call_driver(&c, "GetNameOwner", "s", body, (uint32_t) n, &m);
+                if (r < 0)
+                        return r;
+                if (m.body_len < 5 || m.body_len - 4 > sizeof(service))
+                        return -EBADMSG;
+                memcpy(service, m.body + 4, m.body_len - 4);
+        }
         /* the ping: proves the bus routes to the service before anything is timed */
-        r = call_batch(&c, call, call_size, 1, 1, service, NULL);
+        r = call_batch(&c, call, call_size, 1, 1, o->relay ? NULL : service, NULL);
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench: ping round trip through %s failed\n", o->address);
                 return r;
         }
-        r = call_batch(&c, call, call_size, o->warmup, o->inflight, service, NULL);
+        r = call_batch(&c, call, call_size, o->warmup, o->inflight, o->relay ? NULL : service, NULL);
         if (r < 0)
                 return r;
         for (i = 0; i < o->repeat; i++) {
@@ -282,7 +356,10 @@ static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64
                 unsigned long done;
 
                 round_deadline = o->seconds > 0 ? t0 + o->seconds : 0;
-                r = call_batch(&c, call, call_size, o->count, o->inflight, service, &done);
+                lat_on = true;
+                r = call_batch(&c, call, call_size, o->count, o->inflight,
+                               o->relay ? NULL : service, &done);
+                lat_on = false;
                 round_deadline = 0;
                 if (r < 0)
                         return r;
@@ -298,6 +375,7 @@ static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64
 
 static int receiver_run(const Options *o, int ready_fd, int ack_fd) {
         const char *rule = "type='signal',interface='" BENCH_NAME "',member='Tick'";
+        BenchConnOpts opts = conn_opts(o, 'p');
         uint8_t body[256];
         unsigned long got = 0;
         BenchConn c;
@@ -305,13 +383,15 @@ static int receiver_run(const Options *o, int ready_fd, int ack_fd) {
         size_t n;
         int r;
 
-        r = bench_conn_open(&c, o->address);
+        r = bench_conn_open(&c, o->address, &opts);
         if (r < 0)
                 return r;
-        n = bench_body_string(body, sizeof(body), rule, false, 0);
-        r = bench_conn_call_driver(&c, "AddMatch", "s", body, (uint32_t) n, &m);
-        if (r < 0)
-                return r;
+        if (!o->relay) {
+                n = bench_body_string(body, sizeof(body), rule, false, 0);
+                r = bench_conn_call_driver(&c, "AddMatch", "s", body, (uint32_t) n, &m);
+                if (r < 0)
+                        return r;
+        }
         say(ready_fd);
         for (;;) {
                 r = bench_conn_next(&c, true, &m);
@@ -334,7 +414,7 @@ static int idle_run(const Options *o, unsigned peer, int ready_fd) {
         size_t n;
         int r;
 
-        r = bench_conn_open(&c, o->address);
+        r = bench_conn_open(&c, o->address, NULL);
         if (r < 0)
                 return r;
         for (k = 0; k < n_rules; k++) {
@@ -356,7 +436,7 @@ static int idle_run(const Options *o, unsigned peer, int ready_fd) {
         }
 }
 
-static int signal_batch(BenchConn *c, const uint8_t *sig, size_t sig_size, unsigned long n,
+static int signal_batch(BenchConn *c, uint8_t *sig, size_t sig_size, unsigned long n,
                         const Options *o, int ack_fd, unsigned long *ret_done) {
         unsigned long windows = n / o->window, w, i;
         int r;
@@ -388,8 +468,10 @@ static int signal_batch(BenchConn *c, const uint8_t *sig, size_t sig_size, unsig
 
 static int run_signals(const Options *o, double *rates, unsigned long *ops, uint64_t *allocs,
                        int ack_fd) {
-        uint8_t payload[4 + 4096] = { 0 };
-        uint8_t sig[8192];
+        BenchConnOpts opts = conn_opts(o, 'c');
+        _cleanup_free_ uint8_t *payload = calloc(1, 4 + (size_t) o->payload);
+        size_t sig_cap = 4096 + (size_t) o->payload;
+        _cleanup_free_ uint8_t *sig = malloc(sig_cap);
         BenchMsgSpec spec = {
                 .type = WIRE_MSG_SIGNAL,
                 .path = BENCH_PATH,
@@ -404,11 +486,13 @@ static int run_signals(const Options *o, double *rates, unsigned long *ops, uint
         unsigned i;
         int r;
 
+        if (!payload || !sig)
+                return -ENOMEM;
         memcpy(payload, &o->payload, 4);
-        sig_size = bench_msg_build(sig, sizeof(sig), &spec);
+        sig_size = bench_msg_build(sig, sig_cap, &spec);
         if (!sig_size)
                 return -E2BIG;
-        r = bench_conn_open(&c, o->address);
+        r = bench_conn_open(&c, o->address, &opts);
         if (r < 0)
                 return r;
         /* one window as the "ping": every receiver must see it */
@@ -436,6 +520,39 @@ static int run_signals(const Options *o, double *rates, unsigned long *ops, uint
         return 0;
 }
 
+/* ---- connect workload ---- */
+
+static int run_connects(const Options *o, double *rates, unsigned long *ops, uint64_t *allocs) {
+        /* small buffers: the client's own cost per connection stays small */
+        BenchConnOpts opts = { .in_cap = 16384, .out_cap = 4096 };
+        unsigned long i, k;
+        BenchConn c;
+        int r;
+
+        for (i = 0; i < 1 + o->warmup; i++) {   /* the first proves the bus answers */
+                r = bench_conn_open(&c, o->address, &opts);
+                bench_conn_close(&c);
+                if (r < 0)
+                        return r;
+        }
+        for (k = 0; k < o->repeat; k++) {
+                uint64_t a0 = allocs_now();
+                double t0 = now_s(), deadline = o->seconds > 0 ? t0 + o->seconds : 0;
+
+                for (i = 0; i < o->count && !(deadline > 0 && i % 16 == 0 && now_s() >= deadline);
+                     i++) {
+                        r = bench_conn_open(&c, o->address, &opts);
+                        bench_conn_close(&c);
+                        if (r < 0)
+                                return r;
+                }
+                rates[k] = (double) i / (now_s() - t0);
+                ops[k] = i;
+                allocs[k] = allocs_now() - a0;
+        }
+        return 0;
+}
+
 /* ---- driver ---- */
 
 enum { PEER_SERVICE, PEER_RECEIVER, PEER_IDLE };
@@ -456,14 +573,16 @@ static pid_t spawn_peer(const Options *o, int role, unsigned idx, int ready_fd, 
 }
 
 static void usage(FILE *f) {
-        fputs("usage: kdbus-bench --address ADDR [--workload call|signal] [--inflight N]\n"
+        fputs("usage: kdbus-bench --address ADDR [--workload call|signal|connect] [--inflight N]\n"
               "         [--count N] [--warmup N] [--repeat N] [--receivers N] [--window N]\n"
-              "         [--payload BYTES] [--seconds S] [--alloc-file PATH]\n"
-              "         [--idle-peers P --idle-rules N]\n"
+              "         [--payload BYTES] [--reply-payload BYTES] [--seconds S]\n"
+              "         [--alloc-file PATH] [--relay] [--idle-peers P --idle-rules N]\n"
               "  --seconds S: each timed round runs S seconds (at most --count operations)\n"
+              "  --relay: ADDR is bench/kdbus-relay's (no SASL, Hello, driver calls)\n"
               "  Prints one line per timed round and a final RESULT line:\n"
               "  RESULT <workload> median=<ops/s> min=<ops/s> max=<ops/s> us=<us/op at median>\n"
-              "         allocs=<bus allocations per op, or -1 without --alloc-file>\n", f);
+              "         allocs=<bus allocations per op, or -1 without --alloc-file>\n"
+              "         [p50=<us> p99=<us>: round trips, calls with --inflight 1]\n", f);
 }
 
 static int parse_ulong(const char *s, unsigned long max, unsigned long *ret) {
@@ -493,6 +612,8 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "idle-rules", required_argument, NULL, 'N' },
                 { "window", required_argument, NULL, 'x' },
                 { "payload", required_argument, NULL, 'p' },
+                { "reply-payload", required_argument, NULL, 'Y' },
+                { "relay", no_argument, NULL, 'L' },
                 { "alloc-file", required_argument, NULL, 'A' },
                 { "seconds", required_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
@@ -525,7 +646,9 @@ static int parse_options(int argc, char **argv, Options *o) {
                 case 'P': r = parse_ulong(optarg, BENCH_MAX_IDLE_PEERS, &v); o->idle_peers = (unsigned) v; break;
                 case 'N': r = parse_ulong(optarg, 1000000, &v); o->idle_rules = v; break;
                 case 'x': r = parse_ulong(optarg, 4096, &v); o->window = (unsigned) v; break;
-                case 'p': r = parse_ulong(optarg, 4096, &v); o->payload = (unsigned) v; break;
+                case 'p': r = parse_ulong(optarg, BENCH_MAX_PAYLOAD, &v); o->payload = (unsigned) v; break;
+                case 'Y': r = parse_ulong(optarg, BENCH_MAX_PAYLOAD, &v); o->reply_payload = (unsigned) v; break;
+                case 'L': o->relay = true; break;
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return -EINVAL;
                 }
@@ -537,8 +660,15 @@ static int parse_options(int argc, char **argv, Options *o) {
                 usage(stderr);
                 return -EINVAL;
         }
-        if (strcmp(o->workload, "call") && strcmp(o->workload, "signal")) {
-                fprintf(stderr, "kdbus-bench: unknown workload '%s' (call, signal)\n", o->workload);
+        if (strcmp(o->workload, "call") && strcmp(o->workload, "signal") &&
+            strcmp(o->workload, "connect")) {
+                fprintf(stderr, "kdbus-bench: unknown workload '%s' (call, signal, connect)\n",
+                        o->workload);
+                return -EINVAL;
+        }
+        if (o->relay && !strcmp(o->workload, "connect")) {
+                fprintf(stderr, "kdbus-bench: --relay: the relay does not authenticate; "
+                        "the connect workload needs a bus\n");
                 return -EINVAL;
         }
         if (!strcmp(o->workload, "signal") && (o->count % o->window || o->warmup % o->window)) {
@@ -556,7 +686,8 @@ int main(int argc, char **argv) {
         pid_t peers[BENCH_MAX_RECEIVERS + BENCH_MAX_IDLE_PEERS];
         unsigned n_peers = 0, i;
         int ready[2], ack[2];
-        bool signals;
+        bool signals, connects;
+        const char *what;
         Options o;
         double median;
         int r;
@@ -567,16 +698,18 @@ int main(int argc, char **argv) {
         if (o.alloc_file && map_alloc_file(o.alloc_file) < 0)
                 return 1;
         signals = !strcmp(o.workload, "signal");
+        connects = !strcmp(o.workload, "connect");
+        what = signals ? "signals" : connects ? "connections" : "calls";
         if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
                 perror("kdbus-bench: pipe2");
                 return 1;
         }
-        for (i = 0; i < (signals ? o.receivers : 1) + o.idle_peers; i++) {
-                int role = i >= (signals ? o.receivers : 1) ? PEER_IDLE :
+        for (i = 0; i < (signals ? o.receivers : connects ? 0 : 1) + o.idle_peers; i++) {
+                int role = i >= (signals ? o.receivers : connects ? 0 : 1) ? PEER_IDLE :
                            signals ? PEER_RECEIVER : PEER_SERVICE;
 
                 peers[n_peers] = spawn_peer(&o, role, i - (role == PEER_IDLE ?
-                                                           (signals ? o.receivers : 1) : 0),
+                                                           (signals ? o.receivers : connects ? 0 : 1) : 0),
                                             ready[1], ack[1]);
                 if (peers[n_peers] < 0) {
                         perror("kdbus-bench: fork");
@@ -595,7 +728,8 @@ int main(int argc, char **argv) {
                 goto out;
         }
         r = signals ? run_signals(&o, rates, ops, allocs, ack[0])
-                    : run_calls(&o, rates, ops, allocs);
+            : connects ? run_connects(&o, rates, ops, allocs)
+                       : run_calls(&o, rates, ops, allocs);
         if (r < 0) {
                 fprintf(stderr, "kdbus-bench: %s workload on %s failed: %s\n", o.workload,
                         o.address, strerror(-r));
@@ -603,10 +737,10 @@ int main(int argc, char **argv) {
         }
         for (i = 0; i < o.repeat; i++) {
                 printf("round %u/%u: %lu %s, %.0f/s (%.2f us each)", i + 1, o.repeat, ops[i],
-                       signals ? "signals" : "calls", rates[i], 1e6 / rates[i]);
+                       what, rates[i], 1e6 / rates[i]);
                 if (alloc_counter)
-                        printf(", bus allocations %.2f per %s", (double) allocs[i] / (double) ops[i],
-                               signals ? "signal" : "call");
+                        printf(", bus allocations %.2f per %.*s", (double) allocs[i] / (double) ops[i],
+                               (int) strlen(what) - 1, what);
                 printf("\n");
                 total_allocs += allocs[i];
                 total_ops += ops[i];
@@ -615,9 +749,14 @@ int main(int argc, char **argv) {
         qsort(sorted, o.repeat, sizeof(double), cmp_double);
         median = o.repeat % 2 ? sorted[o.repeat / 2]
                               : (sorted[o.repeat / 2 - 1] + sorted[o.repeat / 2]) / 2;
-        printf("RESULT %s median=%.0f min=%.0f max=%.0f us=%.2f allocs=%.3f\n",
-               signals ? "signal" : "call", median, sorted[0], sorted[o.repeat - 1], 1e6 / median,
+        printf("RESULT %s median=%.0f min=%.0f max=%.0f us=%.2f allocs=%.3f", o.workload, median,
+               sorted[0], sorted[o.repeat - 1], 1e6 / median,
                alloc_counter ? (double) total_allocs / (double) total_ops : -1.0);
+        if (n_lat) {
+                qsort(lat, n_lat, sizeof(double), cmp_double);
+                printf(" p50=%.1f p99=%.1f", lat[n_lat / 2], lat[(n_lat * 99) / 100]);
+        }
+        printf("\n");
         fflush(stdout);
 out:
         for (i = 0; i < n_peers; i++) {

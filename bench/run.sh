@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# kdbusd vs dbus-daemon vs dbus-broker, side by side in one run (see bench/README.md).
+# kdbusd vs dbus-daemon vs dbus-broker, side by side in one run, and bench/kdbus-relay (the
+# same bytes between the same sockets with no bus logic: the physical reference) (see
+# bench/README.md).
 #
 #   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile] [--policy]
 #                [--no-native] [--only NAME,...]
@@ -13,9 +15,13 @@
 # checks each with a ping round trip, then runs every workload $BENCH_ROUNDS times (default
 # 5) for $BENCH_SECONDS seconds each (default 1), interleaving the buses round by round so
 # that background load hits all three alike. Prints a table of medians (min-max) and
-# speedups (>1: kdbusd faster). Then, unless --no-extra: allocations per operation in each
+# speedups (>1: kdbusd faster; kdbusd/relay < 1: what the bus costs over the sockets).
+# Workloads: call-1, call-64, call-1MiB (1 MiB call + 1 MiB reply, MiB/s both ways, p50/p99),
+# connect (connect + SASL + Hello + close; not the relay), signal-1, signal-8.
+# Then, unless --no-extra: allocations per operation in each
 # bus (bench/malloc-count.so preloaded into the bus) and syscalls per call (perf stat on the
-# bus process) during the pipelined workload. --profile adds a perf record of kdbusd.
+# bus process) during the pipelined workload. --profile adds a perf record of kdbusd
+# (call-64, call-1MiB, connect).
 # --policy: kdbusd and dbus-daemon each with allow-all (session policy) and with Debian's
 # system.conf + system.d + bench/policy/org.kdbus.Bench.conf; call-1, call-64, signal-8;
 # checks first that the system policy denies; adds instructions per operation (callgrind).
@@ -51,7 +57,7 @@ while [ $# -gt 0 ]; do
         --policy) policy=1 ;;
         --no-native) native=0 ;;
         --only) only=$2; shift ;;
-        -h|--help) sed -n '3,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,31p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -65,7 +71,7 @@ done
 
 run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
 declare -A bus_pid bus_addr
-buses=(kdbusd dbus-daemon dbus-broker)
+buses=(kdbusd dbus-daemon dbus-broker relay)
 [ "$policy" = 1 ] && buses=(kdbusd kdbusd-policy dbus-daemon dbus-daemon-policy)
 trap 'rm -rf "$run"' EXIT
 wrap=()                 # a command prefix for the bus (valgrind), see start_bus
@@ -92,7 +98,7 @@ if [ "$do_build" = 1 ]; then
                 meson setup "$build" "$src" --buildtype=release -Dtests=false -Dwerror=true \
                         >"$run/setup.log" 2>&1 || { cat "$run/setup.log" >&2; exit 1; }
         fi
-        targets=(proxy/kdbusd bench/kdbus-bench bench/malloc-count.so)
+        targets=(proxy/kdbusd bench/kdbus-bench bench/kdbus-relay bench/malloc-count.so)
         [ "$native" = 1 ] && [ "$policy" = 0 ] &&
                 targets+=(bench/kdbus-native-bench bench/legacy-payload-bench)
         if ! nice ninja -C "$build" -j2 "${targets[@]}" >"$run/ninja.log" 2>&1; then
@@ -104,6 +110,7 @@ fi
 built_from=$(cat "$src/.bench-commit" 2>/dev/null || echo "working tree $src")
 kdbusd=$build/proxy/kdbusd
 bench=$build/bench/kdbus-bench
+relay=$build/bench/kdbus-relay
 preload=$build/bench/malloc-count.so
 buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
             "$py" -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])' ||
@@ -173,6 +180,10 @@ start_bus() {
                 env "${envs[@]}" taskset -c "$bus_cpu" "$py" "$root/bench/broker-controller.py" \
                         --listen "$run/$b.sock" >"$out" 2>"$run/$b.err" &
                 ;;
+        relay)
+                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$relay" --listen "$run/$b.sock" \
+                        >"$out" 2>"$run/$b.err" &
+                ;;
         esac
         bus_pid[$b]=$!
         for i in $(seq 300); do
@@ -226,7 +237,9 @@ PY
 bench_one() {
         local b=$1; shift
         local out
-        if ! out=$(taskset -c "$peer_cpu" "$bench" --address "${bus_addr[$b]}" "$@" 2>&1); then
+        local -a rel=()
+        [ "$b" = relay ] && rel=(--relay)
+        if ! out=$(taskset -c "$peer_cpu" "$bench" --address "${bus_addr[$b]}" "${rel[@]}" "$@" 2>&1); then
                 echo "bench/run.sh: kdbus-bench on $b failed ($*):" >&2
                 echo "$out" >&2
                 cat "$run/$b.err" >&2
@@ -236,10 +249,14 @@ bench_one() {
 }
 
 big=1048576000          # a multiple of every window: rounds are bounded by time
-# name|unit|kdbus-bench arguments[|factor: the table shows signals/s times it, deliveries/s]
+mib=1048576
+# name|unit|kdbus-bench arguments[|factor: the table shows signals/s times it, deliveries/s];
+# call-1MiB's rate is turned into MiB/s (2 MiB per call)
 workloads=(
         "call-1|calls/s, 1 in flight|--workload call --inflight 1 --warmup 2000"
         "call-64|calls/s, 64 in flight|--workload call --inflight 64 --warmup 20000"
+        "call-1MiB|MiB/s, 1 MiB call+reply|--workload call --inflight 1 --warmup 50 --payload $mib --reply-payload $mib"
+        "connect|connections/s|--workload connect --warmup 200"
         "signal-1|signals/s, 1 receiver|--workload signal --receivers 1 --warmup 6400"
         "signal-8|signals/s, 8 receivers|--workload signal --receivers 8 --warmup 6400"
         "signal-100|deliveries/s, 100 rcv|--workload signal --receivers 100 --warmup 640|100"
@@ -247,7 +264,7 @@ workloads=(
         "signal-10-idle1k|deliveries/s, + 1k rules|--workload signal --receivers 10 --idle-peers 100 --idle-rules 1000 --warmup 1280|10"
         "signal-1-idle10k|signals/s, + 10k rules|--workload signal --receivers 1 --idle-peers 100 --idle-rules 10000 --warmup 6400"
 )
-[ "$policy" = 1 ] && workloads=("${workloads[0]}" "${workloads[1]}" "${workloads[3]}")
+[ "$policy" = 1 ] && workloads=("${workloads[0]}" "${workloads[1]}" "${workloads[5]}")
 if [ -n "$only" ]; then
         picked=()
         for w in "${workloads[@]}"; do
@@ -256,6 +273,8 @@ if [ -n "$only" ]; then
         [ "${#picked[@]}" -gt 0 ] || { echo "bench/run.sh: --only '$only': no such workload" >&2; exit 2; }
         workloads=("${picked[@]}")
 fi
+# the relay does not authenticate: no connect workload, no idle peers' rules for it
+skip() { [ "$2" = relay ] && [[ "$1" = connect || "$1" = *idle* ]]; }
 
 for b in "${buses[@]}"; do start_bus "$b"; done
 for b in "${buses[@]}"; do
@@ -305,9 +324,13 @@ for r in $(seq "$rounds"); do
         for w in "${workloads[@]}"; do
                 IFS='|' read -r name unit args factor <<<"$w"
                 for b in "${buses[@]}"; do
+                        skip "$name" "$b" && continue
                         # shellcheck disable=SC2086
                         line=$(bench_one "$b" $args --seconds "$seconds" --count $big --repeat 1)
-                        echo "$name $b $(sed -n 's/.*median=\([0-9.]*\).*/\1/p' <<<"$line") ${factor:-1}" >>"$results"
+                        v=$(sed -n 's/.*median=\([0-9.]*\).*/\1/p' <<<"$line")
+                        [ "$name" = call-1MiB ] && v=$("$py" -c "print($v * 2)")
+                        echo "$name $b $v ${factor:-1} $(sed -n 's/.* p50=\([0-9.]*\) p99=\([0-9.]*\).*/\1 \2/p' <<<"$line")" \
+                                >>"$results"
                 done
         done
 done
@@ -324,6 +347,7 @@ if [ "$do_extra" = 1 ]; then
         done
         for b in "${buses[@]}"; do
                 [ "$policy" = 1 ] && break      # allocations: not part of the policy comparison
+                [ "$b" = relay ] && continue    # no allocation per message, by construction
                 start_bus "$b" "$preload"
                 # allocations per operation over the timed rounds
                 for w in "call-64|--workload call --inflight 64 --warmup 20000" \
@@ -343,8 +367,12 @@ if [ "$do_extra" = 1 ]; then
                         start_bus "$b"
                         for w in "call-1|10001|--workload call --inflight 1 --count 10000" \
                                  "call-64|100001|--workload call --inflight 64 --count 100000" \
+                                 "call-1MiB|1001|--workload call --inflight 1 --count 1000 --payload $mib --reply-payload $mib" \
+                                 "connect|5001|--workload connect --count 5000" \
                                  "signal-8|25664|--workload signal --receivers 8 --count 25600"; do
                                 IFS='|' read -r name n args <<<"$w"
+                                skip "$name" "$b" && continue
+                                [ "$policy" = 1 ] && [[ "$name" = call-1MiB || "$name" = connect ]] && continue
                                 perf stat -x, -o "$run/$b.$name.perf" -e "$events" -p "$(work_pid "$b")" &
                                 perf_pid=$!
                                 sleep 0.3
@@ -354,15 +382,21 @@ if [ "$do_extra" = 1 ]; then
                                 extra[$b.perf.$name]=$(perf_summary "$run/$b.$name.perf" "$n")
                         done
                         if [ "$do_profile" = 1 ] && [ "$b" = kdbusd ]; then
-                                perf record -q -o "$run/kdbusd.perfdata" -p "${bus_pid[$b]}" 2>/dev/null &
-                                perf_pid=$!
-                                sleep 0.3
-                                bench_one "$b" --workload call --inflight 64 --warmup 0 --count 300000 \
-                                        --repeat 1 >/dev/null
-                                kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" || true
-                                perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
-                                        --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -25 \
-                                        >"$run/kdbusd.profile" || true
+                                for w in "call-64|--workload call --inflight 64 --count 300000" \
+                                         "call-1MiB|--workload call --inflight 1 --count 3000 --payload $mib --reply-payload $mib" \
+                                         "connect|--workload connect --count 10000"; do
+                                        IFS='|' read -r name args <<<"$w"
+                                        perf record -q -o "$run/kdbusd.perfdata" -p "${bus_pid[$b]}" 2>/dev/null &
+                                        perf_pid=$!
+                                        sleep 0.3
+                                        # shellcheck disable=SC2086
+                                        bench_one "$b" $args --warmup 0 --repeat 1 >/dev/null
+                                        kill -INT "$perf_pid" 2>/dev/null || true; wait "$perf_pid" || true
+                                        echo "  $name:" >>"$run/kdbusd.profile"
+                                        perf report -q -i "$run/kdbusd.perfdata" --no-children --sort dso,symbol \
+                                                --stdio 2>/dev/null | grep -E '^ +[0-9]' | head -20 \
+                                                >>"$run/kdbusd.profile" || true
+                                done
                         fi
                         stop_buses
                 done
@@ -400,16 +434,18 @@ BENCH_BUSES="${buses[*]}" "$py" - "$results" "$json" "$rounds" "$seconds" "$run/
 import json, os, statistics, sys
 results, json_path, rounds, seconds, extra_path, built_from = sys.argv[1:7]
 units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[7:]}
-data = {}
+data, pct = {}, {}
 for line in open(results):
-    name, bus, value, factor = line.split()
+    name, bus, value, factor, *lat = line.split()
     data.setdefault(name, {}).setdefault(bus, []).append(float(value) * float(factor))
+    if lat:     # p50 p99 of the round's round trips
+        pct.setdefault(name, {}).setdefault(bus, []).append([float(x) for x in lat])
 buses = os.environ["BENCH_BUSES"].split()
-pairs = [("kdbusd", "dbus-daemon"), ("kdbusd", "dbus-broker")]
+pairs = [("kdbusd", "dbus-daemon"), ("kdbusd", "dbus-broker"), ("kdbusd", "relay")]
 if "kdbusd-policy" in buses:    # ratio > 1: the policy costs that much throughput
     pairs = [("kdbusd", "kdbusd-policy"), ("dbus-daemon", "dbus-daemon-policy")]
 def cell(v):
-    return f"{statistics.median(v):>9.0f} ({min(v):.0f}-{max(v):.0f})"
+    return f"{statistics.median(v):>9.0f} ({min(v):.0f}-{max(v):.0f})" if v else "-"
 print()
 print(f"{'workload':<16} {'unit':<24} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
       + "".join(f" {a + '/' + b:>19}" for a, b in pairs))
@@ -418,21 +454,30 @@ summary = {"kdbusd": built_from, "rounds": int(rounds), "seconds_per_round": flo
                                                   for l in open(extra_path) if "\t" in l)}
 for name in units:
     d = data[name]
-    med = {b: statistics.median(d[b]) for b in buses}
-    ratios = {f"{a}/{b}": med[a] / med[b] for a, b in pairs}
-    print(f"{name:<16} {units[name]:<24} " + " ".join(f"{cell(d[b]):>30}" for b in buses)
-          + "".join(f" {r:>18.2f}x" for r in ratios.values()))
+    med = {b: statistics.median(d[b]) for b in buses if d.get(b)}
+    ratios = {f"{a}/{b}": med[a] / med[b] if a in med and b in med else None for a, b in pairs}
+    print(f"{name:<16} {units[name]:<24} " + " ".join(f"{cell(d.get(b)):>30}" for b in buses)
+          + "".join(f" {r:>18.2f}x" if r else f" {'-':>19}" for r in ratios.values()))
     summary["workloads"][name] = {"unit": units[name], "runs": d, "median": med, "ratios": ratios}
 # what rules that cannot match cost a broadcast, per bus (rounds interleave, so medians of
 # the two workloads compare; issue #16 wants <= 5 % at 1k rules, #17 at 10k)
 for with_rules, without in (("signal-10-idle1k", "signal-10"), ("signal-1-idle10k", "signal-1")):
     if with_rules in data and without in data:
+        have = [b for b in buses if b in data[with_rules] and b in data[without]]
         print(f"{with_rules} against {without} (rate change): " + ", ".join(
             f"{b} {100 * (statistics.median(data[with_rules][b]) / statistics.median(data[without][b]) - 1):+.1f} %"
-            for b in buses))
+            for b in have))
         summary.setdefault("idle_rule_cost", {})[with_rules] = {
             b: statistics.median(data[with_rules][b]) / statistics.median(data[without][b]) - 1
-            for b in buses}
+            for b in have}
+for name, p in pct.items():
+    if name == "call-1":
+        continue
+    # the median round's p50 and p99 (each round's own percentiles; median over rounds)
+    print(f"{name} round trip p50 / p99 (us, median over rounds): " + ", ".join(
+        f"{b} {statistics.median(x[0] for x in v):.0f} / {statistics.median(x[1] for x in v):.0f}"
+        for b, v in p.items()))
+    summary["workloads"][name]["p50_p99_us"] = {b: v for b, v in p.items()}
 if "call-1" in data:
     print("round trip at the median, 1 in flight: " + ", ".join(
         f"{b} {1e6 / statistics.median(data['call-1'][b]):.1f} us" for b in buses))
@@ -470,14 +515,16 @@ elif [ "$do_extra" = 1 ]; then
                         "$b" "${extra[$b.allocs.call-64]:-?}" "${extra[$b.allocs.signal-8]:-?}"
         done
         echo "bus CPU time, syscalls and context switches per operation (perf stat on the bus"
-        echo "process over a fixed count; a call is 2 messages in and 2 out, a signal 1 in, 8 out):"
-        for name in call-1 call-64 signal-8; do
+        echo "process over a fixed count; a call is 2 messages in and 2 out, a signal 1 in, 8 out,"
+        echo "a connection: accept, SASL, Hello and its reply, the disconnect):"
+        for name in call-1 call-64 call-1MiB connect signal-8; do
                 for b in "${buses[@]}"; do
+                        skip "$name" "$b" && continue
                         printf '  %-9s %-12s %s\n' "$name" "$b" "${extra[$b.perf.$name]:-perf unavailable}"
                 done
         done
         if [ -s "$run/kdbusd.profile" ]; then
-                echo "kdbusd profile, pipelined calls (perf record, self time by symbol):"
+                echo "kdbusd profile (perf record, self time by symbol):"
                 cat "$run/kdbusd.profile"
         fi
 fi
