@@ -187,6 +187,33 @@ static void bridge_msg_release(BridgeMsg *m) {
         msg_cache_unref(cache);
 }
 
+/*
+ * A new message with room for the whole message @whole describes, stamped, and @src
+ * (@src_hdr: the whole message or its head) stamped into it (copied as it is without
+ * @sender). *ret_size: the bytes written. Return: 0 or -ENOMEM.
+ */
+static int msg_new_stamping(BridgeMsgCache *cache, const WireHeader *whole, const void *src,
+                            const WireHeader *src_hdr, const char *sender, uint64_t sender_id,
+                            BridgeMsg **ret, size_t *ret_size) {
+        BridgeMsg *m;
+
+        m = bridge_msg_alloc(cache, sender ? wire_stamp_size_bound(whole, strlen(sender))
+                                           : whole->total_size);
+        if (!m)
+                return error_origin(-ENOMEM);
+        m->data = (uint8_t *)m + MSG_INLINE_OFFSET;
+        m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
+        if (sender) {
+                (void) wire_message_stamp(src, src_hdr, sender, m->data, ret_size);
+        } else {
+                *ret_size = src_hdr->total_size;
+                memcpy(m->data, src, *ret_size);
+        }
+        *ret = m;
+        return 0;
+}
+
 /**
  * bridge_msg_new_stamped_cached() - copy a received message into a new BridgeMsg, stamping SENDER
  * @cache:      where to take the buffer from and give it back to; NULL: malloc
@@ -202,25 +229,12 @@ int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
                                   const WireHeader *src_hdr, const char *sender,
                                   uint64_t sender_id, BridgeMsg **ret) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
-        size_t bound, size;
+        size_t size;
         int r;
 
-        bound = sender ? wire_stamp_size_bound(src_hdr, strlen(sender)) : src_hdr->total_size;
-        m = bridge_msg_alloc(cache, bound);
-        if (!m)
-                return error_origin(-ENOMEM);
-        m->data = (uint8_t *)m + MSG_INLINE_OFFSET;
-        m->sender_id = sender_id;
-        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
-
-        if (sender) {
-                r = wire_message_stamp(src, src_hdr, sender, m->data, &size);
-                if (r)
-                        return error_fold(r);
-        } else {
-                size = src_hdr->total_size;
-                memcpy(m->data, src, size);
-        }
+        r = msg_new_stamping(cache, src_hdr, src, src_hdr, sender, sender_id, &m, &size);
+        if (r < 0)
+                return r;
         m->size = size;
 
         r = wire_stamp_derive_header(src, src_hdr, sender, m->data, size, &m->hdr);
@@ -244,6 +258,60 @@ int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
 int bridge_msg_new_stamped(const void *src, const WireHeader *src_hdr, const char *sender,
                            uint64_t sender_id, BridgeMsg **ret) {
         return bridge_msg_new_stamped_cached(NULL, src, src_hdr, sender, sender_id, ret);
+}
+
+/**
+ * bridge_msg_new_incoming() - begin a large message whose body is read into it in place
+ * @cache:      where to take the buffer from (NULL: malloc; large ones use malloc anyway)
+ * @head:       the received bytes so far: the whole header, maybe some of the body
+ * @head_size:  their number (less than the whole message)
+ * @head_hdr:   @head parsed with WIRE_PARSE_HEADER_ONLY
+ * @sender:     the sender's unique name, or NULL to keep the header as it is
+ * @sender_id:  the sender's connection id
+ * @ret:        the message, one reference, m->size its whole stamped size
+ * @ret_filled: how many of its bytes are written (the stamped header, the body bytes of
+ *              @head); the caller reads the rest to m->data + *ret_filled
+ *
+ * The one copy of the body a bus must make (socket to memory) then goes straight to where
+ * the message lives; only the body bytes that came with the header are copied here.
+ * Return: 0, -ENOMEM, WIRE_E_TOO_LARGE.
+ */
+int bridge_msg_new_incoming(BridgeMsgCache *cache, const void *head, size_t head_size,
+                            const WireHeader *head_hdr, const char *sender, uint64_t sender_id,
+                            BridgeMsg **ret, size_t *ret_filled) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        WireHeader hh = *head_hdr;
+        size_t filled, body_offset;
+        int r;
+
+        /* stamp the head as if it were the whole message (as bridge_msg_new_stamped_parts()):
+         * the fixed header keeps the declared body length, only the field array changes */
+        hh.body_size = (uint32_t)(head_size - head_hdr->body_offset);
+        hh.total_size = (uint32_t)head_size;
+        r = msg_new_stamping(cache, head_hdr, head, &hh, sender, sender_id, &m, &filled);
+        if (r < 0)
+                return r;
+        body_offset = filled - hh.body_size;
+        if ((uint64_t)body_offset + head_hdr->body_size > WIRE_MAX_MESSAGE_SIZE)
+                return WIRE_E_TOO_LARGE;
+        m->size = body_offset + head_hdr->body_size;
+        *ret_filled = filled;
+        *ret = steal_ptr(&m);
+        return 0;
+}
+
+/**
+ * bridge_msg_incoming_done() - the body of an incoming message is complete: check it
+ * @m:          from bridge_msg_new_incoming(), m->size bytes written
+ * @n_fds:      the fds that arrived for it
+ *
+ * A full parse of the stamped bytes: the header again (a few dozen bytes; SENDER is ours
+ * now, the client's was checked by the caller's header parse) and the body, as the parse
+ * of the whole original message would have checked them.
+ * Return: 0, or a WIRE_E_* code.
+ */
+int bridge_msg_incoming_done(BridgeMsg *m, size_t n_fds) {
+        return wire_message_parse(m->data, m->size, n_fds, 0, &m->hdr);
 }
 
 static void msg_parts_free(BridgeMsgPart *parts, unsigned n_parts) {

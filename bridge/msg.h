@@ -95,6 +95,25 @@ int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
                                   const WireHeader *src_hdr, const char *sender,
                                   uint64_t sender_id, BridgeMsg **ret);
 
+/*
+ * A large message read straight into its own buffer (zero-copy ingress, proxy/client.c):
+ * bridge_msg_new_incoming() stamps the header of a message whose body is still arriving
+ * and copies the body bytes that came with it; the caller reads the rest of the body
+ * directly to m->data + *ret_filled up to m->size, then bridge_msg_incoming_done()
+ * validates the whole message as wire_message_parse() of the original would have (the
+ * header was checked here already, with WIRE_PARSE_HEADER_ONLY) and describes it in
+ * m->hdr. Until then the message is nobody's but the caller's: m->hdr is not set.
+ * @head:       the received bytes: at least the header up to the body's start
+ * @head_hdr:   @head parsed with WIRE_PARSE_HEADER_ONLY (total_size: the whole message's)
+ * Return: 0, -ENOMEM, WIRE_E_TOO_LARGE (stamping pushed it over the size limit).
+ */
+int bridge_msg_new_incoming(BridgeMsgCache *cache, const void *head, size_t head_size,
+                            const WireHeader *head_hdr, const char *sender, uint64_t sender_id,
+                            BridgeMsg **ret, size_t *ret_filled);
+/* @n_fds: the fds that arrived for it (the UNIX_FDS field may not claim more).
+ * Return: 0 or the WIRE_E_* code of an invalid body or fd count. */
+int bridge_msg_incoming_done(BridgeMsg *m, size_t n_fds);
+
 /* A bus's cache (one reference). Return: 0 or -ENOMEM. */
 int bridge_msg_cache_new(BridgeMsgCache **ret);
 /* Drop the bus's reference: frees the kept buffers; live messages keep the rest. */

@@ -8,7 +8,10 @@
  *     message of this client is being dispatched: a client that must go is flagged
  *     (close_pending) and put on the server's dirty list; server_flush() frees it.
  *   - in[in_start, in_end) is unprocessed input; the buffer is CLIENT_IN_DEFAULT bytes
- *     or more while a larger message came in (see client_in_grow()).
+ *     or more while a larger header came in (see client_in_grow()).
+ *   - With in_msg set, the next in_msg->size - in_msg_filled bytes of the stream belong to
+ *     it and are read to in_msg->data + in_msg_filled; the input buffer is empty then and
+ *     takes what follows in the same read.
  *   - in_fds[0, n_in_fds) are received fds not yet claimed by a message, in arrival order.
  *   - out_ring holds references to messages taken off the core queue, in order; the head
  *     has out_offset bytes written. A message with fds starts a sendmsg() of its own
@@ -35,7 +38,9 @@
 #include "proxy/fd-limit.h"
 #include "proxy/server.h"
 #include "util/error.h"
+#include "wire/endian.h"
 #include "wire/message.h"
+#include "wire/protocol.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
@@ -275,21 +280,30 @@ static int client_read(ProxyClient *c) {
                 struct cmsghdr h;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * 253)];
         } control;
-        struct iovec iov;
+        struct iovec iov[2];
         struct msghdr mh = { 0 };
         struct cmsghdr *cmsg;
+        size_t n_iov = 0;
         ssize_t n;
         int r = 0;
 
         r = client_in_prepare(c);
         if (r < 0)
                 return r;
-        if (c->in_end >= c->in_cap)
+        if (c->in_msg)          /* the rest of a large message first, in place */
+                iov[n_iov++] = (struct iovec) {
+                        .iov_base = c->in_msg->data + c->in_msg_filled,
+                        .iov_len = c->in_msg->size - c->in_msg_filled,
+                };
+        if (c->in_end < c->in_cap)
+                iov[n_iov++] = (struct iovec) {
+                        .iov_base = c->in + c->in_end,
+                        .iov_len = c->in_cap - c->in_end,
+                };
+        if (!n_iov)
                 return 0;
-        iov.iov_base = c->in + c->in_end;
-        iov.iov_len = c->in_cap - c->in_end;
-        mh.msg_iov = &iov;
-        mh.msg_iovlen = 1;
+        mh.msg_iov = iov;
+        mh.msg_iovlen = n_iov;
         mh.msg_control = &control;
         mh.msg_controllen = sizeof(control);
 
@@ -328,6 +342,12 @@ static int client_read(ProxyClient *c) {
         }
         if (n == 0)
                 return 1;
+        if (c->in_msg) {
+                size_t k = MIN((size_t)n, c->in_msg->size - c->in_msg_filled);
+
+                c->in_msg_filled += k;
+                n -= (ssize_t)k;
+        }
         c->in_end += (size_t)n;
         return 0;
 }
@@ -434,6 +454,121 @@ static void client_refuse_fd_limit(ProxyClient *c, const WireHeader *hdr) {
         client_close_later(c);
 }
 
+/* What the bus checks of a valid message's fds before it takes it. Return: 0, -1 closing. */
+static int client_check_fds(ProxyClient *c, const WireHeader *hdr) {
+        Server *s = c->server;
+
+        if (hdr->n_fds && !(c->conn->flags & BRIDGE_CONN_ACCEPT_FDS)) {
+                client_log(c, LOG_WARNING, "Disconnecting: message carries file descriptors, "
+                           "but fd passing was not negotiated (NEGOTIATE_UNIX_FD)");
+                client_close_later(c);
+                return -1;
+        }
+        if (hdr->n_fds > s->bus->limits.max_message_unix_fds) {
+                client_log(c, LOG_WARNING, "Disconnecting: message carries %u file descriptors, "
+                           "the limit is %u (max_message_unix_fds)", hdr->n_fds,
+                           (unsigned)s->bus->limits.max_message_unix_fds);
+                client_close_later(c);
+                return -1;
+        }
+        return 0;
+}
+
+/* Give @m (taken) its fds and hand it to the driver. Return: 1 dispatched, -1 closing. */
+static int client_dispatch(ProxyClient *c, BridgeMsg *msg) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = msg;
+        const WireHeader *hdr = &m->hdr;
+        int r;
+
+        if (hdr->n_fds) {
+                int *fds;
+
+                r = client_take_fds(c, hdr->n_fds, &fds);
+                if (r < 0) {
+                        client_log(c, LOG_ERR, "Disconnecting: cannot take a message: %s",
+                                   strerror(-r));
+                        client_close_later(c);
+                        return -1;
+                }
+                bridge_msg_take_fds(m, fds, hdr->n_fds);
+        }
+
+        r = driver_handle_message(c->server->driver, c->conn, m);
+        if (r == DRIVER_E_DISCONNECT) {
+                if (c->conn->flags & BRIDGE_CONN_MONITOR)
+                        client_log(c, LOG_NOTICE, "Disconnecting: it became a monitor "
+                                   "(BecomeMonitor) and then sent a message (type %u member "
+                                   "\"%s\"); monitors may only receive", hdr->type,
+                                   hdr->member ? hdr->member : "");
+                else if (c->conn->active)
+                        client_log(c, LOG_NOTICE, "Disconnecting: its queue of unread bus "
+                                   "replies is full");
+                else
+                        client_log(c, LOG_NOTICE, "Disconnecting: before its Hello() call "
+                                   "to org.freedesktop.DBus it sent a message to a peer or a "
+                                   "broadcast: type %u member \"%s\" interface \"%s\" "
+                                   "destination \"%s\"",
+                                   hdr->type, hdr->member ? hdr->member : "",
+                                   hdr->interface ? hdr->interface : "",
+                                   hdr->destination ? hdr->destination : "");
+                client_close_later(c);
+                return -1;
+        }
+        if (r) {
+                client_log(c, LOG_ERR, "Disconnecting: the bus failed to handle a message: %s",
+                           strerror(r < 0 ? -r : EPROTO));
+                client_close_later(c);
+                return -1;
+        }
+        return 1;
+}
+
+/* The large message being read in place, if complete. Return: as client_process_one(). */
+static int client_process_in_msg(ProxyClient *c) {
+        _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        int r;
+
+        if (c->in_msg_filled < c->in_msg->size)
+                return 0;
+        m = steal_ptr(&c->in_msg);
+        c->in_msg_filled = 0;
+        r = bridge_msg_incoming_done(m, c->n_in_fds);
+        if (r) {
+                client_protocol_error(c, "invalid message", r, wire_strerror);
+                return -1;
+        }
+        if (c->refuse_fd_limit) {
+                client_refuse_fd_limit(c, &m->hdr);
+                return -1;
+        }
+        if (client_check_fds(c, &m->hdr) < 0)
+                return -1;
+        return client_dispatch(c, steal_ptr(&m));
+}
+
+/* A large message whose header is in: read the rest in place. Return: as client_process_one(). */
+static int client_begin_in_msg(ProxyClient *c, const WireHeader *hdr) {
+        size_t avail = c->in_end - c->in_start;
+        int r;
+
+        r = bridge_msg_new_incoming(c->server->bus->msg_cache, c->in + c->in_start, avail, hdr,
+                                    c->conn->active ? c->conn->unique_name : NULL, c->conn->id,
+                                    &c->in_msg, &c->in_msg_filled);
+        c->in_start = c->in_end;
+        if (r > 0) {
+                client_protocol_error(c, "message too large once the bus adds the sender", r,
+                                      wire_strerror);
+                return -1;
+        }
+        if (r < 0) {
+                client_log(c, LOG_ERR, "Disconnecting: out of memory for a message of %u bytes",
+                           hdr->total_size);
+                client_close_later(c);
+                return -1;
+        }
+        return client_process_in_msg(c);
+}
+
 /* One message, if complete. Return: 1 dispatched, 0 need more input, -1 client closing. */
 static int client_process_one(ProxyClient *c) {
         Server *s = c->server;
@@ -442,6 +577,9 @@ static int client_process_one(ProxyClient *c) {
         size_t avail = c->in_end - c->in_start, size;
         WireHeader hdr;
         int r;
+
+        if (c->in_msg)
+                return client_process_in_msg(c);
 
         r = wire_message_frame(data, avail, &size);
         if (r == WIRE_E_AGAIN)
@@ -456,6 +594,24 @@ static int client_process_one(ProxyClient *c) {
                            (unsigned)s->bus->limits.max_message_size);
                 client_close_later(c);
                 return -1;
+        }
+        if (avail < size && size >= CLIENT_IN_DIRECT) {
+                /* wire_message_frame() checked the byte order and the sizes */
+                size_t head = ALIGN8(WIRE_FIXED_HEADER_SIZE +
+                                     (size_t)wire_load32(data + 12, data[0] == WIRE_ENDIAN_BIG));
+
+                if (avail >= head) {
+                        /* the header's checks now, the body's and the fds' once it is in */
+                        r = wire_message_parse(data, avail, SIZE_MAX, WIRE_PARSE_HEADER_ONLY,
+                                               &hdr);
+                        if (r) {
+                                client_protocol_error(c, "invalid message", r, wire_strerror);
+                                return -1;
+                        }
+                        return client_begin_in_msg(c, &hdr);
+                }
+                /* until the header is in, into the buffer (grown only for a huge header) */
+                size = head;
         }
         if (avail < size) {
                 r = client_in_grow(c, size);
@@ -478,30 +634,12 @@ static int client_process_one(ProxyClient *c) {
                 client_refuse_fd_limit(c, &hdr);
                 return -1;
         }
-        if (hdr.n_fds && !(c->conn->flags & BRIDGE_CONN_ACCEPT_FDS)) {
-                client_log(c, LOG_WARNING, "Disconnecting: message carries file descriptors, "
-                           "but fd passing was not negotiated (NEGOTIATE_UNIX_FD)");
-                client_close_later(c);
+        if (client_check_fds(c, &hdr) < 0)
                 return -1;
-        }
-        if (hdr.n_fds > s->bus->limits.max_message_unix_fds) {
-                client_log(c, LOG_WARNING, "Disconnecting: message carries %u file descriptors, "
-                           "the limit is %u (max_message_unix_fds)", hdr.n_fds,
-                           (unsigned)s->bus->limits.max_message_unix_fds);
-                client_close_later(c);
-                return -1;
-        }
 
         r = bridge_msg_new_stamped_cached(s->bus->msg_cache, data, &hdr,
                                           c->conn->active ? c->conn->unique_name : NULL,
                                           c->conn->id, &m);
-        if (r == 0 && hdr.n_fds) {
-                int *fds;
-
-                r = client_take_fds(c, hdr.n_fds, &fds);
-                if (r >= 0)
-                        bridge_msg_take_fds(m, fds, hdr.n_fds);
-        }
         c->in_start += size;
         if (r > 0) {
                 client_protocol_error(c, "message too large once the bus adds the sender", r,
@@ -513,35 +651,7 @@ static int client_process_one(ProxyClient *c) {
                 client_close_later(c);
                 return -1;
         }
-
-        r = driver_handle_message(s->driver, c->conn, m);
-        if (r == DRIVER_E_DISCONNECT) {
-                if (c->conn->flags & BRIDGE_CONN_MONITOR)
-                        client_log(c, LOG_NOTICE, "Disconnecting: it became a monitor "
-                                   "(BecomeMonitor) and then sent a message (type %u member "
-                                   "\"%s\"); monitors may only receive", hdr.type,
-                                   hdr.member ? hdr.member : "");
-                else if (c->conn->active)
-                        client_log(c, LOG_NOTICE, "Disconnecting: its queue of unread bus "
-                                   "replies is full");
-                else
-                        client_log(c, LOG_NOTICE, "Disconnecting: before its Hello() call "
-                                   "to org.freedesktop.DBus it sent a message to a peer or a "
-                                   "broadcast: type %u member \"%s\" interface \"%s\" "
-                                   "destination \"%s\"",
-                                   hdr.type, hdr.member ? hdr.member : "",
-                                   hdr.interface ? hdr.interface : "",
-                                   hdr.destination ? hdr.destination : "");
-                client_close_later(c);
-                return -1;
-        }
-        if (r) {
-                client_log(c, LOG_ERR, "Disconnecting: the bus failed to handle a message: %s",
-                           strerror(r < 0 ? -r : EPROTO));
-                client_close_later(c);
-                return -1;
-        }
-        return 1;
+        return client_dispatch(c, steal_ptr(&m));
 }
 
 /*
@@ -551,7 +661,8 @@ static int client_process_one(ProxyClient *c) {
  * (client_in_grow()) is kept, for the next large message.
  */
 static void client_in_release(ProxyClient *c) {
-        if (!c->in || c->in_start != c->in_end || c->in_cap != CLIENT_IN_DEFAULT ||
+        /* (a large message being read in place still reads what follows into the buffer) */
+        if (!c->in || c->in_msg || c->in_start != c->in_end || c->in_cap != CLIENT_IN_DEFAULT ||
             c->state != CLIENT_STATE_RUNNING)
                 return;
         free(c->in);
@@ -964,6 +1075,7 @@ ProxyClient *client_free(ProxyClient *c) {
         }
         while (c->out_n)
                 client_out_pop(c);
+        c->in_msg = bridge_msg_unref(c->in_msg);
         for (i = 0; i < c->n_in_fds; ++i)
                 (void) close(c->in_fds[i]);
         free(c->in_fds);

@@ -4,10 +4,13 @@
  * One classic D-Bus client socket: authentication, framing and validation of what it
  * sends, and writing out what the core queued for it.
  *
- * Input: one bounded buffer (grown only for a message larger than it, up to the bus's
- * max_message_size; kept while at most CLIENT_IN_KEEP, so a peer that sends many
- * large messages does not cost an allocation each) filled by large recvmsg() calls; fds that arrive (SCM_RIGHTS) go to an
- * fd queue, and each message takes from its front as many as its UNIX_FDS says.
+ * Input: one bounded buffer filled by large recvmsg() calls; fds that arrive (SCM_RIGHTS)
+ * go to an fd queue, and each message takes from its front as many as its UNIX_FDS says.
+ * A large message (CLIENT_IN_DIRECT or more) that did not come whole is read straight into
+ * its own BridgeMsg once its header is in (zero-copy ingress: the bytes go from the socket
+ * to where the message lives, as a relay's would, not through the buffer and a copy);
+ * the input buffer is grown only for a header that does not fit it (up to the bus's
+ * max_message_size; kept while at most CLIENT_IN_KEEP).
  * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
  * allocation) and written with one sendmsg() carrying as many as fit; a message with fds
  * always starts a sendmsg, so its fds arrive with its first byte.
@@ -34,6 +37,7 @@ typedef enum ClientState {
 
 #define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
 #define CLIENT_IN_KEEP (1024u * 1024u)          /* a grown buffer up to this size is kept */
+#define CLIENT_IN_DIRECT (32u * 1024u)          /* messages this large are read in place */
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
 #define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
@@ -68,6 +72,8 @@ struct ProxyClient {
 
         uint8_t *in;                    /* NULL while idle: in_cap bytes at the next read */
         size_t in_cap, in_start, in_end;
+        BridgeMsg *in_msg;              /* a large message being read into its own buffer */
+        size_t in_msg_filled;           /* its bytes there so far (of in_msg->size) */
         int *in_fds;
         unsigned n_in_fds, in_fds_cap;
 
