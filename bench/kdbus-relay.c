@@ -5,7 +5,11 @@
  * parsing, no routing, no stamping. Whatever a bus does beyond this costs time the relay
  * does not spend, so "kdbusd / relay" says how close the bus is to the sockets' own limit.
  *
- *   kdbus-relay --listen PATH
+ *   kdbus-relay --listen PATH [--sndbuf BYTES]
+ *
+ * --sndbuf: SO_SNDBUF of every accepted socket, as a bus sets it on its peers' sockets
+ * (bench/run.sh passes kdbusd's CLIENT_SNDBUF), so that the reference moves the bytes
+ * through the same socket buffers as the bus it is compared with.
  *
  * Each connection's first byte says its role: 'c' the hub (kdbus-bench's client or signal
  * sender), anything else a peer (the service, the signal receivers). Bytes from the hub go
@@ -48,6 +52,7 @@ struct Conn {
 };
 
 static int epfd = -1;
+static int sndbuf;
 static Conn *conns[RELAY_MAX_CONNS];
 static unsigned n_conns;
 static Conn *hub;
@@ -211,6 +216,8 @@ static void accept_all(int lfd) {
                 }
                 c->fd = fd;
                 c->events = EPOLLIN;
+                if (sndbuf)
+                        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
                 ev.data.ptr = c;
                 if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
                         perror("kdbus-relay: epoll_ctl");
@@ -223,6 +230,7 @@ static void accept_all(int lfd) {
 int main(int argc, char **argv) {
         static const struct option opts[] = {
                 { "listen", required_argument, NULL, 'l' },
+                { "sndbuf", required_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -234,8 +242,9 @@ int main(int argc, char **argv) {
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'l': path = optarg; break;
+                case 's': sndbuf = atoi(optarg); break;
                 case 'h':
-                        puts("usage: kdbus-relay --listen PATH   (see bench/README.md)");
+                        puts("usage: kdbus-relay --listen PATH [--sndbuf BYTES]   (see bench/README.md)");
                         return 0;
                 default: return 2;
                 }

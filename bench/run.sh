@@ -111,6 +111,8 @@ built_from=$(cat "$src/.bench-commit" 2>/dev/null || echo "working tree $src")
 kdbusd=$build/proxy/kdbusd
 bench=$build/bench/kdbus-bench
 relay=$build/bench/kdbus-relay
+relay_sndbuf=$(sed -n 's/^#define CLIENT_SNDBUF (\([0-9]*\) \* \([0-9]*\)).*/\1 * \2/p' "$src/proxy/client.h")
+relay_sndbuf=$((${relay_sndbuf:-0}))
 preload=$build/bench/malloc-count.so
 buildtype=$(meson introspect --buildoptions "$build" 2>/dev/null |
             "$py" -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"]=="buildtype"][0])' ||
@@ -181,8 +183,9 @@ start_bus() {
                         --listen "$run/$b.sock" >"$out" 2>"$run/$b.err" &
                 ;;
         relay)
+                # the socket buffers kdbusd gives its peers (CLIENT_SNDBUF, proxy/client.h)
                 env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$relay" --listen "$run/$b.sock" \
-                        >"$out" 2>"$run/$b.err" &
+                        --sndbuf "$relay_sndbuf" >"$out" 2>"$run/$b.err" &
                 ;;
         esac
         bus_pid[$b]=$!

@@ -1031,6 +1031,10 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);
 
         c->in_cap = CLIENT_IN_DEFAULT;  /* allocated by the first read */
+        /* room in the kernel for a large message: it goes out with one sendmsg() from the
+         * shared message, instead of a sendmsg() and an EPOLLOUT wakeup per default socket
+         * buffer (~200 KiB); best effort, the kernel caps it at net.core.wmem_max */
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ CLIENT_SNDBUF }, sizeof(int));
 
         r = loop_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
         if (r < 0) {

@@ -12,7 +12,8 @@
  * the input buffer is grown only for a header that does not fit it (up to the bus's
  * max_message_size; kept while at most CLIENT_IN_KEEP).
  * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
- * allocation) and written with one sendmsg() carrying as many as fit; a message with fds
+ * allocation) and written with one sendmsg() carrying as many as fit (the socket's send
+ * buffer is raised to CLIENT_SNDBUF, so a 1 MiB message fits one); a message with fds
  * always starts a sendmsg, so its fds arrive with its first byte.
  */
 #include <stdbool.h>
@@ -38,6 +39,7 @@ typedef enum ClientState {
 #define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
 #define CLIENT_IN_KEEP (1024u * 1024u)          /* a grown buffer up to this size is kept */
 #define CLIENT_IN_DIRECT (32u * 1024u)          /* messages this large are read in place */
+#define CLIENT_SNDBUF (1024 * 1024)             /* SO_SNDBUF asked for (the kernel doubles it) */
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
 #define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
