@@ -64,6 +64,12 @@ struct PolicyDb {
         PolicyRule *rules;              /* in the order they were added */
         size_t n_rules;
         size_t n_alloc;
+        /* the rule sets compiled for the credentials seen so far, shared by the snapshots
+         * of every peer with the same ones (a user's many connections): the one part of a
+         * sealed db that changes, a cache (one thread); a reference each, dropped with the
+         * db or when a newer entry takes the slot (POLICY_COMPILED_KEEP, round robin) */
+        struct PolicyCompiled *compiled[POLICY_COMPILED_KEEP];
+        unsigned n_compiled, next_compiled;
 };
 
 typedef struct PolicyEntry {
@@ -86,8 +92,25 @@ typedef struct PolicyKindSet {
                                          * does not depend on the other end's names */
 } PolicyKindSet;
 
+/* The rules that apply to one set of credentials, in evaluation order: what a snapshot
+ * checks against. Compiled once per db and credentials (PolicyDb.compiled); it points into
+ * its db's rules and lives no longer than the db (the db's cache and the snapshots, which
+ * hold the db, keep it). */
+typedef struct PolicyCompiled {
+        unsigned n_refs;
+        uid_t uid;
+        gid_t *gids;
+        size_t n_gids;
+        bool at_console;
+        PolicyKindSet send;
+        PolicyKindSet receive;
+        PolicyKindSet own;
+} PolicyCompiled;
+
+/* One peer's: its credentials' compiled rules, and what is its own (pid, comm, texts). */
 struct PolicySnapshot {
         PolicyDb *db;                   /* one reference */
+        PolicyCompiled *rules;          /* one reference; the same for the same credentials */
         uid_t uid;
         gid_t *gids;
         size_t n_gids;
@@ -96,9 +119,6 @@ struct PolicySnapshot {
         char *comm;
         char *loginfo;
         char *denial;                   /* the last AccessDenied text for this peer */
-        PolicyKindSet send;
-        PolicyKindSet receive;
-        PolicyKindSet own;
 };
 
 int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapshot **ret);

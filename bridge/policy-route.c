@@ -112,7 +112,7 @@ static int copy_check(PolicyMsgInfo *info, const BridgeConn *sender, const Bridg
                 } else {
                         denied = policy_check_send(s, info, receiver, requested_reply,
                                                    ret_verdict) != 0;
-                        if (!ret_verdict && s->send.peer_free) {
+                        if (!ret_verdict && s->rules->send.peer_free) {
                                 info->memo_send = s;
                                 info->memo_send_flags = flags;
                                 info->memo_send_denied = denied;

@@ -157,6 +157,8 @@ PolicyDb *policy_db_ref(PolicyDb *db) {
         return db;
 }
 
+static struct PolicyCompiled *policy_compiled_unref(struct PolicyCompiled *c);
+
 /**
  * policy_db_unref() - drop a reference; the last one frees
  * @db:         the db or NULL
@@ -169,6 +171,8 @@ PolicyDb *policy_db_unref(PolicyDb *db) {
 
         if (!db || --db->n_refs > 0)
                 return NULL;
+        for (i = 0; i < db->n_compiled; ++i)
+                policy_compiled_unref(db->compiled[i]);
         hash_table_for_each(n, tmp, &db->strings, i)
                 free(container_of(n, PolicyString, node));
         hash_table_deinit(&db->strings);
@@ -367,8 +371,7 @@ static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyR
         return 0;
 }
 
-static int snapshot_build(PolicySnapshot *s) {
-        const PolicyDb *db = s->db;
+static int compiled_build(const PolicyDb *db, PolicyCompiled *s) {
         _cleanup_(freep) const PolicyRule **order = NULL;
         size_t n = 0, i, g;
         int r;
@@ -400,6 +403,84 @@ static int snapshot_build(PolicySnapshot *s) {
         if (r == 0)
                 r = kind_set_build(&s->own, POLICY_RULE_OWN, order, n);
         return error_trace(r);
+}
+
+static PolicyCompiled *policy_compiled_unref(PolicyCompiled *c) {
+        if (!c || --c->n_refs > 0)
+                return NULL;
+        kind_set_deinit(&c->send);
+        kind_set_deinit(&c->receive);
+        kind_set_deinit(&c->own);
+        free(c->gids);
+        free(c);
+        return NULL;
+}
+
+static bool compiled_is_for(const PolicyCompiled *c, const PolicyPeer *peer) {
+        return c->uid == peer->uid && c->at_console == peer->at_console &&
+               c->n_gids == peer->n_gids &&
+               (!c->n_gids || !memcmp(c->gids, peer->gids, c->n_gids * sizeof(*c->gids)));
+}
+
+/*
+ * The rules for @peer's credentials: from @db's cache, or compiled and cached. Everything
+ * a snapshot's rules depend on is in the key (uid, the groups in their order, at_console);
+ * pid and command line only go into texts, which stay the snapshot's own.
+ * Return: 0 or -ENOMEM.
+ */
+static int policy_compiled_get(PolicyDb *db, const PolicyPeer *peer, PolicyCompiled **ret) {
+        PolicyCompiled *c;
+        unsigned i;
+        int r;
+
+        for (i = 0; i < db->n_compiled; ++i)
+                if (compiled_is_for(db->compiled[i], peer)) {
+                        c = db->compiled[i];
+                        ++c->n_refs;
+                        *ret = c;
+                        return 0;
+                }
+        c = calloc(1, sizeof(*c));
+        if (!c)
+                return error_origin(-ENOMEM);
+        c->n_refs = 1;
+        c->uid = peer->uid;
+        c->at_console = peer->at_console;
+        if (peer->n_gids) {
+                c->gids = malloc(peer->n_gids * sizeof(*c->gids));
+                if (!c->gids) {
+                        free(c);
+                        return error_origin(-ENOMEM);
+                }
+                memcpy(c->gids, peer->gids, peer->n_gids * sizeof(*c->gids));
+                c->n_gids = peer->n_gids;
+        }
+        r = compiled_build(db, c);
+        if (r < 0) {
+                policy_compiled_unref(c);
+                return error_trace(r);
+        }
+        if (db->n_compiled < POLICY_COMPILED_KEEP) {
+                db->compiled[db->n_compiled++] = c;
+        } else {
+                policy_compiled_unref(db->compiled[db->next_compiled]);
+                db->compiled[db->next_compiled] = c;
+                db->next_compiled = (db->next_compiled + 1) % POLICY_COMPILED_KEEP;
+        }
+        ++c->n_refs;    /* the cache's */
+        *ret = c;
+        return 0;
+}
+
+/**
+ * policy_snapshot_same_rules() - whether two snapshots share their compiled rules
+ * @a:          a snapshot
+ * @b:          another
+ *
+ * Return: true if they check against the same compiled rules (tests).
+ */
+bool policy_snapshot_same_rules(const PolicySnapshot *a, const PolicySnapshot *b) {
+        return a->rules == b->rules;
 }
 
 /**
@@ -462,7 +543,7 @@ int policy_snapshot_new(PolicyDb *db, const PolicyPeer *peer, PolicySnapshot **r
                 s->loginfo = NULL;
                 return error_origin(-ENOMEM);
         }
-        r = snapshot_build(s);
+        r = policy_compiled_get(s->db, peer, &s->rules);
         if (r < 0)
                 return error_trace(r);
         *ret = steal_ptr(&s);
@@ -488,9 +569,7 @@ int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapsh
 PolicySnapshot *policy_snapshot_free(PolicySnapshot *s) {
         if (!s)
                 return NULL;
-        kind_set_deinit(&s->send);
-        kind_set_deinit(&s->receive);
-        kind_set_deinit(&s->own);
+        policy_compiled_unref(s->rules);
         policy_db_unref(s->db);
         free(s->gids);
         free(s->comm);
@@ -538,8 +617,8 @@ static bool name_has_prefix(const char *name, const char *prefix) {
 int policy_check_own(const PolicySnapshot *s, const char *name) {
         size_t i;
 
-        for (i = s->own.n_all; i-- > 0;) {
-                const PolicyRule *rule = s->own.all[i];
+        for (i = s->rules->own.n_all; i-- > 0;) {
+                const PolicyRule *rule = s->rules->own.all[i];
 
                 if (!rule->name_str ||
                     (rule->name_is_prefix ? name_has_prefix(name, rule->name_str) :
@@ -705,7 +784,7 @@ static int64_t eval_fast(const PolicySnapshot *s, const PolicyKindSet *set,
         if (set->n_named == 0)
                 return best;
         if (!peer) {
-                uint32_t id = info_id(info, set == &s->send ? F_DESTINATION : F_SENDER);
+                uint32_t id = info_id(info, set == &s->rules->send ? F_DESTINATION : F_SENDER);
 
                 if (id && id != POLICY_ID_UNKNOWN)
                         eval_named(set, id, info, peer, requested_reply, eavesdropping, &best);
@@ -774,7 +853,7 @@ static int eval(const PolicySnapshot *s, const PolicyKindSet *set, PolicyMsgInfo
 int policy_check_send(const PolicySnapshot *sender_policy, PolicyMsgInfo *info,
                       const BridgeConn *receiver, bool requested_reply,
                       PolicyVerdict *ret_verdict) {
-        return eval(sender_policy, &sender_policy->send, info, receiver, requested_reply, false,
+        return eval(sender_policy, &sender_policy->rules->send, info, receiver, requested_reply, false,
                     ret_verdict);
 }
 
@@ -792,6 +871,6 @@ int policy_check_send(const PolicySnapshot *sender_policy, PolicyMsgInfo *info,
 int policy_check_receive(const PolicySnapshot *receiver_policy, PolicyMsgInfo *info,
                          const BridgeConn *sender, bool requested_reply, bool eavesdropping,
                          PolicyVerdict *ret_verdict) {
-        return eval(receiver_policy, &receiver_policy->receive, info, sender, requested_reply,
+        return eval(receiver_policy, &receiver_policy->rules->receive, info, sender, requested_reply,
                     eavesdropping, ret_verdict);
 }

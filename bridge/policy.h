@@ -182,6 +182,10 @@ int policy_snapshot_new(PolicyDb *db, const PolicyPeer *peer, PolicySnapshot **r
 PolicySnapshot *policy_snapshot_free(PolicySnapshot *snapshot);
 DEFINE_CLEANUP(PolicySnapshot *, policy_snapshot_free);
 const PolicyDb *policy_snapshot_get_db(const PolicySnapshot *snapshot);
+/* Snapshots of peers with the same uid, groups and at_console share their compiled rules;
+ * a db keeps the last this many sets compiled (a reference each). */
+#define POLICY_COMPILED_KEEP 32u
+bool policy_snapshot_same_rules(const PolicySnapshot *a, const PolicySnapshot *b);
 /* "uid=N pid=N comm=\"...\"", as dbus-daemon describes a peer. Never NULL. */
 const char *policy_snapshot_get_loginfo(const PolicySnapshot *snapshot);
 

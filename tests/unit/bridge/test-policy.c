@@ -744,6 +744,80 @@ static void test_connect(PFixture *pf, gconstpointer ctx) {
                         POLICY_E_ACCESS_DENIED);
 }
 
+static PolicySnapshot *snap(PolicyDb *db, uid_t uid, const gid_t *gids, size_t n_gids,
+                            bool console, pid_t pid, const char *comm) {
+        PolicyPeer peer = { .uid = uid, .gids = gids, .n_gids = n_gids, .at_console = console,
+                            .pid = pid, .comm = comm };
+        PolicySnapshot *s = NULL;
+
+        g_assert_cmpint(policy_snapshot_new(db, &peer, &s), ==, 0);
+        return s;
+}
+
+/* Peers with the same credentials share one compiled rule set (issue #16: connection setup
+ * compiles nothing for a user's second connection); their texts stay their own; any
+ * difference in uid, groups (or their order) or at_console gets its own; a new db starts
+ * over; past the cache's bound every snapshot is still right. */
+static void test_shared_rules(PFixture *pf, gconstpointer ctx) {
+        static const gid_t g12[] = { 1, 2 }, g21[] = { 2, 1 };
+        PolicySnapshot *a, *b, *c, *d, *e, *many[2 * POLICY_COMPILED_KEEP], *a2;
+        PolicyDb *db2 = NULL;
+        unsigned i;
+
+        add(pf, POLICY_CONTEXT_USER, 1000, ALLOW(OWN, .name = "u.name"));
+        add(pf, POLICY_CONTEXT_GROUP, 1, DENY(OWN, .name = "g.name"));
+        add(pf, POLICY_CONTEXT_GROUP, 2, ALLOW(OWN, .name = "g.name"));
+        add(pf, POLICY_CONTEXT_AT_CONSOLE, 0, ALLOW(OWN, .name = "console.name"));
+        g_assert_cmpint(policy_db_seal(pf->db), ==, 0);
+
+        a = snap(pf->db, 1000, g12, 2, false, 11, "first");
+        b = snap(pf->db, 1000, g12, 2, false, 22, "second");
+        c = snap(pf->db, 1000, g21, 2, false, 33, NULL);
+        d = snap(pf->db, 1000, g12, 2, true, 44, NULL);
+        e = snap(pf->db, 1001, g12, 2, false, 55, NULL);
+        g_assert_true(policy_snapshot_same_rules(a, b));
+        g_assert_false(policy_snapshot_same_rules(a, c));
+        g_assert_false(policy_snapshot_same_rules(a, d));
+        g_assert_false(policy_snapshot_same_rules(a, e));
+        g_assert_cmpstr(policy_snapshot_get_loginfo(a), ==, "uid=1000 pid=11 comm=\"first\"");
+        g_assert_cmpstr(policy_snapshot_get_loginfo(b), ==, "uid=1000 pid=22 comm=\"second\"");
+        /* the decisions follow each snapshot's own credentials */
+        g_assert_cmpint(policy_check_own(a, "u.name"), ==, 0);
+        g_assert_cmpint(policy_check_own(b, "g.name"), ==, 0);         /* group 2 last */
+        g_assert_cmpint(policy_check_own(c, "g.name"), ==, POLICY_E_ACCESS_DENIED);
+        g_assert_cmpint(policy_check_own(d, "console.name"), ==, 0);
+        g_assert_cmpint(policy_check_own(a, "console.name"), ==, POLICY_E_ACCESS_DENIED);
+        g_assert_cmpint(policy_check_own(e, "u.name"), ==, POLICY_E_ACCESS_DENIED);
+        /* a freed snapshot leaves the shared rules to the others */
+        policy_snapshot_free(a);
+        g_assert_cmpint(policy_check_own(b, "u.name"), ==, 0);
+
+        /* more credentials than the cache keeps: each snapshot still has the right rules */
+        for (i = 0; i < G_N_ELEMENTS(many); ++i) {
+                many[i] = snap(pf->db, 2000 + i, NULL, 0, false, 1, NULL);
+                g_assert_cmpint(policy_check_own(many[i], "u.name"), ==, POLICY_E_ACCESS_DENIED);
+        }
+        a2 = snap(pf->db, 1000, g12, 2, false, 66, NULL);
+        g_assert_cmpint(policy_check_own(a2, "u.name"), ==, 0);
+        g_assert_cmpint(policy_check_own(b, "g.name"), ==, 0);
+        for (i = 0; i < G_N_ELEMENTS(many); ++i)
+                policy_snapshot_free(many[i]);
+
+        /* another db (a reload): compiled anew */
+        g_assert_cmpint(policy_db_new(&db2), ==, 0);
+        g_assert_cmpint(policy_db_seal(db2), ==, 0);
+        a = snap(db2, 1000, g12, 2, false, 11, NULL);
+        g_assert_false(policy_snapshot_same_rules(a, b));
+        g_assert_cmpint(policy_check_own(a, "u.name"), ==, POLICY_E_ACCESS_DENIED);
+        policy_snapshot_free(a);
+        policy_db_unref(db2);
+        policy_snapshot_free(a2);
+        policy_snapshot_free(b);
+        policy_snapshot_free(c);
+        policy_snapshot_free(d);
+        policy_snapshot_free(e);
+}
+
 static void test_reload(PFixture *pf, gconstpointer ctx) {
         Fixture *f = &pf->f;
         PolicyDb *db2 = NULL;
@@ -817,6 +891,7 @@ int main(int argc, char **argv) {
         T("from-bus", test_from_bus);
         T("copy-denied", test_copy_denied);
         T("connect", test_connect);
+        T("shared-rules", test_shared_rules);
         T("reload", test_reload);
         T("dump", test_dump);
 #undef T
