@@ -818,6 +818,17 @@ void client_flush(ProxyClient *c) {
                         BridgeMsg *m = c->out_ring[(c->out_head + i) % CLIENT_OUT_RING];
                         size_t off = i == 0 ? c->out_offset : 0;
 
+                        if (m->size >= CLIENT_IN_DIRECT && !c->sndbuf_raised) {
+                                /* room in the kernel for a large message: it goes out with
+                                 * one sendmsg() from the shared message, not a sendmsg() and
+                                 * an EPOLLOUT wakeup per default socket buffer (~200 KiB).
+                                 * Asked at the first large message, so a peer that sends
+                                 * none costs no syscall; the kernel caps it (wmem_max). */
+                                (void) setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF,
+                                                  &(int){ CLIENT_SNDBUF }, sizeof(int));
+                                c->sndbuf_raised = true;
+                        }
+
                         if (m->n_fds && off == 0) {
                                 if (n_iov > 0)
                                         break;
@@ -913,12 +924,15 @@ static void client_creds_deinit(BridgeCreds *creds) {
         creds->seclabel = NULL;
 }
 
+static bool peersec_unsupported;
+
 static int client_get_creds(int fd, BridgeCreds *ret) {
         BridgeCreds creds = { .uid = (uid_t)-1, .gid = (gid_t)-1, .pidfd = -1 };
         struct ucred uc;
         socklen_t len = sizeof(uc);
         gid_t gbuf[64];
         char label[1024];
+        int sr;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
                 return error_origin(-errno);
@@ -959,7 +973,13 @@ static int client_get_creds(int fd, BridgeCreds *ret) {
         }
 
         len = sizeof(label) - 1;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
+        sr = peersec_unsupported ? -ENOPROTOOPT :
+             getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) < 0 ? -errno : 0;
+        if (sr == -ENOPROTOOPT)
+                /* no security module gives labels, and none can be loaded later: never ask
+                 * again (a syscall less per connection) */
+                peersec_unsupported = true;
+        if (sr == 0 && len > 0) {
                 label[len] = '\0';
                 creds.seclabel = strdup(label);
                 if (!creds.seclabel) {
@@ -1031,10 +1051,6 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);
 
         c->in_cap = CLIENT_IN_DEFAULT;  /* allocated by the first read */
-        /* room in the kernel for a large message: it goes out with one sendmsg() from the
-         * shared message, instead of a sendmsg() and an EPOLLOUT wakeup per default socket
-         * buffer (~200 KiB); best effort, the kernel caps it at net.core.wmem_max */
-        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ CLIENT_SNDBUF }, sizeof(int));
 
         r = loop_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
         if (r < 0) {

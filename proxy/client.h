@@ -39,7 +39,7 @@ typedef enum ClientState {
 #define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
 #define CLIENT_IN_KEEP (1024u * 1024u)          /* a grown buffer up to this size is kept */
 #define CLIENT_IN_DIRECT (32u * 1024u)          /* messages this large are read in place */
-#define CLIENT_SNDBUF (1024 * 1024)             /* SO_SNDBUF asked for (the kernel doubles it) */
+#define CLIENT_SNDBUF (1024 * 1024)             /* SO_SNDBUF at the first large message */
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
 #define CLIENT_MAX_FDS_QUEUED 1024u             /* fds received but not yet claimed */
@@ -57,6 +57,7 @@ struct ProxyClient {
         bool close_after_flush;         /* read nothing more, close once all is written */
         bool held_much;                 /* its queue held SERVER_TRIM_AFTER bytes or more
                                          * since it last drained (server_trim_later()) */
+        bool sndbuf_raised;             /* SO_SNDBUF is CLIENT_SNDBUF (a large message came) */
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;

@@ -23,15 +23,60 @@
 #include "proxy/server.h"
 #include "util/error.h"
 
-static bool uid_is_at_console(uid_t uid) {
-        struct passwd pw, *res = NULL;
-        char buf[4096], path[4200];
+/*
+ * User names by uid for the console check, as dbus-daemon's user database caches them
+ * until a reload (proxy_config_peer_forget()): a connection of a known user costs no
+ * reading of the user database (issue #16: connection churn). Names that do not fit are
+ * not cached.
+ */
+#define PEER_NAMES_KEEP 8u
+static struct {
+        uid_t uid;
+        char name[64];
+} peer_names[PEER_NAMES_KEEP];
+static unsigned n_peer_names, next_peer_name;
 
-        if (sd_booted() > 0)
-                return sd_uid_get_seats(uid, 1, NULL) > 0;
-        if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) != 0 || !res)
+/* Whether this machine runs systemd: decided at boot, asked once. */
+static int booted = -1;
+
+/**
+ * proxy_config_peer_forget() - forget the cached user names (a reload: as dbus-daemon)
+ */
+void proxy_config_peer_forget(void) {
+        n_peer_names = next_peer_name = 0;
+}
+
+static bool uid_name(uid_t uid, char *buf, size_t size) {
+        struct passwd pw, *res = NULL;
+        char pwbuf[4096];
+        unsigned i;
+
+        for (i = 0; i < n_peer_names; ++i)
+                if (peer_names[i].uid == uid) {
+                        snprintf(buf, size, "%s", peer_names[i].name);
+                        return true;
+                }
+        if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || !res)
                 return false;
-        snprintf(path, sizeof(path), "/var/run/console/%s", res->pw_name);
+        snprintf(buf, size, "%s", res->pw_name);
+        if (strlen(res->pw_name) < sizeof(peer_names[0].name)) {
+                i = n_peer_names < PEER_NAMES_KEEP ? n_peer_names++ : next_peer_name++ % PEER_NAMES_KEEP;
+                peer_names[i].uid = uid;
+                snprintf(peer_names[i].name, sizeof(peer_names[i].name), "%s", res->pw_name);
+        }
+        return true;
+}
+
+static bool uid_is_at_console(uid_t uid) {
+        char name[4096], path[4200];
+
+        if (booted < 0)
+                booted = sd_booted() > 0;
+        if (booted)
+                return sd_uid_get_seats(uid, 1, NULL) > 0;
+        if (!uid_name(uid, name, sizeof(name)))
+                return false;
+        snprintf(path, sizeof(path), "/var/run/console/%s", name);
         return access(path, F_OK) == 0;
 }
 

@@ -360,6 +360,7 @@ static int config_reload(Server *s, ProxyConfigError *ret_error) {
         ProxyConfig *old;
         int r;
 
+        proxy_config_peer_forget();     /* users are looked up anew, as dbus-daemon does */
         r = proxy_config_load(s->config ? s->config->path : NULL, &c, ret_error);
         if (r == 0)
                 r = proxy_config_apply(s, c);

@@ -75,6 +75,8 @@ int proxy_config_reload(Server *s, ProxyConfigError *ret_error);
  * Return: 0, 1, or -ENOMEM. (config-peer.c) */
 typedef struct BridgeConn BridgeConn;
 int proxy_config_admit(Server *s, BridgeConn *conn);
+/* Forget what config-peer.c cached of the user database (a reload). */
+void proxy_config_peer_forget(void);
 /* The same before there is a connection (the native front end, before HELLO); *ret: the
  * snapshot to give the connection, NULL without a policy. (config-peer.c) */
 typedef struct BridgeCreds BridgeCreds;
