@@ -49,6 +49,7 @@
 #include "compat/driver-internal.h"
 #include "compat/match-rule.h"
 #include "util/error.h"
+#include "util/hex.h"
 #include "wire/names.h"
 #include "wire/protocol.h"
 
@@ -643,11 +644,9 @@ static int driver_method_remove_match(Driver *driver, BridgeConn *caller, Bridge
 
 static int driver_method_get_id(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                 WireReader *args) {
-        char hex[33];
-        size_t i;
+        char hex[2 * sizeof(driver->bus->id) + 1];
 
-        for (i = 0; i < 16; ++i)
-                (void) snprintf(hex + 2 * i, 3, "%02x", driver->bus->id[i]);
+        hex_encode(driver->bus->id, sizeof(driver->bus->id), hex);
         return driver_reply_basic(driver, caller, call, 's', hex);
 }
 

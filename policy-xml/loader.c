@@ -36,6 +36,7 @@
 #include "policy-xml/config.h"
 #include "policy-xml/loader.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 #define LOADER_STACK_MAX 16u             /* deeper than any valid busconfig (3) */
 #define LOADER_TEXT_MAX (1u << 20)       /* one element's text */
@@ -305,14 +306,11 @@ static int parse_fds(const char *v, uint32_t *ret) {
         return 0;
 }
 
+/* A digit's value in bases up to 16; 99 for anything else (above every base). */
 static int digit_value(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return 99;
+        int v = hex_digit(c);
+
+        return v < 0 ? 99 : v;
 }
 
 /*

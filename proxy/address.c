@@ -10,6 +10,7 @@
 #include <string.h>
 #include "proxy/address.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 static const char *const address_errors[_ADDRESS_E_N] = {
         [_ADDRESS_E_SUCCESS] = "success",
@@ -36,16 +37,6 @@ const char *address_strerror(int code) {
 static bool address_is_optionally_escaped(unsigned char c) {
         return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                c == '-' || c == '_' || c == '/' || c == '.' || c == '\\' || c == '*';
-}
-
-static int address_hex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
 }
 
 static void address_entry_deinit(AddressEntry *e) {
@@ -93,8 +84,8 @@ static int address_unescape(const char *s, size_t n, char **ret) {
 
                         if (i + 2 >= n)
                                 return ADDRESS_E_BAD_ESCAPE;
-                        hi = address_hex(s[i + 1]);
-                        lo = address_hex(s[i + 2]);
+                        hi = hex_digit(s[i + 1]);
+                        lo = hex_digit(s[i + 2]);
                         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
                                 return ADDRESS_E_BAD_ESCAPE;
                         out[j++] = (char)(hi << 4 | lo);
@@ -227,7 +218,6 @@ const char *address_entry_get(const AddressEntry *e, const char *key) {
  * Return: 0, or -ENAMETOOLONG if the result does not fit (then @buf is unchanged).
  */
 int address_escape_append(char *buf, size_t size, const char *value) {
-        static const char hex[] = "0123456789abcdef";
         size_t len = strlen(buf), start = len;
         const unsigned char *v;
 
@@ -240,8 +230,8 @@ int address_escape_append(char *buf, size_t size, const char *value) {
                         if (len + 3 >= size)
                                 goto out_too_long;
                         buf[len++] = '%';
-                        buf[len++] = hex[*v >> 4];
-                        buf[len++] = hex[*v & 15];
+                        hex_encode(v, 1, buf + len);
+                        len += 2;
                 }
         }
         buf[len] = '\0';

@@ -390,6 +390,13 @@ static bool client_process_auth(ProxyClient *c) {
                 return false;
         }
         if (sasl_server_is_done(&c->sasl)) {
+                if (c->sasl.anonymous && !c->server->allow_anonymous) {
+                        /* dbus-daemon: OK to ANONYMOUS, then the socket closes at BEGIN */
+                        client_log(c, LOG_NOTICE, "Disconnecting: authenticated ANONYMOUS, "
+                                   "but the configuration has no <allow_anonymous/>");
+                        client_close_later(c);
+                        return false;
+                }
                 client_auth_done(c);
                 /* the configuration's policy: may this user connect; its snapshot */
                 r = proxy_config_admit(c->server, c->conn);
@@ -1048,7 +1055,10 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
                 return error_trace(r);
         }
 
-        sasl_server_init(&c->sasl, c->uid, is_unix, server->allow_anonymous, server->guid);
+        if (!server->keyring.ready && (server->auth_mechs & SASL_MECH_COOKIE))
+                (void) keyring_init(&server->keyring, &server->cookie_ops);
+        sasl_server_init(&c->sasl, c->uid, is_unix, server->auth_mechs,
+                         server->keyring.ready ? &server->cookie_ops : NULL, server->guid);
 
         c->in_cap = CLIENT_IN_DEFAULT;  /* allocated by the first read */
 

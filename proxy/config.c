@@ -26,6 +26,7 @@
 #include "proxy/config.h"
 #include "proxy/log.h"
 #include "proxy/notify.h"
+#include "proxy/sasl.h"
 #include "proxy/server.h"
 #include "util/error.h"
 
@@ -178,37 +179,31 @@ static void limits_from_config(const Config *t, BusLimits *l) {
 }
 
 /*
- * <auth>: dbus-daemon refuses names it does not know; of the three it knows kdbusd offers
- * EXTERNAL always and ANONYMOUS with <allow_anonymous/>, never DBUS_COOKIE_SHA1. A list that
- * leaves EXTERNAL out needs a mechanism we lack: refuse it rather than run differently.
+ * <auth>: the mechanisms offered, as dbus-daemon: all three without an <auth>, else those
+ * listed; a name it does not know is refused with its message. <allow_anonymous/> is apart:
+ * ANONYMOUS succeeds whenever it is offered, and a peer that used it is then dropped unless
+ * the bus allows anonymous peers (proxy/client.c).
  * Return: 0 or 1 (diagnostic sent).
  */
-static int check_auth(LoadState *st, const Config *t, bool *ret_anonymous) {
-        bool external = t->n_auth == 0, anonymous = t->n_auth == 0;
+static int check_auth(LoadState *st, const Config *t, unsigned *ret_mechs) {
+        unsigned mechs = t->n_auth == 0 ? SASL_MECH_ALL : 0;
 
         for (size_t i = 0; i < t->n_auth; ++i) {
                 const ConfigString *a = &t->auth[i];
 
                 if (!strcmp(a->value, "EXTERNAL"))
-                        external = true;
+                        mechs |= SASL_MECH_EXTERNAL;
                 else if (!strcmp(a->value, "ANONYMOUS"))
-                        anonymous = true;
+                        mechs |= SASL_MECH_ANONYMOUS;
                 else if (!strcmp(a->value, "DBUS_COOKIE_SHA1"))
-                        proxy_log(LOG_WARNING, "%s:%u: <auth>DBUS_COOKIE_SHA1</auth>: kdbusd "
-                                  "does not offer DBUS_COOKIE_SHA1 (unix sockets only, "
-                                  "EXTERNAL), ignoring", a->loc.file, a->loc.line);
+                        mechs |= SASL_MECH_COOKIE;
                 else
                         return load_fail(st, a->loc.file, a->loc.line,
                                          "Unsupported auth mechanism \"%s\" in bus config file "
                                          "detected. Supported mechanisms are \"EXTERNAL, "
                                          "DBUS_COOKIE_SHA1, ANONYMOUS\".", a->value);
         }
-        if (!external)
-                return load_fail(st, t->auth[0].loc.file, t->auth[0].loc.line,
-                                 "<auth> does not allow EXTERNAL, but kdbusd authenticates "
-                                 "with EXTERNAL (and ANONYMOUS with <allow_anonymous/>) only; "
-                                 "add <auth>EXTERNAL</auth>");
-        *ret_anonymous = anonymous && t->allow_anonymous.set;
+        *ret_mechs = mechs;
         return 0;
 }
 
@@ -272,9 +267,10 @@ int proxy_config_load(const char *path, ProxyConfig **ret, ProxyConfigError *ret
                 return st.failed ? 1 : load_fail(&st, path, 0, "invalid configuration");
         t = c->tree;
 
-        r = check_auth(&st, t, &c->allow_anonymous);
+        r = check_auth(&st, t, &c->auth_mechs);
         if (r)
                 return r;
+        c->allow_anonymous = t->allow_anonymous.set;
         if (t->apparmor == CONFIG_APPARMOR_REQUIRED)
                 return load_fail(&st, t->apparmor_loc.file, t->apparmor_loc.line,
                                  "<apparmor mode=\"required\"/>: kdbusd has no AppArmor "
@@ -324,6 +320,8 @@ int proxy_config_apply(Server *s, const ProxyConfig *c) {
                 return error_trace(r);
         s->bus->limits = c->limits;
         s->allow_anonymous = c->allow_anonymous;
+        if (!s->config)
+                s->auth_mechs = c->auth_mechs;  /* <auth> is read at start only */
         return 0;
 }
 

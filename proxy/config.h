@@ -31,7 +31,8 @@ typedef struct Server Server;
  * @policy:             the compiled policy (one reference); NULL when the compiler is not
  *                      available in this build (then nothing is checked, as said in the log)
  * @n_rules:            how many rules @policy holds
- * @allow_anonymous:    <allow_anonymous/> and ANONYMOUS not excluded by <auth>
+ * @auth_mechs:         the SaslMech set <auth> offers (all without one); read at start
+ * @allow_anonymous:    <allow_anonymous/>: a peer that authenticated ANONYMOUS may stay
  */
 typedef struct ProxyConfig {
         char *path;
@@ -39,6 +40,7 @@ typedef struct ProxyConfig {
         BusLimits limits;
         PolicyDb *policy;
         size_t n_rules;
+        unsigned auth_mechs;
         bool allow_anonymous;
 } ProxyConfig;
 

@@ -2,23 +2,33 @@
 #pragma once
 /*
  * The server side of D-Bus authentication (specification, "Authentication Protocol") as a
- * pure state machine: bytes in, reply lines out, no I/O and no allocation. The client's
- * transport feeds whatever it read; sasl_server_feed() consumes whole lines only, stops
- * right after "BEGIN\r\n" (the bytes behind it are the message stream: pipelined auth), and
- * consumes a line only when SASL_REPLY_MAX bytes of output room are left, so output can
- * never overflow: the caller writes the replies out and feeds again.
+ * state machine that answers as dbus-daemon 1.14 does: bytes in, reply lines out, no
+ * allocation. The client's transport feeds whatever it read; sasl_server_feed() consumes
+ * whole lines only, stops right after "BEGIN\r\n" (the bytes behind it are the message
+ * stream: pipelined auth), and consumes a line only when SASL_REPLY_MAX bytes of output room
+ * are left, so output can never overflow: the caller writes the replies out and feeds again.
  *
- * Mechanisms: EXTERNAL (the claimed uid, hex-encoded ASCII decimal, or empty to mean "the
- * one my socket says", must equal the peer's SO_PEERCRED uid), and ANONYMOUS only when
- * @allow_anonymous is set. NEGOTIATE_UNIX_FD is agreed only on sockets that can pass fds.
+ * Mechanisms (those of the configuration's <auth> list; all three without one):
+ *   EXTERNAL: the claimed uid (hex-encoded, a number as strtoul(base 0) reads it), or empty
+ *     to mean "the one my socket says", must equal the peer's SO_PEERCRED uid.
+ *   DBUS_COOKIE_SHA1: the claimed user (uid or name) must be the bus's own user; the
+ *     challenge and the cookie come from SaslCookieOps (proxy/keyring.c: the keyring in
+ *     ~/.dbus-keyrings). Without ops the mechanism rejects.
+ *   ANONYMOUS: always succeeds here (an optional UTF-8 trace); whether the bus keeps such a
+ *     peer (<allow_anonymous/>) is the transport's decision after BEGIN, as in dbus-daemon.
+ * NEGOTIATE_UNIX_FD is agreed only on sockets that can pass fds.
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define SASL_LINE_MAX 16384u            /* longest line accepted, "\r\n" included */
-#define SASL_REPLY_MAX 128u             /* longest line the server sends */
-#define SASL_MAX_REJECTS 8u             /* failed attempts before the peer is dropped */
+#define SASL_REPLY_MAX 256u             /* longest line the server sends */
+#define SASL_MAX_REJECTS 6u             /* REJECTED answers before the peer is dropped
+                                         * (dbus-daemon's max_failures) */
+#define SASL_COOKIE_MAX 128u            /* longest cookie (hex digits) in a keyring */
+#define SASL_COOKIE_CONTEXT "org_freedesktop_general"
 
 enum {
         _SASL_E_SUCCESS,
@@ -29,6 +39,13 @@ enum {
         _SASL_E_N,
 };
 
+typedef enum SaslMech {
+        SASL_MECH_EXTERNAL = 1u << 0,
+        SASL_MECH_COOKIE = 1u << 1,     /* DBUS_COOKIE_SHA1 */
+        SASL_MECH_ANONYMOUS = 1u << 2,
+        SASL_MECH_ALL = SASL_MECH_EXTERNAL | SASL_MECH_COOKIE | SASL_MECH_ANONYMOUS,
+} SaslMech;
+
 typedef enum SaslState {
         SASL_STATE_WAIT_NUL,
         SASL_STATE_WAIT_AUTH,
@@ -37,22 +54,45 @@ typedef enum SaslState {
         SASL_STATE_DONE,
 } SaslState;
 
+/* The keyring behind DBUS_COOKIE_SHA1 (proxy/keyring.c; the fuzzer has its own). */
+typedef struct SaslCookieOps {
+        /* A cookie to challenge with (one recent enough, else a new one): 0, *ret_id and
+         * @ret_cookie (hex digits, NUL-terminated), or a negative errno (REJECTED). */
+        int (*best)(void *userdata, uint32_t *ret_id, char ret_cookie[SASL_COOKIE_MAX + 1]);
+        /* The cookie with @id: 0, or a negative errno (gone: REJECTED). */
+        int (*find)(void *userdata, uint32_t id, char ret_cookie[SASL_COOKIE_MAX + 1]);
+        /* @n random bytes: 0 or a negative errno. */
+        int (*random)(void *userdata, void *buf, size_t n);
+        uid_t uid;                      /* the keyring's owner: the bus's user */
+        const char *user_name;          /* its name, or NULL */
+        void *userdata;
+} SaslCookieOps;
+
 typedef struct SaslServer {
         SaslState state;
         uid_t peer_uid;                 /* SO_PEERCRED; (uid_t)-1: unknown, EXTERNAL fails */
         bool unix_fds_possible;         /* the transport can carry fds */
-        bool allow_anonymous;
+        unsigned mechs;                 /* SaslMech offered */
+        unsigned mech;                  /* the one in progress (WAIT_DATA), or 0 */
         bool unix_fds_agreed;           /* NEGOTIATE_UNIX_FD answered with AGREE_UNIX_FD */
         bool anonymous;                 /* authenticated with ANONYMOUS */
+        bool asked_identity;            /* EXTERNAL: sent an empty DATA for the identity */
+        bool have_identity;             /* EXTERNAL: an identity was given */
         unsigned n_rejects;
         size_t scan_pos;                /* bytes of the pending line known to hold no "\r\n" */
-        char guid[33];                  /* 32 hex digits of the bus id */
+        char guid[33];                  /* 32 hex digits: the server's guid */
+        const SaslCookieOps *cookie;    /* NULL: DBUS_COOKIE_SHA1 always rejects */
+        uint32_t cookie_id;             /* DBUS_COOKIE_SHA1: the cookie of the challenge */
+        char challenge[33];             /* ... and our challenge, 16 random bytes in hex */
 } SaslServer;
 
 const char *sasl_strerror(int code);
 
-void sasl_server_init(SaslServer *s, uid_t peer_uid, bool unix_fds_possible, bool allow_anonymous,
-                      const char *guid);
+/*
+ * @mechs: the SaslMech set offered (REJECTED lists them); @cookie: may be NULL.
+ */
+void sasl_server_init(SaslServer *s, uid_t peer_uid, bool unix_fds_possible, unsigned mechs,
+                      const SaslCookieOps *cookie, const char *guid);
 
 /**
  * Consume input. @in starts at the first byte not consumed so far (bytes passed before and

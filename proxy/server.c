@@ -31,6 +31,7 @@
 #include "proxy/native-listener.h"
 #include "proxy/server.h"
 #include "util/error.h"
+#include "util/hex.h"
 
 /**
  * server_update_time() - hand the loop's cached time to the core
@@ -232,12 +233,12 @@ static int server_random(uint8_t *buf, size_t n) {
 
 /* The bus, driver, guid and loop sources of a server whose loop is set. */
 static int server_init(Server *s, const BusLimits *limits) {
-        static const char hex[] = "0123456789abcdef";
         uint8_t raw[16];
         uint32_t now;
         unsigned i;
         int r;
 
+        s->auth_mechs = SASL_MECH_EXTERNAL;
         r = bus_new(limits, &s->bus);
         if (r < 0)
                 return error_trace(r);
@@ -254,11 +255,7 @@ static int server_init(Server *s, const BusLimits *limits) {
         now = (uint32_t)time(NULL);
         for (i = 0; i < 4; ++i)
                 raw[12 + i] = (uint8_t)(now >> (24 - 8 * i));
-        for (i = 0; i < 16; ++i) {
-                s->guid[2 * i] = hex[raw[i] >> 4];
-                s->guid[2 * i + 1] = hex[raw[i] & 15];
-        }
-        s->guid[32] = '\0';
+        hex_encode(raw, sizeof(raw), s->guid);
 
         r = loop_add_defer(s->loop, &s->flush_source, server_on_flush, s);
         if (r < 0)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "proxy/keyring.h"
 #include "proxy/loop.h"
 #include "util/list.h"
 #include "util/macro.h"
@@ -32,7 +33,11 @@ typedef struct Server {
         Bus *bus;
         Driver *driver;
         char guid[33];                  /* the server guid (not GetId's bus id), 32 hex */
-        bool allow_anonymous;
+        bool allow_anonymous;           /* ANONYMOUS peers may stay after BEGIN */
+        unsigned auth_mechs;            /* SaslMech offered (<auth>) */
+        Keyring keyring;                /* DBUS_COOKIE_SHA1: the bus user's; set up with
+                                         * the first client (after any privilege drop) */
+        SaslCookieOps cookie_ops;
         struct ProxyConfig *config;     /* the running configuration (owned); NULL in tests */
 
         List listeners;                 /* ProxyListener */

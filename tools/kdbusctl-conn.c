@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "tools/kdbusctl.h"
+#include "util/hex.h"
 #include "wire/protocol.h"
 
 /**
@@ -75,16 +76,6 @@ int ctl_address_resolve(const char *address, bool session, bool system, char **r
         return 0;
 }
 
-static int unhex(char c) {
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /**
  * ctl_address_parse_entry() - the socket path of one address entry
  * @entry:      "unix:key=value,..." up to its end or a ';'
@@ -125,8 +116,8 @@ int ctl_address_parse_entry(const char *entry, char *ret_path, size_t path_size,
                                 if (c == '%') {
                                         int h, l;
 
-                                        if (v + 2 >= p || (h = unhex(v[1])) < 0 ||
-                                            (l = unhex(v[2])) < 0)
+                                        if (v + 2 >= p || (h = hex_digit(v[1])) < 0 ||
+                                            (l = hex_digit(v[2])) < 0)
                                                 return CTL_ADDR_E_SYNTAX;
                                         c = h * 16 + l;
                                         v += 2;

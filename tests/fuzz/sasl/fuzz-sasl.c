@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * libFuzzer target for the SASL server (proxy/sasl.c). Input byte 0 picks the peer setup
- * (uid 1000 or unknown, fds possible, ANONYMOUS allowed); the rest is what the peer sends.
+ * (uid 1000 or unknown, fds possible, ANONYMOUS offered; EXTERNAL and DBUS_COOKIE_SHA1 always,
+ * the cookie from a fixed keyring: id 42, cookie COOKIE, "random" bytes 0x11, so a seed can
+ * carry a right answer); the rest is what the peer sends.
  * Checked: bounds of consumed/output, every reply is a whole "\r\n"-terminated line of at
  * most SASL_REPLY_MAX bytes, nothing is consumed after BEGIN, and feeding the input in
  * one piece or in small, output-starved pieces gives the same replies, state and verdict.
@@ -12,6 +14,30 @@
 #include "proxy/sasl.h"
 
 #define GUID "0123456789abcdef0123456789abcdef"
+#define COOKIE "00112233445566778899aabbccddeeff0011223344556677"
+
+static int fuzz_best(void *userdata, uint32_t *ret_id, char ret_cookie[SASL_COOKIE_MAX + 1]) {
+        *ret_id = 42;
+        memcpy(ret_cookie, COOKIE, sizeof(COOKIE));
+        return 0;
+}
+
+static int fuzz_find(void *userdata, uint32_t id, char ret_cookie[SASL_COOKIE_MAX + 1]) {
+        if (id != 42)
+                abort();        /* the server asks only for the cookie it named */
+        memcpy(ret_cookie, COOKIE, sizeof(COOKIE));
+        return 0;
+}
+
+static int fuzz_random(void *userdata, void *buf, size_t n) {
+        memset(buf, 0x11, n);
+        return 0;
+}
+
+static const SaslCookieOps fuzz_keyring = {
+        .best = fuzz_best, .find = fuzz_find, .random = fuzz_random,
+        .uid = 1000, .user_name = "alice",
+};
 
 static void check_replies(const char *out, size_t n) {
         size_t start = 0, i;
@@ -37,7 +63,9 @@ typedef struct Run {
 } Run;
 
 static void init(Run *run, uint8_t setup) {
-        sasl_server_init(&run->s, setup & 1 ? (uid_t)-1 : 1000, setup & 2, setup & 4, GUID);
+        sasl_server_init(&run->s, setup & 1 ? (uid_t)-1 : 1000, setup & 2,
+                         SASL_MECH_EXTERNAL | SASL_MECH_COOKIE | (setup & 4 ? SASL_MECH_ANONYMOUS : 0),
+                         &fuzz_keyring, GUID);
         run->out_len = 0;
         run->consumed = 0;
         run->r = 0;

@@ -3,8 +3,8 @@
  * Tests of proxy/config.c: every <limit> lands in its BusLimits field (dbus-daemon's units:
  * milliseconds become microseconds, counts clamp to 32 bits), the built-in defaults under a
  * file without <limit>s are dbus-daemon's, the built-in session configuration equals
- * session.conf's limits, <auth> checks (unknown mechanism, no EXTERNAL, ANONYMOUS with
- * <allow_anonymous/>), <apparmor mode="required">, file:line in errors, missing files.
+ * session.conf's limits, <auth> (unknown mechanism refused, the set offered,
+ * <allow_anonymous/> apart), <apparmor mode="required">, file:line in errors, missing files.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "bridge/limits.h"
 #include "policy-xml/config.h"
 #include "proxy/config.h"
+#include "proxy/sasl.h"
 /* after ours: GLib's MIN/MAX replace util/macro.h's without a redefinition warning */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -151,12 +152,6 @@ static void test_builtin_session(Fixture *f, gconstpointer ctx) {
 static const struct { const char *body; const char *error; } refused[] = {
         { "<auth>FOO</auth>", "x.conf:2: Unsupported auth mechanism \"FOO\" in bus config file "
           "detected. Supported mechanisms are \"EXTERNAL, DBUS_COOKIE_SHA1, ANONYMOUS\"." },
-        { "<auth>DBUS_COOKIE_SHA1</auth>", "x.conf:2: <auth> does not allow EXTERNAL, but "
-          "kdbusd authenticates with EXTERNAL (and ANONYMOUS with <allow_anonymous/>) only; "
-          "add <auth>EXTERNAL</auth>" },
-        { "<fork/>\n<auth>ANONYMOUS</auth><allow_anonymous/>", "x.conf:3: <auth> does not "
-          "allow EXTERNAL, but kdbusd authenticates with EXTERNAL (and ANONYMOUS with "
-          "<allow_anonymous/>) only; add <auth>EXTERNAL</auth>" },
         { "\n<apparmor mode=\"required\"/>", "x.conf:3: <apparmor mode=\"required\"/>: kdbusd "
           "has no AppArmor mediation; use mode=\"enabled\" or \"disabled\"" },
         { "<policy context=\"default\">\n<allow own=\"a\" min_fds=\"1\"/></policy>",
@@ -180,13 +175,21 @@ static void test_refused(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_auth_accepted(Fixture *f, gconstpointer ctx) {
-        static const struct { const char *body; bool anonymous; } cases[] = {
-                { "<auth>EXTERNAL</auth>", false },
-                { "<auth>EXTERNAL</auth><auth>DBUS_COOKIE_SHA1</auth>", false },
-                { "<allow_anonymous/>", true },         /* no <auth>: all mechanisms */
-                { "<auth>EXTERNAL</auth><allow_anonymous/>", false },
-                { "<auth>EXTERNAL</auth><auth>ANONYMOUS</auth><allow_anonymous/>", true },
-                { "<auth>EXTERNAL</auth><auth>ANONYMOUS</auth>", false },
+        /* as dbus-daemon: the mechanisms listed (all three without <auth>), and
+         * <allow_anonymous/> on its own (whether an ANONYMOUS peer may stay) */
+        static const struct { const char *body; bool anonymous; unsigned mechs; } cases[] = {
+                { "<auth>EXTERNAL</auth>", false, SASL_MECH_EXTERNAL },
+                { "<auth>EXTERNAL</auth><auth>DBUS_COOKIE_SHA1</auth>", false,
+                  SASL_MECH_EXTERNAL | SASL_MECH_COOKIE },
+                { "<allow_anonymous/>", true, SASL_MECH_ALL },
+                { "", false, SASL_MECH_ALL },
+                { "<auth>EXTERNAL</auth><allow_anonymous/>", true, SASL_MECH_EXTERNAL },
+                { "<auth>EXTERNAL</auth><auth>ANONYMOUS</auth><allow_anonymous/>", true,
+                  SASL_MECH_EXTERNAL | SASL_MECH_ANONYMOUS },
+                { "<auth>EXTERNAL</auth><auth>ANONYMOUS</auth>", false,
+                  SASL_MECH_EXTERNAL | SASL_MECH_ANONYMOUS },
+                { "<auth>DBUS_COOKIE_SHA1</auth>", false, SASL_MECH_COOKIE },
+                { "<auth>ANONYMOUS</auth><allow_anonymous/>", true, SASL_MECH_ANONYMOUS },
         };
 
         for (size_t i = 0; i < G_N_ELEMENTS(cases); ++i) {
@@ -197,6 +200,7 @@ static void test_auth_accepted(Fixture *f, gconstpointer ctx) {
                 g_test_message("case %zu: %s", i, cases[i].body);
                 g_assert_cmpint(proxy_config_load(path, &c, &err), ==, 0);
                 g_assert_cmpint(c->allow_anonymous, ==, cases[i].anonymous);
+                g_assert_cmpuint(c->auth_mechs, ==, cases[i].mechs);
                 proxy_config_free(c);
         }
 }

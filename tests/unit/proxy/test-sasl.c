@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The SASL server state machine: every command in every state, malformed and overlong
- * lines, pipelined input (bytes after BEGIN stay unconsumed), output backpressure.
+ * The SASL server state machine: every command in every state with dbus-daemon 1.14's
+ * answers, malformed and overlong lines, pipelined input (bytes after BEGIN stay
+ * unconsumed), output backpressure, DBUS_COOKIE_SHA1 against a keyring of the test's own
+ * (the hash computed with GLib's SHA-1). tests/integration/policy/sasl.py compares the same
+ * dialogues with dbus-daemon itself.
  */
+#include <errno.h>
 #include <glib.h>
 #include <string.h>
 #include "proxy/sasl.h"
@@ -18,11 +22,44 @@ typedef struct Fixture {
 } Fixture;
 
 static void setup(Fixture *f, gconstpointer ctx) {
-        sasl_server_init(&f->s, 1000, true, false, GUID);
+        sasl_server_init(&f->s, 1000, true, SASL_MECH_EXTERNAL, NULL, GUID);
 }
 
 static void setup_anon(Fixture *f, gconstpointer ctx) {
-        sasl_server_init(&f->s, 1000, false, true, GUID);
+        sasl_server_init(&f->s, 1000, false, SASL_MECH_EXTERNAL | SASL_MECH_ANONYMOUS, NULL,
+                         GUID);
+}
+
+/* a keyring with one cookie, id 42; "random" bytes are 0x11 */
+#define COOKIE "00112233445566778899aabbccddeeff0011223344556677"
+static int fake_best(void *userdata, uint32_t *ret_id, char ret_cookie[SASL_COOKIE_MAX + 1]) {
+        if (userdata)
+                return -ENOENT;                 /* a keyring that cannot be used */
+        *ret_id = 42;
+        strcpy(ret_cookie, COOKIE);
+        return 0;
+}
+static int fake_find(void *userdata, uint32_t id, char ret_cookie[SASL_COOKIE_MAX + 1]) {
+        if (id != 42)
+                return -ENOENT;
+        strcpy(ret_cookie, COOKIE);
+        return 0;
+}
+static int fake_random(void *userdata, void *buf, size_t n) {
+        memset(buf, 0x11, n);
+        return 0;
+}
+static const SaslCookieOps fake_keyring = {
+        .best = fake_best, .find = fake_find, .random = fake_random,
+        .uid = 1000, .user_name = "alice",
+};
+static const SaslCookieOps broken_keyring = {
+        .best = fake_best, .find = fake_find, .random = fake_random,
+        .uid = 1000, .user_name = "alice", .userdata = (void *)1,
+};
+
+static void setup_cookie(Fixture *f, gconstpointer ctx) {
+        sasl_server_init(&f->s, 1000, true, SASL_MECH_ALL, ctx ? ctx : &fake_keyring, GUID);
 }
 
 /* Feed @in (with explicit length), return the code; f->out holds the replies as a string. */
@@ -78,19 +115,42 @@ static void test_external_wrong_uid(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_external_bad_hex(Fixture *f, gconstpointer ctx) {
-        static const char *const bad[] = {
-                "AUTH EXTERNAL 3\r\n",                  /* odd length */
-                "AUTH EXTERNAL zz\r\n",                 /* not hex */
+        static const char *const wrong[] = {
+                "AUTH EXTERNAL 3\r\n",                  /* odd length: "0" */
                 "AUTH EXTERNAL 2d31\r\n",               /* "-1" */
                 "AUTH EXTERNAL 3130303020\r\n",         /* "1000 " */
                 "AUTH EXTERNAL 31303030303030303030303030303030303030303030\r\n", /* huge */
+                "AUTH EXTERNAL 616c696365\r\n",         /* "alice": EXTERNAL wants a number */
+        };
+        static const char *const not_hex[] = {
+                "AUTH EXTERNAL zz\r\n",
+                "AUTH EXTERNAL 3x30\r\n",
+                "AUTH EXTERNAL 31303030 \r\n",          /* a blank behind the digits */
+        };
+        static const char *const right[] = {
+                "AUTH EXTERNAL 2b31303030\r\n",         /* "+1000", as strtoul reads it */
+                "AUTH EXTERNAL 3031373530\r\n",         /* "01750": octal 1000 */
+                "AUTH  EXTERNAL  31303030\r\n",         /* blanks between words */
+                "AUTH\tEXTERNAL\t31303030\r\n",
         };
         unsigned i;
 
         start(f);
-        for (i = 0; i < G_N_ELEMENTS(bad); ++i) {
-                g_assert_cmpint(feed(f, bad[i]), ==, 0);
+        for (i = 0; i < G_N_ELEMENTS(wrong); ++i) {
+                g_assert_cmpint(feed(f, wrong[i]), ==, 0);
                 g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
+                f->s.n_rejects = 0;
+        }
+        for (i = 0; i < G_N_ELEMENTS(not_hex); ++i) {
+                g_assert_cmpint(feed(f, not_hex[i]), ==, 0);
+                g_assert_cmpstr(f->out, ==, "ERROR \"Invalid hex encoding\"\r\n");
+                g_assert_cmpint(f->s.state, ==, SASL_STATE_WAIT_AUTH);
+        }
+        for (i = 0; i < G_N_ELEMENTS(right); ++i) {
+                g_assert_cmpint(feed(f, right[i]), ==, 0);
+                g_assert_cmpstr(f->out, ==, "OK " GUID "\r\n");
+                g_assert_cmpint(feed(f, "CANCEL\r\n"), ==, 0);
+                f->s.n_rejects = 0;
         }
 }
 
@@ -118,17 +178,25 @@ static void test_external_data_wrong(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_external_unknown_uid(Fixture *f, gconstpointer ctx) {
-        sasl_server_init(&f->s, (uid_t)-1, true, false, GUID);
+        sasl_server_init(&f->s, (uid_t)-1, true, SASL_MECH_EXTERNAL, NULL, GUID);
         start(f);
+        /* no socket credentials: EXTERNAL cannot work, rejected at once */
         g_assert_cmpint(feed(f, "AUTH EXTERNAL\r\nDATA\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "DATA\r\nREJECTED EXTERNAL\r\n");
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n"
+                        "ERROR \"Not currently in an auth conversation\"\r\n");
 }
 
 static void test_wait_data_commands(Fixture *f, gconstpointer ctx) {
         start(f);
         g_assert_cmpint(feed(f, "AUTH EXTERNAL\r\n"), ==, 0);
         g_assert_cmpint(feed(f, "FOO\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
+        g_assert_cmpint(feed(f, "AUTH EXTERNAL\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "ERROR \"Sent AUTH while another AUTH in progress\"\r\n");
+        g_assert_cmpint(feed(f, "NEGOTIATE_UNIX_FD\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "ERROR \"Need to authenticate first\"\r\n");
+        g_assert_cmpint(feed(f, "DATA zz\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "ERROR \"Invalid hex encoding\"\r\n");
         g_assert_cmpint(f->s.state, ==, SASL_STATE_WAIT_DATA);
         g_assert_cmpint(feed(f, "CANCEL\r\n"), ==, 0);
         g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
@@ -144,23 +212,28 @@ static void test_wait_auth_commands(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(feed(f, "AUTH\r\n"), ==, 0);
         g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
         g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 31303030\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");   /* not offered here */
+        g_assert_cmpint(feed(f, "AUTH ANONYMOUS\r\n"), ==, 0);
         g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
-        g_assert_cmpint(feed(f, "AUTH ANONYMOUS\r\n"), ==, 0);        /* not allowed here */
-        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
+        f->s.n_rejects = 0;
         g_assert_cmpint(feed(f, "ERROR\r\n"), ==, 0);
         g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
         g_assert_cmpint(feed(f, "DATA 31\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Not currently in an auth conversation\"\r\n");
         g_assert_cmpint(feed(f, "CANCEL\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Not currently in an auth conversation\"\r\n");
         g_assert_cmpint(feed(f, "NEGOTIATE_UNIX_FD\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Need to authenticate first\"\r\n");
         g_assert_cmpint(feed(f, "auth EXTERNAL " UID_HEX_1000 "\r\n"), ==, 0);   /* case */
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
         g_assert_cmpint(feed(f, "AUTHEXTERNAL\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
+        g_assert_cmpint(feed(f, "OK\r\n"), ==, 0);            /* the client's words */
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
         g_assert_cmpint(feed(f, "\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
+        g_assert_cmpint(feed(f, "AUTH \xc3\xa9\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "ERROR \"Command contained non-ASCII\"\r\n");
         g_assert_cmpint(f->s.state, ==, SASL_STATE_WAIT_AUTH);
         g_assert_cmpint(feed(f, "BEGIN\r\n"), ==, SASL_E_EARLY_BEGIN);
 }
@@ -169,11 +242,11 @@ static void test_wait_begin_commands(Fixture *f, gconstpointer ctx) {
         start(f);
         g_assert_cmpint(feed(f, "AUTH EXTERNAL " UID_HEX_1000 "\r\n"), ==, 0);
         g_assert_cmpint(feed(f, "AUTH EXTERNAL " UID_HEX_1000 "\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Sent AUTH while expecting BEGIN\"\r\n");
         g_assert_cmpint(feed(f, "DATA\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
-        g_assert_cmpint(feed(f, "BEGIN now\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Sent DATA while expecting BEGIN\"\r\n");
+        g_assert_cmpint(feed(f, "BEGINNOW\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
         g_assert_cmpint(feed(f, "NEGOTIATE_UNIX_FD\r\n"), ==, 0);
         g_assert_cmpstr(f->out, ==, "AGREE_UNIX_FD\r\n");
         g_assert_true(f->s.unix_fds_agreed);
@@ -187,11 +260,11 @@ static void test_wait_begin_commands(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_unix_fd_not_possible(Fixture *f, gconstpointer ctx) {
-        sasl_server_init(&f->s, 1000, false, false, GUID);
+        sasl_server_init(&f->s, 1000, false, SASL_MECH_EXTERNAL, NULL, GUID);
         start(f);
         g_assert_cmpint(feed(f, "AUTH EXTERNAL " UID_HEX_1000 "\r\nNEGOTIATE_UNIX_FD\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "OK " GUID "\r\nERROR \"fd passing is not supported on "
-                        "this transport\"\r\n");
+        g_assert_cmpstr(f->out, ==, "OK " GUID "\r\nERROR \"Unix FD passing not supported, not "
+                        "authenticated or otherwise not possible\"\r\n");
         g_assert_false(f->s.unix_fds_agreed);
 }
 
@@ -203,6 +276,94 @@ static void test_anonymous(Fixture *f, gconstpointer ctx) {
         g_assert_cmpstr(f->out, ==, "OK " GUID "\r\n");
         g_assert_true(f->s.anonymous);
         g_assert_true(sasl_server_is_done(&f->s));
+}
+
+/* a trace that is not UTF-8 is refused; the transport decides about <allow_anonymous/> */
+static void test_anonymous_bad_trace(Fixture *f, gconstpointer ctx) {
+        start(f);
+        g_assert_cmpint(feed(f, "AUTH ANONYMOUS ff\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL ANONYMOUS\r\n");
+        g_assert_false(f->s.anonymous);
+        g_assert_cmpint(feed(f, "AUTH ANONYMOUS c3a9\r\n"), ==, 0);  /* "é" */
+        g_assert_cmpstr(f->out, ==, "OK " GUID "\r\n");
+}
+
+/* The server's DATA: hex("org_freedesktop_general 42 <32 digits of 0x11>"). */
+static char *cookie_challenge_line(void) {
+        const char *text = "org_freedesktop_general 42 11111111111111111111111111111111";
+        GString *s = g_string_new("DATA ");
+
+        for (const char *p = text; *p; ++p)
+                g_string_append_printf(s, "%02x", (unsigned char)*p);
+        g_string_append(s, "\r\n");
+        return g_string_free(s, FALSE);
+}
+
+/* The client's DATA for @client_challenge with the hash of @cookie. */
+static char *cookie_answer_line(const char *client_challenge, const char *cookie) {
+        g_autofree char *in = g_strdup_printf("11111111111111111111111111111111:%s:%s",
+                                              client_challenge, cookie);
+        g_autofree char *hash = g_compute_checksum_for_string(G_CHECKSUM_SHA1, in, -1);
+        g_autofree char *text = g_strdup_printf("%s %s", client_challenge, hash);
+        GString *s = g_string_new("DATA ");
+
+        for (const char *p = text; *p; ++p)
+                g_string_append_printf(s, "%02x", (unsigned char)*p);
+        g_string_append(s, "\r\n");
+        return g_string_free(s, FALSE);
+}
+
+static void test_cookie(Fixture *f, gconstpointer ctx) {
+        g_autofree char *challenge = cookie_challenge_line();
+        g_autofree char *good = cookie_answer_line("c0ffee", COOKIE);
+        g_autofree char *bad = cookie_answer_line("c0ffee", "0000");
+
+        start(f);
+        g_assert_cmpint(feed(f, "AUTH\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
+        /* by uid and by name; the hash of another cookie is refused */
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 " UID_HEX_1000 "\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, challenge);
+        g_assert_cmpint(f->s.state, ==, SASL_STATE_WAIT_DATA);
+        g_assert_cmpint(feed(f, bad), ==, 0);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 616c696365\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, challenge);
+        g_assert_cmpint(feed(f, good), ==, 0);
+        g_assert_cmpstr(f->out, ==, "OK " GUID "\r\n");
+        g_assert_cmpint(feed(f, "BEGIN\r\n"), ==, 0);
+        g_assert_true(sasl_server_is_done(&f->s));
+        g_assert_false(f->s.anonymous);
+}
+
+static void test_cookie_refused(Fixture *f, gconstpointer ctx) {
+        g_autofree char *challenge = cookie_challenge_line();
+        const char *rejected = "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n";
+
+        start(f);
+        /* not the bus's user (its keyring is not ours to read), or nobody */
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 30\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, rejected);
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 626f62\r\n"), ==, 0);     /* "bob" */
+        g_assert_cmpstr(f->out, ==, rejected);
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, rejected);
+        f->s.n_rejects = 0;
+        /* answers without a blank, or with an empty half */
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 " UID_HEX_1000 "\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, challenge);
+        g_assert_cmpint(feed(f, "DATA 616263\r\n"), ==, 0);                  /* "abc" */
+        g_assert_cmpstr(f->out, ==, rejected);
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 " UID_HEX_1000 "\r\n"), ==, 0);
+        g_assert_cmpint(feed(f, "CANCEL\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, rejected);
+        g_assert_cmpint(f->s.state, ==, SASL_STATE_WAIT_AUTH);
+}
+
+static void test_cookie_no_keyring(Fixture *f, gconstpointer ctx) {
+        start(f);
+        g_assert_cmpint(feed(f, "AUTH DBUS_COOKIE_SHA1 " UID_HEX_1000 "\r\n"), ==, 0);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL DBUS_COOKIE_SHA1 ANONYMOUS\r\n");
 }
 
 static void test_pipelined(Fixture *f, gconstpointer ctx) {
@@ -243,9 +404,9 @@ static void test_byte_by_byte(Fixture *f, gconstpointer ctx) {
 
 static void test_bare_newline(Fixture *f, gconstpointer ctx) {
         start(f);
-        /* "\n" alone does not end a line: the whole thing is one unknown command */
+        /* "\n" alone does not end a line: "\nBEGIN" is part of the hex data */
         g_assert_cmpint(feed(f, "AUTH EXTERNAL " UID_HEX_1000 "\nBEGIN\r\n"), ==, 0);
-        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Invalid hex encoding\"\r\n");
         g_assert_false(sasl_server_is_done(&f->s));
 }
 
@@ -254,7 +415,7 @@ static void test_embedded_nul(Fixture *f, gconstpointer ctx) {
 
         start(f);
         g_assert_cmpint(feed_n(f, in, sizeof(in) - 1), ==, 0);
-        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Command contained non-ASCII\"\r\n");
 }
 
 static void test_line_too_long(Fixture *f, gconstpointer ctx) {
@@ -272,7 +433,7 @@ static void test_line_too_long(Fixture *f, gconstpointer ctx) {
         big[SASL_LINE_MAX - 1] = '\n';
         g_assert_cmpint(feed_n(f, big, SASL_LINE_MAX + 16), ==, 0);
         g_assert_cmpuint(f->consumed, ==, SASL_LINE_MAX);
-        g_assert_cmpstr(f->out, ==, "ERROR \"unknown or unexpected command\"\r\n");
+        g_assert_cmpstr(f->out, ==, "ERROR \"Unknown command\"\r\n");
         g_free(big);
 }
 
@@ -282,7 +443,10 @@ static void test_too_many_rejects(Fixture *f, gconstpointer ctx) {
         start(f);
         for (i = 0; i + 1 < SASL_MAX_REJECTS; ++i)
                 g_assert_cmpint(feed(f, "AUTH EXTERNAL 30\r\n"), ==, 0);
+        /* the last REJECTED is still sent, then the peer goes (dbus-daemon: the 6th) */
         g_assert_cmpint(feed(f, "AUTH EXTERNAL 30\r\n"), ==, SASL_E_TOO_MANY_REJECTS);
+        g_assert_cmpstr(f->out, ==, "REJECTED EXTERNAL\r\n");
+        g_assert_cmpuint(SASL_MAX_REJECTS, ==, 6);
 }
 
 static void test_output_backpressure(Fixture *f, gconstpointer ctx) {
@@ -298,7 +462,7 @@ static void test_output_backpressure(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(sasl_server_feed(&f->s, in->str, in->len, out, sizeof(out), &consumed,
                                          &out_len), ==, 0);
         g_assert_cmpuint(consumed, ==, 10);
-        g_assert_cmpuint(out_len, ==, 2 * strlen("ERROR \"unknown or unexpected command\"\r\n"));
+        g_assert_cmpuint(out_len, ==, 2 * strlen("ERROR \"Unknown command\"\r\n"));
         /* no room at all: nothing consumed */
         g_assert_cmpint(sasl_server_feed(&f->s, in->str, in->len, out, SASL_REPLY_MAX - 1,
                                          &consumed, &out_len), ==, 0);
@@ -343,5 +507,12 @@ int main(int argc, char **argv) {
         T("strerror", test_strerror);
 #undef T
         g_test_add("/proxy/sasl/anonymous", Fixture, NULL, setup_anon, test_anonymous, NULL);
+        g_test_add("/proxy/sasl/anonymous-bad-trace", Fixture, NULL, setup_anon,
+                   test_anonymous_bad_trace, NULL);
+        g_test_add("/proxy/sasl/cookie", Fixture, NULL, setup_cookie, test_cookie, NULL);
+        g_test_add("/proxy/sasl/cookie-refused", Fixture, NULL, setup_cookie,
+                   test_cookie_refused, NULL);
+        g_test_add("/proxy/sasl/cookie-no-keyring", Fixture, &broken_keyring, setup_cookie,
+                   test_cookie_no_keyring, NULL);
         return g_test_run();
 }
