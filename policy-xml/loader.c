@@ -514,6 +514,15 @@ static int file_end_rule(LoaderFile *f, const Frame *fr, bool allow) {
                 rule.kind = CONFIG_RULE_USER;
         else
                 rule.kind = CONFIG_RULE_GROUP;
+        /* dbus-daemon refuses to start (and to reload): who may connect is decided once for
+         * the whole bus, a <policy user=|group=> cannot say it */
+        if ((rule.kind == CONFIG_RULE_USER || rule.kind == CONFIG_RULE_GROUP) &&
+            (f->policy->kind == CONFIG_POLICY_USER || f->policy->kind == CONFIG_POLICY_GROUP)) {
+                r = file_fail(f, fr->line,
+                              "<%s> rule cannot be per-%s because it has bus-global semantics",
+                              el, f->policy->kind == CONFIG_POLICY_USER ? "user" : "group");
+                goto out;
+        }
         (void) file_loc(f, fr->line, &rule.loc);
 
         {

@@ -102,6 +102,28 @@ def transcript(binary):
         q = subprocess.run([binary, '--config-file=' + path, '--nofork'], capture_output=True,
                            text=True, timeout=20)
         lines.append('no <listen>: exit %s' % ('nonzero' if q.returncode else '0'))
+        # who may connect is bus-global: <allow user=> in a <policy user=> (or group) stops
+        # the start; kdbusd's message names file:line before dbus-daemon's text
+        for policy, rule in (('user="root"', 'allow user="nobody"'),
+                             ('group="root"', 'deny group="root"'),
+                             ('user="root"', 'deny user="*"'),
+                             ('at_console="true"', 'allow user="nobody"')):
+            with open(path, 'w') as f:
+                f.write('<busconfig><listen>unix:path=%s/e</listen>\n<policy %s>\n<%s/>'
+                        '</policy></busconfig>' % (d, policy, rule))
+            q = subprocess.Popen([binary, '--config-file=' + path, '--nofork'],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            try:
+                _, err = q.communicate(timeout=3)
+                m = re.search(r'Failed to start message bus: (?:\S+\.conf:3: )?(.*)', err)
+                lines.append('<%s> in <policy %s>: exit %s: %s' % (
+                    rule, policy, 'nonzero' if q.returncode else '0',
+                    m.group(1) if m else err.strip()))
+            except subprocess.TimeoutExpired:
+                q.send_signal(signal.SIGTERM)
+                q.communicate(timeout=10)
+                lines.append('<%s> in <policy %s>: starts' % (rule, policy))
     finally:
         if pid and not wait_gone(pid, 0):      # a forked bus left by a failed step
             try:

@@ -72,8 +72,8 @@ static void test_every_element(void) {
                 "  <servicehelper>/helper</servicehelper>\n"
                 "  <policy context=\"default\"><allow own=\"*\"/></policy>\n"
                 "  <policy context=\"mandatory\"><deny own_prefix=\"a.b\"/></policy>\n" /* 20 */
-                "  <policy user=\"root\"><allow user=\"*\"/></policy>\n"
-                "  <policy group=\"wheel\"><deny group=\"x\"/></policy>\n"
+                "  <policy user=\"root\"><allow own=\"r.s\"/></policy>\n"
+                "  <policy group=\"wheel\"><deny own=\"x\"/></policy>\n"
                 "  <policy at_console=\"true\"><allow send_destination=\"a.b\"/></policy>\n"
                 "  <limit name=\"reply_timeout\"> 5 </limit>\n"
                 "  <limit name=\"max_incoming_bytes\">0</limit>\n"      /* 25 */
@@ -108,9 +108,9 @@ static void test_every_element(void) {
         g_assert_false(c->policies[1].rules[0].allow);
         g_assert_cmpint(c->policies[2].kind, ==, CONFIG_POLICY_USER);
         g_assert_cmpstr(c->policies[2].name, ==, "root");
-        g_assert_cmpint(c->policies[2].rules[0].kind, ==, CONFIG_RULE_USER);
+        g_assert_cmpint(c->policies[2].rules[0].kind, ==, CONFIG_RULE_OWN);
         g_assert_cmpint(c->policies[3].kind, ==, CONFIG_POLICY_GROUP);
-        g_assert_cmpint(c->policies[3].rules[0].kind, ==, CONFIG_RULE_GROUP);
+        g_assert_cmpint(c->policies[3].rules[0].kind, ==, CONFIG_RULE_OWN);
         g_assert_cmpint(c->policies[4].kind, ==, CONFIG_POLICY_AT_CONSOLE);
         g_assert_true(c->policies[4].at_console);
         g_assert_cmpuint(c->policies[4].loc.line, ==, 23);
@@ -150,9 +150,9 @@ static void test_every_element(void) {
                 "policy context=\"mandatory\"\n"
                 "  deny own own_prefix=\"a.b\"\n"
                 "policy user=\"root\"\n"
-                "  allow user user=\"*\"\n"
+                "  allow own own=\"r.s\"\n"
                 "policy group=\"wheel\"\n"
-                "  deny group group=\"x\"\n"
+                "  deny own own=\"x\"\n"
                 "policy at_console=\"true\"\n"
                 "  allow send send_destination=\"a.b\"\n");
         config_free(c);
