@@ -1024,6 +1024,19 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
 }
 
 /**
+ * bridge_conn_eavesdrop() - offer @msg to the eavesdrop rules only
+ * @sender:     the connection it came from (its own rules count too)
+ * @msg:        a message nobody else receives through routing (a call to the driver)
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int bridge_conn_eavesdrop(BridgeConn *sender, BridgeMsg *msg) {
+        if (!sender->bus || !sender->bus->n_eavesdrop_rules)
+                return 0;
+        return error_trace(bus_route_matches(sender->bus, sender, msg, NULL, true));
+}
+
+/**
  * bridge_conn_send() - route a message from @sender
  * @sender:     the active connection it came from
  * @msg:        the stamped message (a reference is taken per receiver)

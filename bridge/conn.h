@@ -212,6 +212,12 @@ void bridge_conn_disconnect(BridgeConn *conn);
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg);
 
+/*
+ * Offer @msg (a call the driver handled) to every connection's eavesdrop rules, @sender's
+ * own included, as dbus-daemon does after its driver answered. Return: 0 or -ENOMEM.
+ */
+int bridge_conn_eavesdrop(BridgeConn *sender, BridgeMsg *msg);
+
 /* Queue a message the bus itself sends (driver replies, signals) to @dst, bypassing reply
  * tracking. Return: 0, -ENOMEM, BRIDGE_E_QUOTA, BRIDGE_E_NOT_ACTIVE. */
 int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg);

@@ -35,7 +35,18 @@ struct Driver {
         bool systemd_activation;        /* --systemd-activation: Features lists it */
         BridgeMsg *capture_msg;         /* a message that starts a service: monitors see it */
         BridgeConn *capture_sender;     /* after the ActivationRequest (driver-activation.c) */
+        uint32_t error_serial;          /* the serial the last error from the bus answered:
+                                         * a call answered with an error is not shown to
+                                         * eavesdroppers (dbus-daemon) */
+        BridgeConn *error_dst;          /* ... and to whom (compared only, not referenced) */
 };
+
+/* AccessDenied "rejected attempt to call @what by connection :1.N (uid=U pid=P comm="...")
+ * with uid U" unless @caller is root or the bus's own user (never through a custom
+ * endpoint), as dbus-daemon's privilege check. Return: 0 (privileged), 1 (answered), or a
+ * negative errno. */
+int driver_refuse_unprivileged(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               const char *what);
 
 typedef int (*DriverMethodFn)(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                               WireReader *args);

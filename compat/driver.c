@@ -272,6 +272,8 @@ static int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_ser
         int r;
 
         spec.error_name = compat_error_format(domain, code, a, b, c, text, sizeof(text));
+        driver->error_serial = reply_serial;
+        driver->error_dst = dst;
         wire_writer_init(&w);
         (void) wire_writer_append_basic(&w, 's', text);
         r = driver_emit(driver, dst, &spec, &w, -1);
@@ -606,6 +608,13 @@ static int driver_method_add_match(Driver *driver, BridgeConn *caller, BridgeMsg
         r = driver_parse_match(driver, caller, call, args, buf, sizeof(buf), &keys, &answered);
         if (r || answered)
                 return r;
+        /* dbus-daemon 1.14: eavesdropping is for root and the bus's user only, whatever
+         * the policy's eavesdrop= rules say (the rule is parsed first) */
+        if (keys.eavesdrop) {
+                r = driver_refuse_unprivileged(driver, caller, call, "AddMatch");
+                if (r)
+                        return r < 0 ? error_trace(r) : 0;
+        }
 
         r = bridge_match_rule_new(&keys, &rule);
         if (r)
@@ -795,6 +804,7 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
         const char *iface = NULL;
         bool interface_known = false;
         WireReader args;
+        int r;
         size_t i;
 
         for (i = 0; i < ELEMENTSOF(driver_interfaces) && !method; ++i) {
@@ -828,19 +838,9 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
                 if (!on_driver_path)
                         return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                             COMPAT_E_NOT_CANONICAL_PATH, h->member, NULL, NULL);
-                /* nobody is privileged through a custom endpoint (kdbus): a sandbox must
-                 * not become a monitor */
-                if (caller->endpoint ||
-                    (caller->creds.uid != 0 && caller->creds.uid != getuid())) {
-                        char who[96], uid[16];
-
-                        (void) snprintf(who, sizeof(who), "%s (uid=%u pid=%u)",
-                                        caller->unique_name, (unsigned)caller->creds.uid,
-                                        (unsigned)caller->creds.pid);
-                        (void) snprintf(uid, sizeof(uid), "%u", (unsigned)caller->creds.uid);
-                        return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
-                                            COMPAT_E_NOT_PRIVILEGED, h->member, who, uid);
-                }
+                r = driver_refuse_unprivileged(driver, caller, call, h->member);
+                if (r)
+                        return r < 0 ? error_trace(r) : 0;
         }
 
         if (strcmp(h->signature, method->in) != 0)
@@ -849,6 +849,38 @@ static int driver_dispatch_call(Driver *driver, BridgeConn *caller, BridgeMsg *c
 
         wire_reader_init(&args, call->data, h);
         return method->fn(driver, caller, call, &args);
+}
+
+/**
+ * driver_refuse_unprivileged() - dbus-daemon's privilege check of a driver method
+ * @driver:     the driver
+ * @caller:     the calling connection
+ * @call:       the call (answered with AccessDenied when refused)
+ * @what:       the method named in the text
+ *
+ * Root and the bus's own user are privileged; nobody is through a custom endpoint (kdbus:
+ * a sandbox must not become a monitor or an eavesdropper), nor an ANONYMOUS peer (no uid).
+ *
+ * Return: 0 (privileged), 1 (refused and answered), or a negative errno.
+ */
+int driver_refuse_unprivileged(Driver *driver, BridgeConn *caller, BridgeMsg *call,
+                               const char *what) {
+        char who[256], uid[16];
+        int r;
+
+        if (!caller->endpoint && !caller->creds.uid_unknown &&
+            (caller->creds.uid == 0 || caller->creds.uid == getuid()))
+                return 0;
+        if (caller->policy)
+                (void) snprintf(who, sizeof(who), "%s (%s)", caller->unique_name,
+                                policy_snapshot_get_loginfo(caller->policy));
+        else
+                (void) snprintf(who, sizeof(who), "%s (uid=%u pid=%u)", caller->unique_name,
+                                (unsigned)caller->creds.uid, (unsigned)caller->creds.pid);
+        (void) snprintf(uid, sizeof(uid), "%u", (unsigned)caller->creds.uid);
+        r = driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT, COMPAT_E_NOT_PRIVILEGED,
+                         what, who, uid);
+        return r < 0 ? error_trace(r) : 1;
 }
 
 /*
@@ -1073,8 +1105,16 @@ int driver_handle_message(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                                 r = driver_send_error(driver, sender, h->serial,
                                                       COMPAT_DOMAIN_BRIDGE, r,
                                                       bridge_conn_get_denial(sender), NULL, NULL);
-                        else if (r == 0)
+                        else if (r == 0) {
+                                driver->error_dst = NULL;
                                 r = driver_dispatch_call(driver, sender, msg);
+                                /* dbus-daemon offers a call the bus answered without an
+                                 * error to eavesdroppers after its answer, the caller's
+                                 * own eavesdrop rules included (AddMatch's own call) */
+                                if (r == 0 && !(driver->error_dst == sender &&
+                                                driver->error_serial == h->serial))
+                                        r = bridge_conn_eavesdrop(sender, msg);
+                        }
                 }
                 if (r == 0 && h->type == WIRE_MSG_SIGNAL)
                         r = driver_activation_signal(driver, sender, msg);

@@ -247,6 +247,64 @@ def errors_scenario(bus, who):
     return lines
 
 
+def eavesdrop_scenario(bus, who):
+    """dbus-daemon 1.14 lets only root and the bus's user eavesdrop, whatever the policy's
+    eavesdrop= rules allow (here: everything); and an eavesdropper sees the calls the bus
+    answered without an error, its own AddMatch among them, after the bus's answer."""
+    import re
+    uid = gid = None
+    if who != 'root':
+        pw = pwd.getpwnam(TEST_USER)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    lines = []
+    with as_user(uid, gid):
+        spy = Conn(bus.address, name='spy')
+        b = Conn(bus.address, name='B')
+    names = {spy.unique: 'spy', b.unique: 'B', BUS: 'bus'}
+
+    def norm(text):
+        if text in names:
+            return names[text]
+        for u, n in names.items():
+            text = text.replace(u, '<%s>' % n)
+        return re.sub(r'pid=%d\b' % os.getpid(), 'pid=<pid>', text)
+    for rule in ("eavesdrop='true'", "type='method_call',eavesdrop=true", "eavesdrop='false'"):
+        serial = spy.send(rawbus.Message(rawbus.METHOD_CALL, path=BUS_PATH, interface=BUS,
+                                         member='AddMatch', destination=BUS, signature='s',
+                                         body=[rule]))
+        r = None
+        while r is None or r.reply_serial != serial:
+            r = spy.recv(timeout=2.0)
+            if r is None:
+                break
+        if r is not None and r.type == rawbus.ERROR:
+            text = str(r.body[0]).replace(spy.unique, '<spy>')
+            text = re.sub(r'pid=%d\b' % os.getpid(), 'pid=<pid>', text)
+            lines.append('AddMatch %s: %s %s' % (rule, r.error_name, text))
+        else:
+            lines.append('AddMatch %s: %s' % (rule, 'return' if r is not None else 'nothing'))
+    # what B does; then what the spy saw, in order (it sees nothing unless privileged)
+    b.bus('GetId', quiet=True)
+    b.bus('RequestName', 'su', ['org.test.Eaves', 4], quiet=True)
+    b.bus('GetNameOwner', 's', ['org.test.Missing'], quiet=True)       # an error
+    spy.bus('GetId', quiet=True)
+    spy.bus('ListQueuedOwners', 's', ['org.test.Eaves'], quiet=True)
+    b.bus('GetConnectionUnixUser', 's', [spy.unique], quiet=True)
+    b.sync()
+    spy.sync()
+    for m in spy.log:
+        if isinstance(m, str):
+            continue
+        lines.append('spy saw: %s %s from %s to %s %s' % (
+            {rawbus.METHOD_CALL: 'call', rawbus.SIGNAL: 'signal', rawbus.ERROR: 'error',
+             rawbus.METHOD_RETURN: 'return'}.get(m.type, m.type), m.member or m.error_name,
+            names.get(m.sender, m.sender), names.get(m.destination, m.destination),
+            [norm(x) if isinstance(x, str) else x for x in m.body]))
+    spy.close()
+    b.close()
+    return lines
+
+
 SYSTEM_CONF = '/usr/share/dbus-1/system.conf'
 
 
@@ -533,6 +591,9 @@ def main():
              ('receive/error/fd/eavesdrop rules as root', errors_scenario, 'root', True),
              ('receive/error/fd/eavesdrop rules as %s' % TEST_USER, errors_scenario, 'user',
               True),
+             ('eavesdropping as root', eavesdrop_scenario, 'root', True),
+             ('eavesdropping as %s: refused whatever the policy says' % TEST_USER,
+              eavesdrop_scenario, 'user', True),
              ('connect rules (deny user=%s)' % TEST_USER, connect_scenario, 'user', True),
              ('no receive rules: the driver\'s replies are not received', no_receive_scenario,
               'root', True),
