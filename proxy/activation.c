@@ -855,10 +855,13 @@ static int watch_dirs(ProxyActivation *a) {
         if (a->inotify_fd < 0)
                 return error_origin(-errno);
         for (dir = a->dirs; *dir; ++dir)
+                /* dbus-daemon's events: a file counts once it is closed after writing or
+                 * moved in, never while it is being written (IN_CREATE would read it
+                 * half-written and log it as broken) */
                 if (!is_runtime_dir(a, *dir) && inotify_add_watch(a->inotify_fd, *dir,
-                                      IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_MOVED_FROM |
+                                      IN_CLOSE_WRITE | IN_DELETE | IN_MOVED_FROM |
                                       IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF |
-                                      IN_ATTRIB | IN_ONLYDIR) < 0 && errno != ENOENT &&
+                                      IN_ONLYDIR) < 0 && errno != ENOENT &&
                     errno != ENOTDIR && errno != EACCES)
                         proxy_log(LOG_WARNING, "Cannot watch service directory \"%s\": %m, "
                                   "ignoring", *dir);

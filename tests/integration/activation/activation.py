@@ -301,6 +301,34 @@ def sc_services_changed(bus):
     return (bool(got), listed)
 
 
+def sc_service_file_written_slowly(bus):
+    """A .service file written in two steps (as an editor or a package manager may): the
+    bus reads it once it is closed, and never logs the half-written file as broken."""
+    conn = dbus.bus.BusConnection(bus.address, mainloop=DBusGMainLoop())
+    loop = GLib.MainLoop()
+    got = []
+    conn.add_signal_receiver(lambda *a: (got.append(1), loop.quit()),
+                             signal_name="ActivatableServicesChanged",
+                             dbus_interface="org.freedesktop.DBus")
+    conn.call_blocking("org.freedesktop.DBus", "/org/freedesktop/DBus",
+                       "org.freedesktop.DBus.Peer", "Ping", "", ())
+    log_before = os.path.getsize(os.path.join(bus.dir, "log"))
+    path = os.path.join(bus.svc, "slow.service")
+    with open(path, "w") as f:
+        f.write("[D-BUS Service]\n")
+        f.flush()
+        time.sleep(0.5)                 # the bus would read the file now if it looked
+        f.write("Name=org.kdbus.act.Slowly\nExec=/bin/true\n")
+    GLib.timeout_add(5000, loop.quit)
+    loop.run()
+    listed = "org.kdbus.act.Slowly" in [str(n) for n in bus.driver().ListActivatableNames()]
+    conn.close()
+    with open(os.path.join(bus.dir, "log")) as f:
+        f.seek(log_before)
+        logged = "slow.service" in f.read()
+    return (bool(got), listed, "half-written file logged" if logged else "nothing logged")
+
+
 SCENARIOS = [
     ("list-activatable-names", sc_list),
     ("autostart-dbus-send", sc_autostart_dbus_send),
@@ -313,6 +341,7 @@ SCENARIOS = [
     ("system-bus-environment", sc_system_environment),
 ] + [("failure-" + t, make_failure(n, w)) for t, n, w in FAILURES] + [
     ("activatable-services-changed", sc_services_changed),
+    ("service-file-written-slowly", sc_service_file_written_slowly),
 ]
 
 
