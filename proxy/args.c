@@ -54,6 +54,7 @@ typedef enum ArgId {
         ARG_NATIVE_ATTACH_RULE,
         ARG_NATIVE_ATTACH_REQUIRED,
         ARG_NATIVE_BLOOM,
+        ARG_KDBUSFS,
 } ArgId;
 
 typedef enum ArgKind {
@@ -107,6 +108,7 @@ static const ArgSpec arg_specs[] = {
         { "--native-attach-required", ARG_NATIVE_ATTACH_REQUIRED, ARG_KIND_VALUE, 0, 0,
           ARG_RANK_OURS },
         { "--native-bloom", ARG_NATIVE_BLOOM, ARG_KIND_VALUE, 0, 0, ARG_RANK_OURS },
+        { "--kdbusfs", ARG_KDBUSFS, ARG_KIND_VALUE, 0, 0, ARG_RANK_OURS },
 };
 
 /* What the loop keeps until the whole line is read. */
@@ -151,6 +153,9 @@ static void help(void) {
                "  --introspect          print the bus driver's introspection XML and exit\n"
                "  --native=unix:path=PATH\n"
                "                        also serve native (kdbus ABI) peers on PATH\n"
+               "  --kdbusfs=DIR         serve kdbus's filesystem view in DIR (DIR/control,\n"
+               "                        DIR/<uid>-<bus>/bus; each DIR a domain of its own),\n"
+               "                        for kdbus programs under libkdbus-preload.so\n"
                "  --native-attach-rule=opt-in|kdbus\n"
                "                        metadata native receivers get of a sender: what they\n"
                "                        ask for and it consents to (opt-in, the default), or\n"
@@ -312,6 +317,14 @@ static int arg_apply(Args *a, ArgsState *st, const ArgSpec *spec, const char *va
                 return native_option_attach_flags(value, &a->attach_flags_req);
         case ARG_NATIVE_BLOOM:
                 return native_option_bloom(value, &a->bloom);
+        case ARG_KDBUSFS:
+                if (a->n_kdbusfs >= ARGS_MAX_KDBUSFS) {
+                        fprintf(stderr, "kdbusd: --kdbusfs=%s: at most %u directories\n",
+                                value, ARGS_MAX_KDBUSFS);
+                        return -EINVAL;
+                }
+                a->kdbusfs[a->n_kdbusfs++] = value;
+                return 0;
         }
         return 0;
 }

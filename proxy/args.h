@@ -17,11 +17,16 @@ typedef enum ArgsConfig {
         ARGS_CONFIG_FILE,
 } ArgsConfig;
 
+/* --kdbusfs given more often than this is refused */
+#define ARGS_MAX_KDBUSFS 8u
+
 typedef struct Args {
         ArgsConfig config;
         const char *config_file;
         const char *address;
         const char *native_address;     /* --native: kdbus ABI socket */
+        const char *kdbusfs[ARGS_MAX_KDBUSFS];  /* --kdbusfs=DIR, each a domain */
+        unsigned n_kdbusfs;
         unsigned attach_rule;           /* --native-attach-rule: BUS_ATTACH_* */
         uint64_t attach_flags_req;      /* --native-attach-required */
         BloomParams bloom;              /* --native-bloom; size 0: the default */

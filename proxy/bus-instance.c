@@ -6,8 +6,9 @@
  *
  * As kdbus_cmd_bus_make() with KDBUS_USER_MAX_BUSES, one uid has at most
  * NATIVE_MAX_BUSES_PER_USER live instances (EMFILE past that, after the name was found
- * free, as kdbus counted after linking the node); the count is over the whole process,
- * which is what kdbus's domain was, and a bus stops counting when its maker's handle goes.
+ * free, as kdbus counted after linking the node); the count is per domain: a kdbusfs
+ * directory's (proxy/kdbusfs.h), as each kdbusfs mount was one, and otherwise the whole
+ * process; a bus stops counting when its maker's handle goes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,19 +32,23 @@ struct BusInstance {
         NativeListener *native;
         char *dir;                      /* removed at free */
         uid_t uid;                      /* the maker */
+        const void *domain;             /* its kdbusfs domain, NULL: kdbusd's --native */
         List link;                      /* bus_instances, once made */
 };
 
 /* Every live instance of the process (one thread), for the per-uid limit. */
 static List bus_instances = LIST_INIT(bus_instances);
 
-/* How many live instances @uid made. */
-static unsigned bus_instance_count(uid_t uid) {
+/* How many live instances @uid made in @domain. */
+static unsigned bus_instance_count(uid_t uid, const void *domain) {
         unsigned n = 0;
         List *pos;
 
-        list_for_each(pos, &bus_instances)
-                n += container_of(pos, BusInstance, link)->uid == uid;
+        list_for_each(pos, &bus_instances) {
+                const BusInstance *bi = container_of(pos, BusInstance, link);
+
+                n += bi->uid == uid && bi->domain == domain;
+        }
         return n;
 }
 
@@ -55,13 +60,14 @@ static unsigned bus_instance_count(uid_t uid) {
  * @uid:        the creator
  * @gid:        its group
  * @pid:        its pid (at connect), for BUS_CREATOR_INFO
+ * @domain:     the kdbusfs domain it is made in (its control node), or NULL
  * @ret:        the instance
  *
  * Return: 0, -EEXIST, -EMFILE (@uid has NATIVE_MAX_BUSES_PER_USER instances), -ENAMETOOLONG,
  * or a negative errno.
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
-                     gid_t gid, pid_t pid, BusInstance **ret) {
+                     gid_t gid, pid_t pid, const void *domain, BusInstance **ret) {
         ProxyListener *legacy;
         BusInstance *bi;
         mode_t mode = 0600, dmode = 0700;
@@ -84,6 +90,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
                 return error_origin(-ENOMEM);
         list_init(&bi->link);
         bi->uid = uid;
+        bi->domain = domain;
         bi->dir = malloc(strlen(dir) + 1 + strlen(mk->name) + 1);
         if (!bi->dir) {
                 free(bi);
@@ -98,7 +105,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         }
         /* mkdir's mode went through the umask: set it, and give it to the creator (a bus
          * not running as root cannot: EPERM, then it stays the bus's, as endpoints do) */
-        if (bus_instance_count(uid) >= NATIVE_MAX_BUSES_PER_USER) {
+        if (bus_instance_count(uid, domain) >= NATIVE_MAX_BUSES_PER_USER) {
                 r = -EMFILE;
                 goto fail;
         }
@@ -112,6 +119,7 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         (void) snprintf(bi->server->bus->make_name, sizeof(bi->server->bus->make_name), "%s",
                         mk->name);
         bi->server->bus->creator_uid = uid;
+        bi->server->kdbusfs_domain = domain;
         bi->server->bus->bus_flags = mk->access;
         /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
         bi->server->bus->attach_flags_req = mk->attach_req;

@@ -28,12 +28,13 @@ typedef struct Server Server;
 
 /*
  * Make the instance @mk asks for in @dir, owned by @uid / @gid (@pid: the maker, for
- * BUS_CREATOR_INFO), on @parent's loop.
+ * BUS_CREATOR_INFO), on @parent's loop; @domain: the kdbusfs domain (proxy/kdbusfs.h) whose
+ * control node made it, NULL for kdbusd's --native socket.
  * Return: 0, -EEXIST (the directory exists: a bus of that name), -ENAMETOOLONG, or a
  * negative errno.
  */
 int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, uid_t uid,
-                     gid_t gid, pid_t pid, BusInstance **ret);
+                     gid_t gid, pid_t pid, const void *domain, BusInstance **ret);
 /* The instance's bus (the core's Bus, owned by the instance). */
 struct Bus *bus_instance_bus(const BusInstance *bi);
 /* Disconnect everyone, remove the sockets and the directory. Return: NULL. */

@@ -29,6 +29,7 @@
 #include "proxy/fd-limit.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
+#include "proxy/kdbusfs.h"
 #include "proxy/native-listener.h"
 #include "proxy/native-options.h"
 #include "proxy/notify.h"
@@ -324,12 +325,24 @@ static void malloc_tune(void) {
         (void) mallopt(M_TRIM_THRESHOLD, KDBUSD_MALLOC_TRIM);
 }
 
+/* the --kdbusfs views, freed before the server */
+typedef struct KdbusfsSet {
+        Kdbusfs *fs[ARGS_MAX_KDBUSFS];
+        unsigned n;
+} KdbusfsSet;
+
+static void kdbusfs_free_allp(KdbusfsSet *set) {
+        for (unsigned i = 0; i < set->n; i++)
+                set->fs[i] = kdbusfs_free(set->fs[i]);
+}
+
 int main(int argc, char **argv) {
         _cleanup_(server_freep) Server *s = NULL;
         _cleanup_(proxy_config_freep) ProxyConfig *config = NULL;
         _cleanup_(freep) char *listen_print = NULL;
         _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
         _cleanup_(proxy_activation_freep) ProxyActivation *activation = NULL;   /* before s */
+        _cleanup_(kdbusfs_free_allp) KdbusfsSet kdbusfs = { 0 };                /* before s */
         Args a = ARGS_NULL(a);
         ProxyConfigError err;
         const char *pidfile = NULL;
@@ -388,6 +401,9 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         if (a.native_address && native_listener_new(s, a.native_address, &native) < 0)
                 return EXIT_FAILURE;
+        for (unsigned i = 0; i < a.n_kdbusfs; i++)
+                if (kdbusfs_new(s, a.kdbusfs[i], &kdbusfs.fs[kdbusfs.n++]) < 0)
+                        return EXIT_FAILURE;
         if (pidfile && pidfile_write(pidfile, &config->tree->pidfile.loc) < 0) {
                 pidfile = NULL;
                 return EXIT_FAILURE;

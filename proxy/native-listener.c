@@ -79,6 +79,7 @@ struct NativeListener {
         uint8_t *buf;                   /* one request, KDBUS_WIRE_MAX_DATAGRAM, 8-aligned */
         ProxyLogLimit log_limit;
         BusEndpoint *endpoint;          /* a custom endpoint's native socket (a reference) */
+        bool control;                   /* a kdbusfs control node: BUS_MAKE only */
 };
 
 typedef struct NativeClient {
@@ -104,6 +105,7 @@ typedef struct NativeClient {
         LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
         List held_link;                         /* on native_held_ready */
         bool dead;
+        bool closing;                   /* KDBUS_WIRE_CLOSE answered: free it quietly */
         bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */
         bool pidfd_fallback;            /* no SO_PASSPIDFD (kernel < 6.5): pidfd_open() */
         ProxyLogLimit log_limit;
@@ -578,7 +580,8 @@ static int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, un
                 r = native_listener_dir(l, &dir);
                 if (r == 0)
                         r = bus_instance_new(l->server, dir, &mk, c->creds.uid, c->creds.gid,
-                                             c->creds.pid, &c->instance);
+                                             c->creds.pid, l->control ? l : NULL,
+                                             &c->instance);
                 /* kdbus kept the maker's metadata of BUS_MAKE's moment for BUS_CREATOR_INFO:
                  * the /proc items it offers, read now (pidfd-checked as at HELLO), and its
                  * AUXGROUPS and SECLABEL as the handle's connect captured them (a
@@ -796,11 +799,30 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        /* our extension for libkdbus-preload.so's close(): end the handle now */
+        if (req->command == KDBUS_WIRE_CLOSE) {
+                if (size || n_fds)
+                        return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+                /* ended before the answer: when the peer hears it, the connection's
+                 * ID_REMOVE was sent, the bus's nodes are gone */
+                c->owned_endpoint = proxy_endpoint_free(c->owned_endpoint);
+                c->instance = bus_instance_free(c->instance);
+                c->nc = native_conn_free(c->nc);
+                c->closing = true;
+                return native_client_reply(c, 0, NULL, 0, NULL, 0);
+        }
         /* kdbus's handle states: unknown ioctls ENOTTY in every state; a handle not set up
          * yet takes HELLO, BUS_MAKE or ENDPOINT_MAKE (anything else EBADFD); a bus or
          * endpoint owner's handle only its own commands (EBADFD) */
         if (!c->nc && !native_command_is_known(req->command))
                 return native_client_reply(c, -ENOTTY, NULL, 0, NULL, 0);
+        /* kdbusfs (proxy/kdbusfs.h): control makes buses and nothing else, a bus's or an
+         * endpoint's node makes none (kdbus_handle_ioctl_control() / _ep(): EBADFD) */
+        if (c->listener->control && req->command != KDBUS_CMD_BUS_MAKE && !c->instance)
+                return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
+        if (c->listener->server->kdbusfs_domain && req->command == KDBUS_CMD_BUS_MAKE &&
+            !c->nc && !c->owned_endpoint)
+                return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
         if (!c->nc && c->owned_endpoint)
                 return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
         if (!c->nc && (c->instance || req->command == KDBUS_CMD_BUS_MAKE))
@@ -921,6 +943,8 @@ static void native_client_read(NativeClient *c) {
         server_rearm_timer(l->server);
         if (r < 0 || c->dead)
                 native_client_kill(c, r < 0 ? r : -EPIPE);
+        else if (c->closing)
+                native_client_free(c);
 }
 
 static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *userdata) {
@@ -1081,6 +1105,30 @@ int native_listener_new(Server *server, const char *address, NativeListener **re
         if (r < 0)
                 fprintf(stderr, "kdbusd: --native=%s: cannot listen: %s\n", address, strerror(-r));
         return r;
+}
+
+/**
+ * native_listener_new_control() - a kdbusfs control node (proxy/kdbusfs.h)
+ * @server:     the server (kdbusd's own bus: it owns the loop the instances run on)
+ * @path:       DIR/control (must not exist)
+ * @ret:        the listener
+ *
+ * Its handles take BUS_MAKE only (EBADFD for HELLO and ENDPOINT_MAKE, as kdbus's control
+ * node); the buses made through it are its domain's, made in its directory.
+ *
+ * Return: 0, -EEXIST (@path exists), -ENAMETOOLONG, or a negative errno.
+ */
+int native_listener_new_control(Server *server, const char *path, NativeListener **ret) {
+        NativeListener *l;
+        int r;
+
+        /* kdbus's control node: 0666, anyone may make a bus of their own */
+        r = native_listener_bind(server, path, 0666, (uid_t)-1, (gid_t)-1, &l);
+        if (r < 0)
+                return r == -EADDRINUSE ? -EEXIST : r;
+        l->control = true;
+        *ret = l;
+        return 0;
 }
 
 /**

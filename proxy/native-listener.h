@@ -31,6 +31,11 @@ int native_listener_new(Server *server, const char *address, NativeListener **re
  */
 int native_listener_new_endpoint(Server *server, const char *path, struct BusEndpoint *ep,
                                  mode_t mode, uid_t uid, gid_t gid, NativeListener **ret);
+/*
+ * A kdbusfs control node at @path (proxy/kdbusfs.h): BUS_MAKE only; its buses are a domain
+ * of their own. Return: 0, -EEXIST, -ENAMETOOLONG, or a negative errno.
+ */
+int native_listener_new_control(Server *server, const char *path, NativeListener **ret);
 /* Answers the held RECVs (KDBUS_WIRE_BATCH_HOLD_RECV) that a delivery made ready, of all
  * native listeners; server_flush() calls it. */
 void native_listener_flush_held(void);

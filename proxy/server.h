@@ -54,6 +54,9 @@ typedef struct Server {
         uint64_t timer_usec;            /* when @timer fires, UINT64_MAX: off */
         LoopSource *sigterm, *sigint, *sighup;
         int exit_code;
+        /* a bus instance made through a kdbusfs control node (proxy/kdbusfs.h): its
+         * domain, whose nodes take no BUS_MAKE (kdbus: only control makes buses) */
+        const void *kdbusfs_domain;
 } Server;
 
 typedef struct BusLimits BusLimits;

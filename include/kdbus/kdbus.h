@@ -542,6 +542,15 @@ struct kdbus_wire_batch_reply {
         uint64_t reserved;
 };
 
+/*
+ * kdbus-compat's extension (any handle state), for libkdbus-preload.so: end this handle
+ * now (its connection, the bus or endpoint it made), as the release of kdbus's file did,
+ * and answer when that is done; then kdbusd closes its end. A close() of the last fd of a
+ * kdbus handle was synchronous: the connection's ID_REMOVE had been sent when close()
+ * returned. The request has no payload; the reply is struct kdbus_wire_reply, error 0.
+ */
+#define KDBUS_WIRE_CLOSE                 _IO(KDBUS_IOCTL_MAGIC, 0xc2)
+
 /* The largest datagram either side sends or accepts. */
 #define KDBUS_WIRE_MAX_DATAGRAM         (8u * 1024u * 1024u)
 /* At most this many fds per message (the final kdbus's limit). */

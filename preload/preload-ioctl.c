@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A kdbus ioctl as one request datagram to kdbusd (docs/native.md, Transport; see
+ * preload/preload.h). The program's memory is read and written through
+ * process_vm_readv/_writev on ourselves: an address the kernel could not have used gives
+ * EFAULT, as copy_from_user() did, instead of a crash in the library.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "kdbus/kdbus.h"
+#include "preload/preload.h"
+
+/* kdbus's limits (ipc/kdbus/limits.h of its final tree) the library checks before it
+ * reads: a command or message struct over KDBUS_CMD_MAX_SIZE is EMSGSIZE, PAYLOAD_VEC
+ * bytes over KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE are EMSGSIZE */
+#define PRELOAD_CMD_MAX_SIZE (32u * 1024u)
+#define PRELOAD_MSG_MAX_VEC_SIZE (2u * 1024u * 1024u)
+/* the kernel's limit for fds in one SCM_RIGHTS message (SCM_MAX_FD): kdbus's final code
+ * answered E2BIG for more in one message */
+#define PRELOAD_MAX_FDS 253u
+/* bus-owned fds in a reply: a received message's FDS item and memfds, HELLO's two */
+#define PRELOAD_MAX_REPLY_FDS (KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS + 2u)
+/* the largest reply: a batch reply and a command's fixed part */
+#define PRELOAD_REPLY_MAX 1024u
+
+int preload_mem_read(void *dst, const void *src, size_t n) {
+        struct iovec local = { dst, n }, remote = { (void *)src, n };
+        ssize_t r;
+
+        if (n == 0)
+                return 0;
+        r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (r < 0 && errno != EFAULT) {
+                /* process_vm_readv refused (seccomp, no CONFIG_CROSS_MEMORY_ATTACH): read
+                 * directly, a bad address then crashes as it would without us */
+                memcpy(dst, src, n);
+                return 0;
+        }
+        return r == (ssize_t)n ? 0 : -EFAULT;
+}
+
+int preload_mem_write(void *dst, const void *src, size_t n) {
+        struct iovec local = { (void *)src, n }, remote = { dst, n };
+        ssize_t r;
+
+        if (n == 0)
+                return 0;
+        r = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+        if (r < 0 && errno != EFAULT) {
+                memcpy(dst, src, n);
+                return 0;
+        }
+        return r == (ssize_t)n ? 0 : -EFAULT;
+}
+
+typedef struct Reply {
+        int64_t error;
+        uint8_t *data;                  /* the command's struct (after a batch reply) */
+        size_t size;
+        struct kdbus_wire_batch_reply batch;
+        int fds[PRELOAD_MAX_REPLY_FDS];
+        unsigned n_fds;
+        uint64_t buf[PRELOAD_REPLY_MAX / 8];
+} Reply;
+
+/* Send @iov as one datagram with @fds, read the reply into @rep (@batch: it starts with a
+ * kdbus_wire_batch_reply). Signals do not end the wait: the bus answers every request and
+ * the reply must be read (kdbus restarted its ioctls too). Return: 0 or -errno. */
+static int preload_wire_call(int fd, struct iovec *iov, unsigned n_iov,
+                             const int *fds, unsigned n_fds, bool batch, Reply *rep) {
+        union {
+                struct cmsghdr cm;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * PRELOAD_MAX_FDS)];
+        } ctl;
+        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n_iov };
+        struct iovec riov = { rep->buf, sizeof(rep->buf) };
+        struct cmsghdr *cm;
+        ssize_t n;
+        size_t hdr;
+
+        rep->n_fds = 0;
+        if (n_fds) {
+                memset(&ctl, 0, sizeof(ctl));
+                mh.msg_control = ctl.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+                cm = CMSG_FIRSTHDR(&mh);
+                cm->cmsg_level = SOL_SOCKET;
+                cm->cmsg_type = SCM_RIGHTS;
+                cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+                memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
+        }
+        do
+                n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return errno == EPIPE || errno == ECONNREFUSED ? -ECONNRESET : -errno;
+
+        memset(&mh, 0, sizeof(mh));
+        mh.msg_iov = &riov;
+        mh.msg_iovlen = 1;
+        mh.msg_control = ctl.buf;
+        mh.msg_controllen = sizeof(ctl.buf);
+        do
+                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+                        unsigned k = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+                        int *p = (int *)(void *)CMSG_DATA(cm);
+
+                        for (unsigned i = 0; i < k; i++) {
+                                if (rep->n_fds < PRELOAD_MAX_REPLY_FDS)
+                                        rep->fds[rep->n_fds++] = p[i];
+                                else
+                                        (void) preload_real_close(p[i]);
+                        }
+                }
+        /* the bus closed the socket: the connection is gone (kdbus: ECONNRESET) */
+        if (n == 0)
+                return -ECONNRESET;
+        hdr = sizeof(struct kdbus_wire_reply);
+        if ((size_t)n < hdr || (mh.msg_flags & MSG_TRUNC))
+                return -EIO;
+        rep->error = ((struct kdbus_wire_reply *)(void *)rep->buf)->error;
+        rep->data = (uint8_t *)rep->buf + hdr;
+        rep->size = (size_t)n - hdr;
+        memset(&rep->batch, 0, sizeof(rep->batch));
+        if (batch) {
+                if (rep->size < sizeof(rep->batch))
+                        return -EIO;
+                memcpy(&rep->batch, rep->data, sizeof(rep->batch));
+                rep->data += sizeof(rep->batch);
+                rep->size -= sizeof(rep->batch);
+        }
+        return 0;
+}
+
+static void reply_close_fds(Reply *rep) {
+        for (unsigned i = 0; i < rep->n_fds; i++)
+                (void) preload_real_close(rep->fds[i]);
+        rep->n_fds = 0;
+}
+
+/* A growing request: the fixed parts and the PAYLOAD_VEC bytes. */
+typedef struct Buf {
+        uint8_t *p;
+        size_t size, cap;
+} Buf;
+
+static int buf_reserve(Buf *b, size_t n) {
+        size_t cap;
+        uint8_t *p;
+
+        if (b->size + n <= b->cap)
+                return 0;
+        cap = b->cap ? b->cap : 4096;
+        while (cap < b->size + n)
+                cap *= 2;
+        p = realloc(b->p, cap);
+        if (!p)
+                return -ENOMEM;
+        b->p = p;
+        b->cap = cap;
+        return 0;
+}
+
+/* Append @n bytes of the program's memory at @src (NULL: zeros), 8-aligned. Return: the
+ * offset, or -errno. */
+static int64_t buf_append(Buf *b, const void *src, size_t n, bool user) {
+        size_t off = b->size, padded = (n + 7) & ~(size_t)7;
+        int r;
+
+        r = buf_reserve(b, padded);
+        if (r < 0)
+                return r;
+        memset(b->p + off, 0, padded);
+        if (src && user)
+                r = preload_mem_read(b->p + off, src, n);
+        else if (src)
+                memcpy(b->p + off, src, n);
+        if (r < 0)
+                return r;
+        b->size += padded;
+        return (int64_t)off;
+}
+
+/* An fd of the program for the datagram: its index. Return: index, or -E2BIG. */
+static int fds_add(int *fds, unsigned *n, int fd) {
+        if (*n >= PRELOAD_MAX_FDS)
+                return -E2BIG;
+        fds[*n] = fd;
+        return (int)(*n)++;
+}
+
+/*
+ * The message of a SEND, read from the program's memory at @address, appended to @b
+ * with its PAYLOAD_VEC bytes behind it (their addresses become offsets from @cmd_off,
+ * the command's start), its FDS and PAYLOAD_MEMFD fds moved to @fds (their values become
+ * indices). Return: the message's offset from the command, or -errno.
+ */
+static int64_t preload_send_msg(Buf *b, size_t cmd_off, uint64_t address, int *fds,
+                                unsigned *n_fds) {
+        uint64_t msize, vec_total = 0;
+        struct kdbus_item *item;
+        size_t msg_off, pos;
+        int64_t r;
+
+        if (address & 7)
+                return -EFAULT;
+        r = preload_mem_read(&msize, (const void *)(uintptr_t)address, sizeof(msize));
+        if (r < 0)
+                return r;
+        if (msize < sizeof(struct kdbus_msg))
+                return -EINVAL;
+        if (msize > PRELOAD_CMD_MAX_SIZE)
+                return -EMSGSIZE;
+        r = buf_append(b, (const void *)(uintptr_t)address, msize, true);
+        if (r < 0)
+                return r;
+        msg_off = (size_t)r;
+        /* walk the items as they are; malformed ones go to the bus unchanged, it refuses
+         * them as kdbus did */
+        pos = offsetof(struct kdbus_msg, items);
+        while (pos + KDBUS_ITEM_HEADER_SIZE <= msize) {
+                uint64_t isize;
+
+                item = (struct kdbus_item *)(void *)(b->p + msg_off + pos);
+                isize = item->size;
+                if (isize < KDBUS_ITEM_HEADER_SIZE || isize > msize - pos)
+                        break;
+                switch (item->type) {
+                case KDBUS_ITEM_PAYLOAD_VEC: {
+                        uint64_t addr, sz;
+
+                        if (isize < KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec))
+                                break;
+                        addr = item->vec.address;
+                        sz = item->vec.size;
+                        if (!addr)
+                                break;          /* zeros, as the bus reads offset 0 */
+                        vec_total += sz;
+                        if (vec_total > PRELOAD_MSG_MAX_VEC_SIZE)
+                                return -EMSGSIZE;
+                        r = buf_append(b, (const void *)(uintptr_t)addr, sz, true);
+                        if (r < 0)
+                                return r;
+                        /* buf_append may have moved the buffer */
+                        item = (struct kdbus_item *)(void *)(b->p + msg_off + pos);
+                        item->vec.address = (uint64_t)r - cmd_off;
+                        break;
+                }
+                case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        if (isize < KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd) ||
+                            item->memfd.fd < 0)
+                                break;
+                        r = fds_add(fds, n_fds, item->memfd.fd);
+                        if (r < 0)
+                                return r;
+                        item->memfd.fd = (int)r;
+                        break;
+                case KDBUS_ITEM_FDS:
+                        for (size_t i = 0; i < (isize - KDBUS_ITEM_HEADER_SIZE) / sizeof(int); i++) {
+                                if (item->fds[i] < 0)
+                                        continue;
+                                r = fds_add(fds, n_fds, item->fds[i]);
+                                if (r < 0)
+                                        return r;
+                                item->fds[i] = (int)r;
+                        }
+                        break;
+                default:
+                        break;
+                }
+                pos += (isize + 7) & ~(uint64_t)7;
+        }
+        return (int64_t)(msg_off - cmd_off);
+}
+
+/* The CANCEL_FD item of a SEND command: its fd to the datagram. */
+static int preload_send_items(Buf *b, size_t cmd_off, uint64_t size, int *fds,
+                              unsigned *n_fds) {
+        size_t pos = offsetof(struct kdbus_cmd_send, items);
+
+        while (pos + KDBUS_ITEM_HEADER_SIZE <= size) {
+                struct kdbus_item *item = (void *)(b->p + cmd_off + pos);
+                int r;
+
+                if (item->size < KDBUS_ITEM_HEADER_SIZE || item->size > size - pos)
+                        break;
+                if (item->type == KDBUS_ITEM_CANCEL_FD &&
+                    item->size >= KDBUS_ITEM_HEADER_SIZE + sizeof(int) && item->fds[0] >= 0) {
+                        r = fds_add(fds, n_fds, item->fds[0]);
+                        if (r < 0)
+                                return r;
+                        item->fds[0] = r;
+                }
+                pos += (item->size + 7) & ~(uint64_t)7;
+        }
+        return 0;
+}
+
+static bool preload_command_known(unsigned long cmd) {
+        switch (cmd) {
+        case KDBUS_CMD_BUS_MAKE:
+        case KDBUS_CMD_ENDPOINT_MAKE:
+        case KDBUS_CMD_ENDPOINT_UPDATE:
+        case KDBUS_CMD_HELLO:
+        case KDBUS_CMD_UPDATE:
+        case KDBUS_CMD_BYEBYE:
+        case KDBUS_CMD_FREE:
+        case KDBUS_CMD_CONN_INFO:
+        case KDBUS_CMD_BUS_CREATOR_INFO:
+        case KDBUS_CMD_LIST:
+        case KDBUS_CMD_SEND:
+        case KDBUS_CMD_RECV:
+        case KDBUS_CMD_NAME_ACQUIRE:
+        case KDBUS_CMD_NAME_RELEASE:
+        case KDBUS_CMD_MATCH_ADD:
+        case KDBUS_CMD_MATCH_REMOVE:
+                return true;
+        default:
+                return false;
+        }
+}
+
+
+/* kdbus's own HELLO flags: anything else is EINVAL (our extensions are the library's) */
+#define PRELOAD_HELLO_FLAGS (KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR | \
+                             KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
+                             KDBUS_FLAG_NEGOTIATE)
+
+static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command, void *arg) {
+        int fds[PRELOAD_MAX_FDS];
+        unsigned n_fds = 0;
+        struct kdbus_wire_request req, breq;
+        struct kdbus_wire_batch batch = { 0 };
+        struct iovec iov[4];
+        unsigned n_iov = 0;
+        Buf b = { 0 };
+        Reply *rep = NULL;
+        uint64_t size, user_flags = 0, user_msg = 0;
+        bool use_batch = false;
+        int64_t off;
+        int r;
+
+        /* kdbus_copy_from_user(): a struct must be 8-aligned (EFAULT) */
+        if ((uintptr_t)arg & 7)
+                return -EFAULT;
+        r = preload_mem_read(&size, arg, sizeof(size));
+        if (r < 0)
+                return r;
+        if (size < sizeof(struct kdbus_cmd))
+                return -EINVAL;
+        if (size > PRELOAD_CMD_MAX_SIZE)
+                return -EMSGSIZE;
+        off = buf_append(&b, arg, size, true);
+        if (off < 0) {
+                r = (int)off;
+                goto out;
+        }
+        if (command == KDBUS_CMD_HELLO && size >= sizeof(struct kdbus_cmd_hello)) {
+                struct kdbus_cmd_hello *hello = (void *)b.p;
+
+                user_flags = hello->flags;
+                if (user_flags & ~(uint64_t)PRELOAD_HELLO_FLAGS) {
+                        r = -EINVAL;
+                        goto out;
+                }
+                hello->flags |= KDBUS_HELLO_WIRE_BATCH;
+        }
+        if (command == KDBUS_CMD_SEND && size >= sizeof(struct kdbus_cmd_send)) {
+                user_msg = ((struct kdbus_cmd_send *)(void *)b.p)->msg_address;
+                r = preload_send_items(&b, 0, size, fds, &n_fds);
+                if (r < 0)
+                        goto out;
+                off = preload_send_msg(&b, 0, user_msg, fds, &n_fds);
+                if (off < 0) {
+                        r = (int)off;
+                        goto out;
+                }
+                ((struct kdbus_cmd_send *)(void *)b.p)->msg_address = (uint64_t)off;
+        }
+        /* RECV in a batch: its reply says whether the queue is empty after it, which
+         * keeps the wakeup eventfd level-triggered (preload/preload.h) */
+        use_batch = command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED;
+        req.command = command;
+        req.size = b.size;
+        if (use_batch) {
+                uint64_t v;
+
+                breq.command = KDBUS_WIRE_BATCH;
+                breq.size = sizeof(batch) + sizeof(req) + b.size;
+                iov[n_iov++] = (struct iovec){ &breq, sizeof(breq) };
+                iov[n_iov++] = (struct iovec){ &batch, sizeof(batch) };
+                while (read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+                        ;
+        }
+        iov[n_iov++] = (struct iovec){ &req, sizeof(req) };
+        iov[n_iov++] = (struct iovec){ b.p, b.size };
+        rep = malloc(sizeof(*rep));
+        if (!rep) {
+                r = -ENOMEM;
+                goto out;
+        }
+        r = preload_wire_call(fd, iov, n_iov, fds, n_fds, use_batch, rep);
+        if (r < 0)
+                goto out;
+        if (use_batch && !(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY)) {
+                uint64_t one = 1;
+
+                (void) !write(h->wake_fd, &one, sizeof(one));
+        }
+        r = (int)rep->error;
+        if (rep->error == -ECONNRESET && h->type == PRELOAD_HANDLE_CONNECTED)
+                h->byebye = true;
+
+        /* the struct as the bus updated it, with the program's own values where the
+         * transport changed them */
+        if (command == KDBUS_CMD_HELLO && rep->size >= sizeof(struct kdbus_cmd_hello)) {
+                struct kdbus_cmd_hello *hello = (void *)rep->data;
+
+                if (user_flags & KDBUS_FLAG_NEGOTIATE)
+                        hello->flags &= PRELOAD_HELLO_FLAGS;
+                else
+                        hello->flags = user_flags;
+        }
+        if (command == KDBUS_CMD_SEND && rep->size >= sizeof(struct kdbus_cmd_send))
+                ((struct kdbus_cmd_send *)(void *)rep->data)->msg_address = user_msg;
+        if (rep->size) {
+                int q = preload_mem_write(arg, rep->data, rep->size < size ? rep->size : size);
+
+                if (q < 0 && r == 0)
+                        r = q;
+        }
+        if (r == 0 && command == KDBUS_CMD_HELLO && rep->n_fds == 2 &&
+            !(user_flags & KDBUS_FLAG_NEGOTIATE)) {
+                h->pool_fd = rep->fds[0];
+                h->wake_fd = rep->fds[1];
+                h->pool_size = ((struct kdbus_cmd_hello *)(void *)b.p)->pool_size;
+                h->type = PRELOAD_HANDLE_CONNECTED;
+                rep->n_fds = 0;
+        } else if (r == 0 && (command == KDBUS_CMD_BUS_MAKE ||
+                              command == KDBUS_CMD_ENDPOINT_MAKE) &&
+                   !(((struct kdbus_cmd *)(void *)b.p)->flags & KDBUS_FLAG_NEGOTIATE))
+                h->type = PRELOAD_HANDLE_OWNER;
+        else if (r == 0 && command == KDBUS_CMD_BYEBYE)
+                h->byebye = true;
+        /* a received message's fds: kdbusd writes -1 in their place in the slice, the
+         * numbers they would have here are not known to it (not done yet: they are
+         * closed, see docs/kdbus-preload.md) */
+out:
+        if (rep)
+                reply_close_fds(rep);
+        free(rep);
+        free(b.p);
+        return r;
+}
+
+/**
+ * preload_ioctl() - one kdbus ioctl
+ * @h:          the handle
+ * @fd:         the program's fd of it (the socket; dup()s of it are the same)
+ * @command:    the ioctl request
+ * @arg:        the program's argument
+ *
+ * Return: 0 or -errno, as the kdbus ioctl would have failed.
+ */
+int preload_ioctl(PreloadHandle *h, int fd, unsigned long command, void *arg) {
+        int r;
+
+        if (!preload_command_known(command))
+                return -ENOTTY;
+        (void) pthread_mutex_lock(&h->lock);
+        r = preload_ioctl_locked(h, fd, command, arg);
+        (void) pthread_mutex_unlock(&h->lock);
+        return r;
+}
+
+/**
+ * preload_handle_close() - end a handle before its last fd goes
+ * @h:          the handle
+ * @fd:         its last fd in this process
+ *
+ * kdbus released a handle when its file's last reference went, inside close(): the
+ * connection's ID_REMOVE, the bus's end, were done when close() returned. Through a socket
+ * kdbusd sees the end only when it reads it; so the library asks for it and waits. Not for
+ * a handle another process may hold (after fork()), nor while another thread of ours is in
+ * a request on it (close() must not wait for a SYNC_REPLY): then the end is kdbusd's
+ * reading the socket's close, a moment later.
+ */
+void preload_handle_close(PreloadHandle *h, int fd) {
+        struct kdbus_wire_request req = { .command = KDBUS_WIRE_CLOSE, .size = 0 };
+        struct iovec iov = { &req, sizeof(req) };
+        Reply *rep;
+
+        if (h->shared || pthread_mutex_trylock(&h->lock) != 0)
+                return;
+        rep = malloc(sizeof(*rep));
+        if (rep) {
+                if (preload_wire_call(fd, &iov, 1, NULL, 0, false, rep) == 0)
+                        reply_close_fds(rep);
+                free(rep);
+        }
+        (void) pthread_mutex_unlock(&h->lock);
+}

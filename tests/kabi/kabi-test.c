@@ -1,0 +1,905 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kabi-test: a program written only against the kdbus kernel interface (open() of kdbusfs
+ * nodes, ioctl(), mmap(), poll()/select()/epoll, close(), dup(), fork(); no libkdbus), run
+ * under libkdbus-preload.so against kdbusd --kdbusfs=DIR (tests/kabi/run-kabi.py starts
+ * both). One case per area of kdbus's selftests (tools/testing/selftests/kdbus of kdbus's
+ * final tree: bus-make, hello, byebye, message, fd passing, endpoint, monitor, names,
+ * priority, memory access, timeout, sync, free, connection info, writable pool, match),
+ * each on a bus of its own made through DIR/control, as kdbus-test does.
+ *
+ *   kabi-test --root DIR [CASE...]
+ *
+ * Prints "ok"/"FAIL" per case and exits 1 if any failed. Messages carry dbus1 payloads.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "kdbus/kdbus.h"
+
+#define POOL (1024u * 1024u)
+
+static const char *root;
+static int failed_line;
+
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "  %s:%d: %s (errno %d %s)\n", __FILE__, \
+                        __LINE__, #x, errno, strerror(errno)); failed_line = __LINE__; \
+                        return -1; } } while (0)
+
+/* ioctl() as kdbus's sample code wraps it: 0 or -errno */
+static int kio(int fd, unsigned long cmd, void *arg) {
+        return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+typedef struct Bus {
+        int control;
+        char path[600];         /* DIR/<uid>-<name>/bus */
+        char dir[512];
+} Bus;
+
+typedef struct Conn {
+        int fd;
+        uint64_t id;
+        const uint8_t *pool;
+} Conn;
+
+/* BUS_MAKE through DIR/control with @access (KDBUS_MAKE_ACCESS_*). */
+static int bus_make(Bus *b, const char *name, uint64_t access) {
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; struct kdbus_bloom_parameter p; } bloom;
+                struct { uint64_t size, type; char str[64]; } name;
+        } m;
+        char path[512];
+        static unsigned n;
+        int r;
+
+        memset(&m, 0, sizeof(m));
+        (void) snprintf(path, sizeof(path), "%s/control", root);
+        b->control = open(path, O_RDWR | O_CLOEXEC);
+        if (b->control < 0)
+                return -errno;
+        m.bloom.size = sizeof(m.bloom);
+        m.bloom.type = KDBUS_ITEM_BLOOM_PARAMETER;
+        m.bloom.p.size = 64;
+        m.bloom.p.n_hash = 1;
+        m.name.type = KDBUS_ITEM_MAKE_NAME;
+        (void) snprintf(m.name.str, sizeof(m.name.str), "%u-%s-%d-%u", getuid(), name,
+                        getpid(), n++);
+        m.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(m.name.str) + 1;
+        m.cmd.flags = access;
+        m.cmd.size = sizeof(m.cmd) + sizeof(m.bloom) + KDBUS_ALIGN8(m.name.size);
+        r = kio(b->control, KDBUS_CMD_BUS_MAKE, &m);
+        if (r < 0)
+                return r;
+        (void) snprintf(b->dir, sizeof(b->dir), "%s/%s", root, m.name.str);
+        (void) snprintf(b->path, sizeof(b->path), "%s/bus", b->dir);
+        return 0;
+}
+
+static int hello_flags(const char *path, uint64_t flags, Conn *c) {
+        struct kdbus_cmd_hello h;
+        struct kdbus_cmd_free f;
+        int r;
+
+        c->fd = open(path, O_RDWR | O_CLOEXEC);
+        if (c->fd < 0)
+                return -errno;
+        memset(&h, 0, sizeof(h));
+        h.size = sizeof(h);
+        h.flags = flags | KDBUS_HELLO_ACCEPT_FD;
+        h.attach_flags_recv = _KDBUS_ATTACH_ALL;
+        h.pool_size = POOL;
+        r = kio(c->fd, KDBUS_CMD_HELLO, &h);
+        if (r < 0)
+                return r;
+        c->id = h.id;
+        memset(&f, 0, sizeof(f));
+        f.size = sizeof(f);
+        f.offset = h.offset;
+        (void) kio(c->fd, KDBUS_CMD_FREE, &f);
+        c->pool = mmap(NULL, POOL, PROT_READ, MAP_SHARED, c->fd, 0);
+        return c->pool == MAP_FAILED ? -errno : 0;
+}
+
+static int hello(const char *path, Conn *c) {
+        return hello_flags(path, 0, c);
+}
+
+static void conn_close(Conn *c) {
+        if (c->pool && c->pool != MAP_FAILED)
+                (void) munmap((void *)c->pool, POOL);
+        if (c->fd >= 0)
+                (void) close(c->fd);
+        c->fd = -1;
+}
+
+/* ---- a minimal dbus1 writer: header fields PATH, INTERFACE, MEMBER, DESTINATION,
+ * REPLY_SERIAL, SIGNATURE; an optional string body ---- */
+typedef struct W {
+        uint8_t b[1024];
+        size_t n;
+} W;
+
+static void w_pad(W *w, size_t a) {
+        while (w->n % a)
+                w->b[w->n++] = 0;
+}
+
+static void w_u32(W *w, uint32_t v) {
+        w_pad(w, 4);
+        memcpy(w->b + w->n, &v, 4);
+        w->n += 4;
+}
+
+static void w_str(W *w, const char *s) {
+        w_u32(w, (uint32_t)strlen(s));
+        memcpy(w->b + w->n, s, strlen(s) + 1);
+        w->n += strlen(s) + 1;
+}
+
+static void w_field(W *w, uint8_t code, char sig, const char *s, uint32_t u) {
+        w_pad(w, 8);
+        w->b[w->n++] = code;
+        w->b[w->n++] = 1;
+        w->b[w->n++] = (uint8_t)sig;
+        w->b[w->n++] = 0;
+        if (sig == 'u')
+                w_u32(w, u);
+        else if (sig == 'g') {
+                w->b[w->n++] = (uint8_t)strlen(s);
+                memcpy(w->b + w->n, s, strlen(s) + 1);
+                w->n += strlen(s) + 1;
+        } else
+                w_str(w, s);
+}
+
+/* type 1 call, 2 return, 4 signal; @arg: one string argument or NULL */
+static size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                        const char *dest, const char *member, const char *arg,
+                        uint32_t n_fds) {
+        size_t fields_len, body_start;
+        uint32_t body_len = 0;
+
+        memset(w, 0, sizeof(*w));
+        w->b[0] = 'l';
+        w->b[1] = type;
+        w->b[2] = type == 1 ? 0 : 1;    /* NO_REPLY_EXPECTED except calls */
+        w->b[3] = 1;
+        w->n = 16;
+        memcpy(w->b + 8, &serial, 4);
+        if (type == 1 || type == 4) {
+                w_field(w, 1, 'o', "/org/example", 0);
+                w_field(w, 2, 's', "org.example.Kabi", 0);
+                w_field(w, 3, 's', member, 0);
+        }
+        if (reply_serial)
+                w_field(w, 5, 'u', NULL, reply_serial);
+        if (dest)
+                w_field(w, 6, 's', dest, 0);
+        if (arg)
+                w_field(w, 8, 'g', "s", 0);
+        if (n_fds)
+                w_field(w, 9, 'u', NULL, n_fds);
+        fields_len = w->n - 16;
+        memcpy(w->b + 12, &(uint32_t){ (uint32_t)fields_len }, 4);
+        w_pad(w, 8);
+        body_start = w->n;
+        if (arg) {
+                w_str(w, arg);
+                body_len = (uint32_t)(w->n - body_start);
+        }
+        memcpy(w->b + 4, &body_len, 4);
+        return w->n;
+}
+
+static size_t dbus1(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                    const char *dest, const char *member, const char *arg) {
+        return dbus1_fds(w, type, serial, reply_serial, dest, member, arg, 0);
+}
+
+/* SEND of @data (one PAYLOAD_VEC at @vec_addr, the program's pointer) to @dst. */
+static int send_raw(Conn *c, uint64_t dst, uint64_t cookie, uint64_t cookie_reply,
+                    uint64_t msg_flags, int64_t priority, uint64_t vec_addr, size_t size,
+                    uint64_t send_flags, int64_t timeout_ns, const int *fds, unsigned n_fds,
+                    struct kdbus_cmd_send *ret) {
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *m = (void *)buf;
+        struct kdbus_item *it = m->items;
+        struct kdbus_cmd_send cmd = { .size = sizeof(cmd), .flags = send_flags };
+        struct timespec now;
+        int r;
+
+        m->dst_id = dst;
+        m->src_id = c->id;
+        m->cookie = cookie;
+        m->cookie_reply = cookie_reply;
+        m->flags = msg_flags;
+        m->priority = priority;
+        m->payload_type = KDBUS_PAYLOAD_DBUS;
+        if (timeout_ns) {
+                clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+                m->timeout_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
+                                (uint64_t)timeout_ns;
+        }
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = vec_addr;
+        it->vec.size = size;
+        it = KDBUS_ITEM_NEXT(it);
+        if (n_fds) {
+                it->type = KDBUS_ITEM_FDS;
+                it->size = KDBUS_ITEM_HEADER_SIZE + n_fds * sizeof(int);
+                memcpy(it->fds, fds, n_fds * sizeof(int));
+                it = KDBUS_ITEM_NEXT(it);
+        }
+        m->size = (uint64_t)((uint8_t *)it - (uint8_t *)m);
+        cmd.msg_address = (uintptr_t)m;
+        r = kio(c->fd, KDBUS_CMD_SEND, &cmd);
+        if (ret)
+                *ret = cmd;
+        return r;
+}
+
+/* a call without expected reply (NO_REPLY_EXPECTED) */
+static int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio) {
+        W w;
+        char dest[32];
+        size_t n;
+
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, dst->id);
+        n = dbus1(&w, 1, (uint32_t)cookie, 0, dest, "Ping", NULL);
+        w.b[2] = 1;
+        return send_raw(c, dst->id, cookie, 0, 0, prio, (uintptr_t)w.b, n, 0, 0, NULL, 0, NULL);
+}
+
+static int recv_msg(Conn *c, uint64_t flags, int64_t prio, const struct kdbus_msg **ret) {
+        struct kdbus_cmd_recv r = { .size = sizeof(r), .flags = flags, .priority = prio };
+        int q = kio(c->fd, KDBUS_CMD_RECV, &r);
+
+        if (q == 0 && ret)
+                *ret = (const void *)(c->pool + r.msg.offset);
+        return q;
+}
+
+static int free_at(Conn *c, const void *p) {
+        struct kdbus_cmd_free f = { .size = sizeof(f),
+                                    .offset = (uint64_t)((const uint8_t *)p - c->pool) };
+
+        return kio(c->fd, KDBUS_CMD_FREE, &f);
+}
+
+static short poll1(int fd, short events, int timeout) {
+        struct pollfd p = { .fd = fd, .events = events };
+
+        return poll(&p, 1, timeout) == 1 ? p.revents : 0;
+}
+
+/* ---- the cases ---- */
+
+/* bus-make: the nodes' modes, control's and the bus node's handle states */
+static int t_bus_make(void) {
+        struct kdbus_cmd_hello h = { .size = sizeof(h), .pool_size = POOL };
+        char path[600];
+        struct stat st;
+        Bus b, b2;
+        int fd;
+
+        (void) snprintf(path, sizeof(path), "%s/control", root);
+        CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0666);
+        CHECK(access(path, W_OK) == 0);
+        CHECK(bus_make(&b, "make", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(stat(b.path, &st) == 0 && (st.st_mode & 0777) == 0666);
+        /* the control handle made a bus: nothing else now */
+        CHECK(kio(b.control, KDBUS_CMD_HELLO, &h) == -EBADFD);
+        CHECK(poll1(b.control, POLLIN, 0) == (POLLERR | POLLHUP));
+        CHECK(mmap(NULL, POOL, PROT_READ, MAP_SHARED, b.control, 0) == MAP_FAILED &&
+              errno == EBADFD);
+        /* HELLO on control, BUS_MAKE on a bus node: EBADFD; an unknown ioctl ENOTTY */
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        CHECK(fd >= 0);
+        CHECK(kio(fd, KDBUS_CMD_HELLO, &h) == -EBADFD);
+        CHECK(kio(fd, _IOW(KDBUS_IOCTL_MAGIC, 0x7f, struct kdbus_cmd), &h) == -ENOTTY);
+        close(fd);
+        fd = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(fd >= 0);
+        {
+                struct kdbus_cmd c = { .size = sizeof(c) };
+
+                CHECK(kio(fd, KDBUS_CMD_BUS_MAKE, &c) == -EBADFD);
+        }
+        close(fd);
+        /* no access flags: the bus node is its owner's only */
+        CHECK(bus_make(&b2, "private", 0) == 0);
+        CHECK(stat(b2.path, &st) == 0 && (st.st_mode & 0777) == 0600);
+        /* the bus goes with its control handle, before close() returns (kdbus's release) */
+        close(b2.control);
+        CHECK(stat(b2.path, &st) < 0 && errno == ENOENT);
+        close(b.control);
+        return 0;
+}
+
+/* hello: EFAULT for memory the kernel could not read, kdbus's flags only */
+static int t_hello(void) {
+        uint64_t raw[16] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_hello *h = (void *)raw;
+        Bus b;
+        int fd;
+
+        CHECK(bus_make(&b, "hello", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        fd = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(fd >= 0);
+        CHECK(kio(fd, KDBUS_CMD_HELLO, (uint8_t *)raw + 1) == -EFAULT);
+        CHECK(kio(fd, KDBUS_CMD_HELLO, (void *)8) == -EFAULT);
+        /* before HELLO: no pool, a connection's commands are EBADFD */
+        CHECK(mmap(NULL, POOL, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED && errno == EBADFD);
+        h->size = sizeof(*h);
+        h->pool_size = POOL;
+        h->flags = 1ull << 32;
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == -EINVAL);
+        /* kdbusd's own HELLO extensions are not kdbus's */
+        h->flags = 1ull << 61;
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == -EINVAL);
+        h->flags = KDBUS_HELLO_ACCEPT_FD;
+        h->size = 1;
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == -EINVAL);
+        h->size = 1u << 20;
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == -EMSGSIZE);
+        h->size = sizeof(*h);
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == 0);
+        CHECK(h->id > 0 && h->flags == KDBUS_HELLO_ACCEPT_FD);
+        CHECK(kio(fd, KDBUS_CMD_HELLO, h) == -EBADFD);
+        /* NEGOTIATE shows kdbus's flags, not kdbusd's extensions */
+        {
+                Conn n;
+                struct kdbus_cmd_hello q = { .size = sizeof(q), .pool_size = POOL,
+                                             .flags = KDBUS_FLAG_NEGOTIATE };
+
+                n.fd = open(b.path, O_RDWR | O_CLOEXEC);
+                CHECK(kio(n.fd, KDBUS_CMD_HELLO, &q) == 0);
+                CHECK(q.flags & KDBUS_HELLO_MONITOR);
+                CHECK(!(q.flags & (KDBUS_HELLO_WIRE_BATCH | KDBUS_HELLO_CAPTURE_PER_MESSAGE)));
+                close(n.fd);
+        }
+        close(fd);
+        close(b.control);
+        return 0;
+}
+
+/* writable-pool: the pool maps read-only only */
+static int t_writable_pool(void) {
+        Bus b;
+        Conn c;
+        void *p;
+
+        CHECK(bus_make(&b, "pool", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &c) == 0);
+        CHECK(mmap(NULL, POOL, PROT_READ | PROT_WRITE, MAP_SHARED, c.fd, 0) == MAP_FAILED &&
+              errno == EPERM);
+        p = mmap(NULL, POOL, PROT_READ, MAP_SHARED, c.fd, 0);
+        CHECK(p != MAP_FAILED);
+        CHECK(mprotect(p, POOL, PROT_READ | PROT_WRITE) < 0);
+        CHECK(munmap(p, POOL) == 0);
+        CHECK(mmap(NULL, POOL * 2, PROT_READ, MAP_SHARED, c.fd, 0) == MAP_FAILED &&
+              errno == EFAULT);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* message: SEND reads the program's memory (EFAULT where it cannot), RECV, FREE; poll
+ * is level-triggered */
+static int t_message(void) {
+        const struct kdbus_msg *m, *m2;
+        Bus b;
+        Conn a, c;
+        W w;
+        char dest[32];
+        size_t n;
+
+        CHECK(bus_make(&b, "msg", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(poll1(c.fd, POLLIN, 0) == 0);
+        CHECK(poll1(c.fd, POLLIN | POLLOUT, 0) == POLLOUT);
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c.id);
+        n = dbus1(&w, 1, 7, 0, dest, "Ping", "hello");
+        /* unreadable payload or message: EFAULT, nothing sent */
+        CHECK(send_raw(&a, c.id, 7, 0, KDBUS_MSG_EXPECT_REPLY, 0, 16, n, 0, 1000000000, NULL,
+                       0, NULL) == -EFAULT);
+        {
+                struct kdbus_cmd_send s = { .size = sizeof(s), .msg_address = 4096 };
+
+                CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == -EFAULT);
+        }
+        CHECK(recv_msg(&c, 0, 0, NULL) == -EAGAIN);
+        CHECK(send_raw(&a, c.id, 7, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n, 0,
+                       1000000000, NULL, 0, NULL) == 0);
+        CHECK(call_noreply(&a, &c, 8, 0) == 0);
+        CHECK(poll1(c.fd, POLLIN, 1000) == POLLIN);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0);
+        CHECK(m->src_id == a.id && m->cookie == 7 && m->payload_type == KDBUS_PAYLOAD_DBUS);
+        /* one left: still readable (level-triggered), then not */
+        CHECK(poll1(c.fd, POLLIN, 0) == POLLIN);
+        CHECK(recv_msg(&c, 0, 0, &m2) == 0 && m2->cookie == 8);
+        CHECK(poll1(c.fd, POLLIN, 0) == 0);
+        CHECK(free_at(&c, m) == 0 && free_at(&c, m2) == 0);
+        CHECK(free_at(&c, m) == -ENXIO);
+        /* PEEK keeps it readable */
+        CHECK(call_noreply(&a, &c, 9, 0) == 0);
+        CHECK(recv_msg(&c, KDBUS_RECV_PEEK, 0, &m) == 0 && m->cookie == 9);
+        CHECK(poll1(c.fd, POLLIN, 0) == POLLIN);
+        CHECK(free_at(&c, m) == 0);
+        CHECK(recv_msg(&c, KDBUS_RECV_DROP, 0, NULL) == 0);
+        CHECK(poll1(c.fd, POLLIN, 0) == 0);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* message-prio: USE_PRIORITY takes the lowest value first */
+static int t_prio(void) {
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c;
+
+        CHECK(bus_make(&b, "prio", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(call_noreply(&a, &c, 1, 25) == 0);
+        CHECK(call_noreply(&a, &c, 2, -600) == 0);
+        CHECK(call_noreply(&a, &c, 3, 10) == 0);
+        CHECK(recv_msg(&c, KDBUS_RECV_USE_PRIORITY, -1000, NULL) == -EAGAIN);
+        CHECK(recv_msg(&c, KDBUS_RECV_USE_PRIORITY, 20, &m) == 0 && m->cookie == 2);
+        CHECK(free_at(&c, m) == 0);
+        CHECK(recv_msg(&c, KDBUS_RECV_USE_PRIORITY, 20, &m) == 0 && m->cookie == 3);
+        CHECK(free_at(&c, m) == 0);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 1);
+        CHECK(free_at(&c, m) == 0);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* byebye and the bus going: POLLERR|POLLHUP, then ECONNRESET */
+static int t_byebye(void) {
+        struct kdbus_cmd bye = { .size = sizeof(bye) };
+        Bus b;
+        Conn a, c;
+
+        CHECK(bus_make(&b, "bye", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(call_noreply(&a, &c, 1, 0) == 0);
+        CHECK(kio(c.fd, KDBUS_CMD_BYEBYE, &bye) == -EBUSY);
+        CHECK(recv_msg(&c, KDBUS_RECV_DROP, 0, NULL) == 0);
+        CHECK(kio(c.fd, KDBUS_CMD_BYEBYE, &bye) == 0);
+        CHECK(poll1(c.fd, POLLIN, 0) == (POLLERR | POLLHUP));
+        CHECK(recv_msg(&c, 0, 0, NULL) == -ECONNRESET);
+        conn_close(&c);
+        /* the bus goes (its control handle closed): a waiting poll wakes with HUP */
+        close(b.control);
+        CHECK(poll1(a.fd, POLLIN, 2000) == (POLLERR | POLLHUP));
+        CHECK(recv_msg(&a, 0, 0, NULL) == -ECONNRESET);
+        conn_close(&a);
+        return 0;
+}
+
+/* names: acquire, queue, list, release */
+static int t_names(void) {
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; char str[32]; } name;
+        } q;
+        struct kdbus_cmd_list l = { .size = sizeof(l), .flags = KDBUS_LIST_NAMES };
+        Bus b;
+        Conn a, c;
+        bool found = false;
+
+        CHECK(bus_make(&b, "names", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        memset(&q, 0, sizeof(q));
+        q.name.type = KDBUS_ITEM_NAME;
+        strcpy(q.name.str, "org.example.Kabi");
+        q.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(q.name.str) + 1;
+        q.cmd.size = sizeof(q.cmd) + KDBUS_ALIGN8(q.name.size);
+        CHECK(kio(a.fd, KDBUS_CMD_NAME_ACQUIRE, &q) == 0);
+        CHECK(q.cmd.return_flags & KDBUS_NAME_ACQUIRED);
+        q.cmd.flags = 0;
+        CHECK(kio(c.fd, KDBUS_CMD_NAME_ACQUIRE, &q) == -EEXIST);
+        q.cmd.flags = KDBUS_NAME_QUEUE;
+        CHECK(kio(c.fd, KDBUS_CMD_NAME_ACQUIRE, &q) == 0);
+        CHECK(q.cmd.return_flags & KDBUS_NAME_IN_QUEUE);
+        CHECK(kio(a.fd, KDBUS_CMD_LIST, &l) == 0);
+        for (const struct kdbus_info *i = (const void *)(a.pool + l.offset);
+             (const uint8_t *)i < a.pool + l.offset + l.list_size;
+             i = (const void *)((const uint8_t *)i + KDBUS_ALIGN8(i->size)))
+                if (i->id == a.id)
+                        found = true;
+        CHECK(found);
+        CHECK(free_at(&a, a.pool + l.offset) == 0);
+        q.cmd.flags = 0;
+        CHECK(kio(a.fd, KDBUS_CMD_NAME_RELEASE, &q) == 0);
+        CHECK(kio(a.fd, KDBUS_CMD_NAME_RELEASE, &q) == -EADDRINUSE ||
+              kio(a.fd, KDBUS_CMD_NAME_RELEASE, &q) == -ESRCH);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* connection-info */
+static int t_conn_info(void) {
+        struct kdbus_cmd_info i = { .size = sizeof(i), .attach_flags = KDBUS_ATTACH_CREDS };
+        const struct kdbus_info *info;
+        Bus b;
+        Conn a, c;
+
+        CHECK(bus_make(&b, "info", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        i.id = c.id;
+        CHECK(kio(a.fd, KDBUS_CMD_CONN_INFO, &i) == 0);
+        info = (const void *)(a.pool + i.offset);
+        CHECK(info->id == c.id);
+        CHECK(free_at(&a, info) == 0);
+        i.id = 12345;
+        CHECK(kio(a.fd, KDBUS_CMD_CONN_INFO, &i) == -ENXIO);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* sync: SYNC_REPLY waits for the answer from another process */
+static int t_sync(void) {
+        const struct kdbus_msg *m;
+        struct kdbus_cmd_send ret;
+        Bus b;
+        Conn a, c;
+        W w;
+        char dest[32];
+        size_t n;
+        pid_t pid;
+        int st;
+
+        CHECK(bus_make(&b, "sync", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                /* the service: answer one call, through the inherited connection */
+                W r;
+                char to[32];
+                size_t rn;
+
+                if (poll1(c.fd, POLLIN, 5000) != POLLIN || recv_msg(&c, 0, 0, &m) < 0)
+                        _exit(1);
+                (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
+                rn = dbus1(&r, 2, 100, (uint32_t)m->cookie, to, NULL, "pong");
+                if (send_raw(&c, m->src_id, 100, m->cookie, 0, 0, (uintptr_t)r.b, rn, 0, 0,
+                             NULL, 0, NULL) < 0)
+                        _exit(2);
+                _exit(0);
+        }
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c.id);
+        n = dbus1(&w, 1, 5, 0, dest, "Ping", NULL);
+        CHECK(send_raw(&a, c.id, 5, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n,
+                       KDBUS_SEND_SYNC_REPLY, 5000000000, NULL, 0, &ret) == 0);
+        m = (const void *)(a.pool + ret.reply.offset);
+        CHECK(m->cookie_reply == 5 && m->src_id == c.id);
+        CHECK(free_at(&a, m) == 0);
+        CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        /* nobody answers: the absolute deadline ends it */
+        n = dbus1(&w, 1, 6, 0, dest, "Ping", NULL);
+        CHECK(send_raw(&a, c.id, 6, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n,
+                       KDBUS_SEND_SYNC_REPLY, 100000000, NULL, 0, &ret) == -ETIMEDOUT);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* timeout: an unanswered call's REPLY_TIMEOUT notification */
+static int t_timeout(void) {
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c;
+
+        CHECK(bus_make(&b, "timeout", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        {
+                W w;
+                char dest[32];
+                size_t n;
+
+                (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c.id);
+                n = dbus1(&w, 1, 3, 0, dest, "Ping", NULL);
+                CHECK(send_raw(&a, c.id, 3, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n, 0,
+                               100000000, NULL, 0, NULL) == 0);
+        }
+        CHECK(poll1(a.fd, POLLIN, 3000) == POLLIN);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0);
+        CHECK(m->src_id == KDBUS_SRC_ID_KERNEL && m->cookie_reply == 3);
+        CHECK(m->items[0].type == KDBUS_ITEM_REPLY_TIMEOUT);
+        CHECK(free_at(&a, m) == 0);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* fd-passing: fds travel; a kdbus handle does not (EOPNOTSUPP), a closed fd is EBADF */
+static int t_fd_passing(void) {
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c;
+        W w;
+        char dest[32];
+        size_t n;
+        int p[2], bad = 1000;
+
+        CHECK(bus_make(&b, "fds", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(pipe(p) == 0);
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c.id);
+        n = dbus1_fds(&w, 1, 4, 0, dest, "Ping", NULL, 2);
+        w.b[2] = 1;
+        {
+                int two[2] = { p[0], bad };
+
+                CHECK(send_raw(&a, c.id, 4, 0, 0, 0, (uintptr_t)w.b, n, 0, 0, two, 2, NULL) ==
+                      -EBADF);
+                two[1] = c.fd;
+                CHECK(send_raw(&a, c.id, 4, 0, 0, 0, (uintptr_t)w.b, n, 0, 0, two, 2, NULL) ==
+                      -EOPNOTSUPP);
+        }
+        CHECK(send_raw(&a, c.id, 4, 0, 0, 0, (uintptr_t)w.b, n, 0, 0, p, 2, NULL) == 0);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 4);
+        {
+                const struct kdbus_item *fitem = NULL;
+                char x = 'x', y = 0;
+
+                for (const struct kdbus_item *it = m->items;
+                     (const uint8_t *)it < (const uint8_t *)m + m->size;
+                     it = (const void *)((const uint8_t *)it + KDBUS_ALIGN8(it->size)))
+                        if (it->type == KDBUS_ITEM_FDS &&
+                            it->size == KDBUS_ITEM_HEADER_SIZE + 2 * sizeof(int))
+                                fitem = it;
+                CHECK(fitem);
+                (void) x;
+                (void) y;
+        }
+        CHECK(free_at(&c, m) == 0);
+        close(p[0]);
+        close(p[1]);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/* match: broadcasts reach only connections with a matching entry */
+static int t_match(void) {
+        struct {
+                struct kdbus_cmd_match cmd;
+                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
+        } mt;
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c, d;
+        W w;
+        size_t n;
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *msg = (void *)buf;
+        struct kdbus_item *it = msg->items;
+        struct kdbus_cmd_send s = { .size = sizeof(s) };
+
+        CHECK(bus_make(&b, "match", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0 && hello(b.path, &d) == 0);
+        memset(&mt, 0, sizeof(mt));
+        mt.cmd.size = sizeof(mt);
+        mt.cmd.cookie = 1;
+        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
+        mt.bloom.size = sizeof(mt.bloom);
+        CHECK(kio(c.fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
+        n = dbus1(&w, 4, 11, 0, NULL, "Changed", NULL);
+        msg->dst_id = KDBUS_DST_ID_BROADCAST;
+        msg->cookie = 11;
+        msg->flags = KDBUS_MSG_SIGNAL;
+        msg->payload_type = KDBUS_PAYLOAD_DBUS;
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)w.b;
+        it->vec.size = n;
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_BLOOM_FILTER;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
+        it = KDBUS_ITEM_NEXT(it);
+        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
+        s.msg_address = (uintptr_t)msg;
+        CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
+        CHECK(poll1(c.fd, POLLIN, 1000) == POLLIN);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 11 &&
+              m->dst_id == KDBUS_DST_ID_BROADCAST);
+        CHECK(free_at(&c, m) == 0);
+        CHECK(recv_msg(&d, 0, 0, NULL) == -EAGAIN);
+        {
+                struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
+
+                CHECK(kio(c.fd, KDBUS_CMD_MATCH_REMOVE, &rm) == 0);
+                CHECK(kio(c.fd, KDBUS_CMD_MATCH_REMOVE, &rm) == -EBADSLT);
+        }
+        conn_close(&a);
+        conn_close(&c);
+        conn_close(&d);
+        close(b.control);
+        return 0;
+}
+
+/* monitor: the bus's owner may monitor, it sees a unicast between others */
+static int t_monitor(void) {
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c, mon;
+
+        CHECK(bus_make(&b, "monitor", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(hello_flags(b.path, KDBUS_HELLO_MONITOR, &mon) == 0);
+        CHECK(call_noreply(&a, &c, 21, 0) == 0);
+        CHECK(poll1(mon.fd, POLLIN, 1000) == POLLIN);
+        CHECK(recv_msg(&mon, 0, 0, &m) == 0 && m->cookie == 21 && m->dst_id == c.id);
+        CHECK(free_at(&mon, m) == 0);
+        CHECK(call_noreply(&mon, &c, 22, 0) == -EOPNOTSUPP);
+        conn_close(&a);
+        conn_close(&c);
+        conn_close(&mon);
+        close(b.control);
+        return 0;
+}
+
+/* endpoint: a custom endpoint's node in the bus's directory, its policy applies */
+static int t_endpoint(void) {
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; char str[64]; } name;
+        } e;
+        char path[700];
+        struct stat st;
+        Bus b;
+        Conn c;
+        int owner;
+
+        CHECK(bus_make(&b, "ep", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        owner = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(owner >= 0);
+        memset(&e, 0, sizeof(e));
+        e.name.type = KDBUS_ITEM_MAKE_NAME;
+        (void) snprintf(e.name.str, sizeof(e.name.str), "%u-kabi", getuid());
+        e.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(e.name.str) + 1;
+        e.cmd.size = sizeof(e.cmd) + KDBUS_ALIGN8(e.name.size);
+        e.cmd.flags = KDBUS_MAKE_ACCESS_WORLD;
+        CHECK(kio(owner, KDBUS_CMD_ENDPOINT_MAKE, &e) == 0);
+        (void) snprintf(path, sizeof(path), "%s/%s", b.dir, e.name.str);
+        CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0666);
+        CHECK(hello(path, &c) == 0);
+        /* an endpoint's peers are never privileged: no monitor through it */
+        {
+                Conn mon;
+
+                CHECK(hello_flags(path, KDBUS_HELLO_MONITOR, &mon) == -EOPNOTSUPP);
+                close(mon.fd);
+        }
+        conn_close(&c);
+        close(owner);
+        close(b.control);
+        return 0;
+}
+
+/* dup, select, epoll, threads: the handle as a file */
+static void *t_thread_send(void *p) {
+        Conn **cc = p;
+
+        return (void *)(intptr_t)call_noreply(cc[0], cc[1], 31, 0);
+}
+
+static int t_fdops(void) {
+        const struct kdbus_msg *m;
+        struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 77 }, out;
+        Bus b;
+        Conn a, c, *cc[2] = { &a, &c };
+        pthread_t t;
+        void *tr;
+        fd_set rd;
+        struct timeval tv = { 1, 0 };
+        int ep, d;
+
+        CHECK(bus_make(&b, "fdops", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        ep = epoll_create1(EPOLL_CLOEXEC);
+        CHECK(ep >= 0);
+        CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, c.fd, &ev) == 0);
+        CHECK(epoll_wait(ep, &out, 1, 0) == 0);
+        CHECK(pthread_create(&t, NULL, t_thread_send, cc) == 0);
+        CHECK(pthread_join(t, &tr) == 0 && tr == NULL);
+        CHECK(epoll_wait(ep, &out, 1, 1000) == 1 && out.data.u64 == 77);
+        FD_ZERO(&rd);
+        FD_SET(c.fd, &rd);
+        CHECK(select(c.fd + 1, &rd, NULL, NULL, &tv) == 1 && FD_ISSET(c.fd, &rd));
+        /* a dup is the same handle; it stays when the first fd is closed */
+        d = dup(c.fd);
+        CHECK(d >= 0);
+        close(c.fd);
+        c.fd = d;
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 31);
+        CHECK(free_at(&c, m) == 0);
+        CHECK(epoll_wait(ep, &out, 1, 0) == 0);
+        close(ep);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        int (*run)(void);
+} cases[] = {
+        { "bus-make", t_bus_make },
+        { "hello", t_hello },
+        { "writable-pool", t_writable_pool },
+        { "message", t_message },
+        { "message-prio", t_prio },
+        { "byebye", t_byebye },
+        { "names", t_names },
+        { "connection-info", t_conn_info },
+        { "sync", t_sync },
+        { "timeout", t_timeout },
+        { "fd-passing", t_fd_passing },
+        { "match", t_match },
+        { "monitor", t_monitor },
+        { "endpoint", t_endpoint },
+        { "fdops", t_fdops },
+};
+
+int main(int argc, char **argv) {
+        unsigned failed = 0, ran = 0;
+        int i = 1;
+
+        if (argc < 3 || strcmp(argv[1], "--root")) {
+                fprintf(stderr, "usage: %s --root DIR [CASE...]\n", argv[0]);
+                return 2;
+        }
+        root = argv[2];
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+                bool want = argc == 3;
+
+                for (i = 3; i < argc; i++)
+                        want |= !strcmp(argv[i], cases[k].name);
+                if (!want)
+                        continue;
+                ran++;
+                if (cases[k].run() < 0) {
+                        printf("FAIL %s\n", cases[k].name);
+                        failed++;
+                } else
+                        printf("ok %s\n", cases[k].name);
+                fflush(stdout);
+        }
+        printf("%u of %u cases failed\n", failed, ran);
+        return failed || !ran ? 1 : 0;
+}
