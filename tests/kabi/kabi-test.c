@@ -9,6 +9,8 @@
  * each on a bus of its own made through DIR/control, as kdbus-test does.
  *
  *   kabi-test --root DIR [CASE...]
+ *   kabi-test --root DIR --serve               (a service for legacy clients, interop.py)
+ *   kabi-test --root DIR --call BUS NAME       (a client of a dbus-python service)
  *
  * Prints "ok"/"FAIL" per case and exits 1 if any failed. Messages carry dbus1 payloads.
  */
@@ -171,9 +173,9 @@ static void w_field(W *w, uint8_t code, char sig, const char *s, uint32_t u) {
 }
 
 /* type 1 call, 2 return, 4 signal; @arg: one string argument or NULL */
-static size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
-                        const char *dest, const char *member, const char *arg,
-                        uint32_t n_fds) {
+static size_t dbus1_full(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                         const char *path, const char *iface, const char *dest,
+                         const char *member, const char *arg, uint32_t n_fds) {
         size_t fields_len, body_start;
         uint32_t body_len = 0;
 
@@ -185,8 +187,8 @@ static size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_seri
         w->n = 16;
         memcpy(w->b + 8, &serial, 4);
         if (type == 1 || type == 4) {
-                w_field(w, 1, 'o', "/org/example", 0);
-                w_field(w, 2, 's', "org.example.Kabi", 0);
+                w_field(w, 1, 'o', path, 0);
+                w_field(w, 2, 's', iface, 0);
                 w_field(w, 3, 's', member, 0);
         }
         if (reply_serial)
@@ -209,9 +211,83 @@ static size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_seri
         return w->n;
 }
 
+static size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                        const char *dest, const char *member, const char *arg,
+                        uint32_t n_fds) {
+        return dbus1_full(w, type, serial, reply_serial, "/org/example", "org.example.Kabi",
+                          dest, member, arg, n_fds);
+}
+
 static size_t dbus1(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
                     const char *dest, const char *member, const char *arg) {
         return dbus1_fds(w, type, serial, reply_serial, dest, member, arg, 0);
+}
+
+/* A received message's dbus1 bytes (its PAYLOAD_OFF items, joined) read back: the type,
+ * MEMBER and a leading string argument (NULL if none). Return: 0 or -1. */
+typedef struct R {
+        uint8_t type;
+        uint32_t serial;
+        char member[128];
+        char arg[256];
+        bool has_arg;
+} R;
+
+static int dbus1_read(const struct kdbus_msg *m, R *r) {
+        static uint8_t b[65536];
+        size_t n = 0, pos, end, body;
+        uint32_t flen, u;
+
+        memset(r, 0, sizeof(*r));
+        for (const struct kdbus_item *it = m->items;
+             (const uint8_t *)it < (const uint8_t *)m + m->size;
+             it = (const void *)((const uint8_t *)it + KDBUS_ALIGN8(it->size)))
+                if (it->type == KDBUS_ITEM_PAYLOAD_OFF) {
+                        if (n + it->vec.size > sizeof(b))
+                                return -1;
+                        memcpy(b + n, (const uint8_t *)m + it->vec.offset, it->vec.size);
+                        n += it->vec.size;
+                }
+        if (n < 16 || b[0] != 'l')
+                return -1;
+        r->type = b[1];
+        memcpy(&r->serial, b + 8, 4);
+        memcpy(&flen, b + 12, 4);
+        pos = 16;
+        end = 16 + flen;
+        while (pos < end) {
+                uint8_t code, slen;
+                char sig;
+
+                pos = (pos + 7) & ~(size_t)7;
+                if (pos + 4 > end)
+                        break;
+                code = b[pos];
+                slen = b[pos + 1];
+                sig = (char)b[pos + 2];
+                pos += 3 + slen;
+                if (sig == 'u') {
+                        pos = (pos + 3) & ~(size_t)3;
+                        pos += 4;
+                } else if (sig == 'g') {
+                        pos += 1 + b[pos] + 1;
+                } else {
+                        pos = (pos + 3) & ~(size_t)3;
+                        memcpy(&u, b + pos, 4);
+                        if (code == 3 && u < sizeof(r->member))
+                                memcpy(r->member, b + pos + 4, u);
+                        pos += 4 + u + 1;
+                }
+        }
+        body = (end + 7) & ~(size_t)7;
+        if (body + 4 <= n) {
+                memcpy(&u, b + body, 4);
+                if (u < sizeof(r->arg) && body + 4 + u < n) {
+                        memcpy(r->arg, b + body + 4, u);
+                        r->has_arg = true;
+                }
+        }
+        return 0;
 }
 
 /* SEND of @data (one PAYLOAD_VEC at @vec_addr, the program's pointer) to @dst. */
@@ -876,6 +952,106 @@ static const struct {
         { "fdops", t_fdops },
 };
 
+/*
+ * --serve: a service on the kernel interface alone, for legacy clients (dbus-send, gdbus,
+ * busctl through the bus's .dbus1 socket): a bus of its own, the name org.example.Kabi,
+ * Ping(s) answered "pong:<s>", Quit ends it. Prints "bus PATH" (the bus node) once ready.
+ */
+static int serve(void) {
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; char str[32]; } name;
+        } q;
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn c;
+        bool quit = false;
+
+        CHECK(bus_make(&b, "svc", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &c) == 0);
+        memset(&q, 0, sizeof(q));
+        q.name.type = KDBUS_ITEM_NAME;
+        strcpy(q.name.str, "org.example.Kabi");
+        q.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(q.name.str) + 1;
+        q.cmd.size = sizeof(q.cmd) + KDBUS_ALIGN8(q.name.size);
+        CHECK(kio(c.fd, KDBUS_CMD_NAME_ACQUIRE, &q) == 0);
+        printf("bus %s\n", b.path);
+        fflush(stdout);
+        while (!quit) {
+                R r;
+                W w;
+                char to[32], out[300];
+                size_t n;
+                int e;
+
+                CHECK(poll1(c.fd, POLLIN, 30000) == POLLIN);
+                while ((e = recv_msg(&c, 0, 0, &m)) == 0) {
+                        if (dbus1_read(m, &r) == 0 && r.type == 1 &&
+                            (m->flags & KDBUS_MSG_EXPECT_REPLY)) {
+                                (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
+                                (void) snprintf(out, sizeof(out), "pong:%s", r.arg);
+                                n = dbus1(&w, 2, (uint32_t)m->cookie + 1000, (uint32_t)m->cookie,
+                                          to, NULL, out);
+                                CHECK(send_raw(&c, m->src_id, m->cookie + 1000, m->cookie, 0, 0,
+                                               (uintptr_t)w.b, n, 0, 0, NULL, 0, NULL) == 0);
+                        }
+                        quit |= !strcmp(r.member, "Quit");
+                        CHECK(free_at(&c, m) == 0);
+                }
+                CHECK(e == -EAGAIN);
+        }
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/*
+ * --call BUS NAME: a client on the kernel interface alone calls NAME's Echo("kabi") on the
+ * bus node BUS (a dbus-python service, tests/integration/py-service.py) with SYNC_REPLY,
+ * by name (DST_NAME), and prints what it answered.
+ */
+static int call_echo(const char *bus, const char *name) {
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *msg = (void *)buf;
+        struct kdbus_item *it = msg->items;
+        struct kdbus_cmd_send s = { .size = sizeof(s), .flags = KDBUS_SEND_SYNC_REPLY };
+        const struct kdbus_msg *m;
+        struct timespec now;
+        Conn c;
+        W w;
+        R r;
+        size_t n;
+
+        CHECK(hello(bus, &c) == 0);
+        n = dbus1_full(&w, 1, 1, 0, "/com/example/Obj", "com.example.Iface", name, "Echo",
+                       "kabi", 0);
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+        msg->dst_id = KDBUS_DST_ID_NAME;
+        msg->cookie = 1;
+        msg->flags = KDBUS_MSG_EXPECT_REPLY;
+        msg->payload_type = KDBUS_PAYLOAD_DBUS;
+        msg->timeout_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec +
+                          5000000000ull;
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)w.b;
+        it->vec.size = n;
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_DST_NAME;
+        it->size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        strcpy(it->str, name);
+        it = KDBUS_ITEM_NEXT(it);
+        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
+        s.msg_address = (uintptr_t)msg;
+        CHECK(kio(c.fd, KDBUS_CMD_SEND, &s) == 0);
+        m = (const void *)(c.pool + s.reply.offset);
+        CHECK(dbus1_read(m, &r) == 0 && r.type == 2 && r.has_arg);
+        printf("echo: %s\n", r.arg);
+        CHECK(free_at(&c, m) == 0);
+        conn_close(&c);
+        return 0;
+}
+
 int main(int argc, char **argv) {
         unsigned failed = 0, ran = 0;
         int i = 1;
@@ -885,6 +1061,10 @@ int main(int argc, char **argv) {
                 return 2;
         }
         root = argv[2];
+        if (argc == 4 && !strcmp(argv[3], "--serve"))
+                return serve() < 0 ? 1 : 0;
+        if (argc == 6 && !strcmp(argv[3], "--call"))
+                return call_echo(argv[4], argv[5]) < 0 ? 1 : 0;
         for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
                 bool want = argc == 3;
 
