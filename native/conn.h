@@ -159,6 +159,9 @@ int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
 /* true when RECV would answer EAGAIN now: nothing in the pool or the core's queue
  * (KDBUS_WIRE_RETURN_RECV_EMPTY). No drain, so safe inside a delivery. */
 bool native_conn_recv_empty(NativeConn *nc);
+/* The fd numbers a peer's received message got in its process, written into the slice at
+ * @offset it holds (native/fds.c). Return: 0, -ENXIO, -EINVAL. */
+int native_conn_fds_publish(NativeConn *nc, uint64_t offset, const int32_t *fds, size_t n);
 /* true when nothing waits in the core's queue (for pool space); the pool may hold some. */
 bool native_conn_queue_empty(NativeConn *nc);
 

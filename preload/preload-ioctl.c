@@ -306,6 +306,8 @@ static int preload_send_items(Buf *b, size_t cmd_off, uint64_t size, int *fds,
         return 0;
 }
 
+static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned n);
+
 static bool preload_command_known(unsigned long cmd) {
         switch (cmd) {
         case KDBUS_CMD_BUS_MAKE:
@@ -452,9 +454,14 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 h->type = PRELOAD_HANDLE_OWNER;
         else if (r == 0 && command == KDBUS_CMD_BYEBYE)
                 h->byebye = true;
-        /* a received message's fds: kdbusd writes -1 in their place in the slice, the
-         * numbers they would have here are not known to it (not done yet: they are
-         * closed, see docs/kdbus-preload.md) */
+        if (r == 0 && rep->n_fds && (command == KDBUS_CMD_RECV || command == KDBUS_CMD_SEND)) {
+                uint64_t offset = command == KDBUS_CMD_RECV ?
+                        ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset :
+                        ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset;
+
+                if (preload_fds_publish(fd, offset, rep->fds, rep->n_fds) == 0)
+                        rep->n_fds = 0;         /* the program's now */
+        }
 out:
         if (rep)
                 reply_close_fds(rep);
@@ -480,6 +487,40 @@ int preload_ioctl(PreloadHandle *h, int fd, unsigned long command, void *arg) {
         (void) pthread_mutex_lock(&h->lock);
         r = preload_ioctl_locked(h, fd, command, arg);
         (void) pthread_mutex_unlock(&h->lock);
+        return r;
+}
+
+/*
+ * The received message's fds are the program's now: their numbers go into the slice (the
+ * bus writes them, KDBUS_WIRE_FDS) before RECV returns, where kdbus had written them.
+ * Return: 0 or -errno (the fds are then closed by the caller).
+ */
+static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned n) {
+        /* built in a byte buffer: kdbus_wire_fds ends in a flexible array */
+        uint64_t buf[(sizeof(struct kdbus_wire_request) + sizeof(struct kdbus_wire_fds) +
+                      PRELOAD_MAX_REPLY_FDS * sizeof(int32_t)) / 8 + 1];
+        struct kdbus_wire_request *req = (void *)buf;
+        struct kdbus_wire_fds *wf = (void *)(req + 1);
+        struct iovec iov;
+        Reply *rep;
+        int r;
+
+        if (n > PRELOAD_MAX_REPLY_FDS)
+                return -EINVAL;
+        req->command = KDBUS_WIRE_FDS;
+        req->size = sizeof(*wf) + n * sizeof(int32_t);
+        wf->offset = offset;
+        wf->n_fds = n;
+        memcpy(wf->fds, fds, n * sizeof(int32_t));
+        iov = (struct iovec){ buf, sizeof(*req) + req->size };
+        rep = malloc(sizeof(*rep));
+        if (!rep)
+                return -ENOMEM;
+        r = preload_wire_call(fd, &iov, 1, NULL, 0, false, rep);
+        if (r == 0)
+                r = (int)rep->error;
+        reply_close_fds(rep);
+        free(rep);
         return r;
 }
 

@@ -836,6 +836,15 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
                         return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
                 return native_client_hello(c, cmd, size);
         }
+        if (req->command == KDBUS_WIRE_FDS && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH)) {
+                const struct kdbus_wire_fds *wf = (const void *)cmd;
+                int r = -EINVAL;
+
+                if (size >= sizeof(*wf) && !n_fds && wf->n_fds <= KDBUS_MSG_MAX_FDS +
+                    KDBUS_MSG_MAX_MEMFD_ITEMS && size == sizeof(*wf) + wf->n_fds * sizeof(int32_t))
+                        r = native_conn_fds_publish(c->nc, wf->offset, wf->fds, wf->n_fds);
+                return native_client_reply(c, r, NULL, 0, NULL, 0);
+        }
         /* without the HELLO flag a batch is an unknown command (ENOTTY), as before */
         if (req->command == KDBUS_WIRE_BATCH && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH))
                 return native_client_batch(c, cmd, size, fds, n_fds);

@@ -543,6 +543,27 @@ struct kdbus_wire_batch_reply {
 };
 
 /*
+ * kdbus-compat's extension (only after a HELLO with KDBUS_HELLO_WIRE_BATCH, ENOTTY
+ * otherwise), for libkdbus-preload.so: kdbus wrote the numbers a received message's fds got
+ * in the receiver into its slice (the FDS item's ints, each PAYLOAD_MEMFD item's fd); the
+ * fds come with the RECV (or SYNC_REPLY) reply, and the peer tells the bus their numbers:
+ *
+ *   struct kdbus_wire_request { KDBUS_WIRE_FDS, size }
+ *   struct kdbus_wire_fds     { offset of the message's slice, n_fds, fds[n_fds] }
+ *
+ * in the reply's order (the FDS item's, for a receiver with ACCEPT_FD, then one per
+ * PAYLOAD_MEMFD item). The reply is struct kdbus_wire_reply alone: 0, ENXIO (no slice the
+ * peer holds there), EINVAL (another count, a malformed request).
+ */
+#define KDBUS_WIRE_FDS                   _IOW(KDBUS_IOCTL_MAGIC, 0xc1, struct kdbus_wire_fds)
+
+struct kdbus_wire_fds {
+        uint64_t offset;
+        uint64_t n_fds;
+        int32_t fds[];
+};
+
+/*
  * kdbus-compat's extension (any handle state), for libkdbus-preload.so: end this handle
  * now (its connection, the bus or endpoint it made), as the release of kdbus's file did,
  * and answer when that is done; then kdbusd closes its end. A close() of the last fd of a

@@ -757,8 +757,13 @@ static int t_fd_passing(void) {
                             it->size == KDBUS_ITEM_HEADER_SIZE + 2 * sizeof(int))
                                 fitem = it;
                 CHECK(fitem);
-                (void) x;
-                (void) y;
+                /* installed before RECV returned, their numbers in the slice (kdbus) */
+                CHECK(fitem->fds[0] >= 0 && fitem->fds[1] >= 0);
+                CHECK(fitem->fds[0] != p[0] && fitem->fds[1] != p[1]);
+                CHECK(fcntl(fitem->fds[0], F_GETFD) == FD_CLOEXEC);
+                CHECK(write(fitem->fds[1], &x, 1) == 1 && read(p[0], &y, 1) == 1 && y == 'x');
+                close(fitem->fds[0]);
+                close(fitem->fds[1]);
         }
         CHECK(free_at(&c, m) == 0);
         close(p[0]);
