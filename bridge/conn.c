@@ -152,6 +152,8 @@ int bridge_conn_new(Bus *bus, BridgeCreds *creds, unsigned flags, const BridgeCo
         list_init(&conn->match_link);
         list_init(&conn->replies_out);
         list_init(&conn->replies_in);
+        list_init(&conn->callers);
+        list_init(&conn->called);
         list_append(&bus->conns, &conn->bus_link);
 
         *ret = conn;
@@ -557,6 +559,7 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         bus_activator_conn_removed(conn);
         if (bridge_conn_is_visible_kind(conn))
                 (void) bus_notify_conn_removed(bus, conn);
+        bridge_conn_forget_callers(conn);       /* after its callees heard it leave */
         bridge_conn_fail_replies(conn);
         if (conn->ops && conn->ops->disconnected)
                 conn->ops->disconnected(conn, conn->userdata);
@@ -868,10 +871,10 @@ static int conn_check_name_policy(BridgeConn *sender, const BridgeConn *dst,
          * too) */
         if (msg->hdr.type == WIRE_MSG_SIGNAL) {
                 *ret_drop = !bridge_conn_can_talk(dst, sender) ||
-                            (sender->endpoint && !bridge_conn_can_talk(sender, dst));
+                            (sender->endpoint && !bridge_conn_may_send(sender, dst, msg));
                 return 0;
         }
-        if (bridge_conn_can_talk(sender, dst))
+        if (bridge_conn_may_send(sender, dst, msg))
                 return 0;
         if (asprintf(&text, "Connection \"%s\" is not allowed to talk to \"%s\" (%s) by the "
                      "bus's kdbus name policy (%s)", sender->unique_name, name, dst->unique_name,
@@ -1011,6 +1014,14 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                         return error_trace(r);
                 if (msg->reply_deadline_usec)
                         bridge_reply_set_deadline(pending, msg->reply_deadline_usec);
+        }
+        /* a sandboxed callee sees its caller from now on, while both are connected */
+        if (h->type == WIRE_MSG_METHOD_CALL && dst->endpoint) {
+                r = bridge_conn_note_caller(dst, sender);
+                if (r < 0) {
+                        bridge_reply_free(pending);
+                        return error_trace(r);
+                }
         }
         r = conn_queue_push(dst, msg);
         if (r < 0) {

@@ -155,6 +155,8 @@ struct BridgeConn {
         uint64_t route_mark;            /* Bus.route_epoch: routing decided on it */
         List replies_out;               /* BridgeReply this conn waits for (as caller) */
         List replies_in;                /* BridgeReply this conn owes (as callee) */
+        List callers;                   /* BridgeCallerLink: who called it (xdg endpoint) */
+        List called;                    /* BridgeCallerLink: whom it called there */
         unsigned n_replies_out;
 
         /* statistics */

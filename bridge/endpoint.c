@@ -84,6 +84,42 @@ BusEndpoint *bus_find_endpoint(Bus *bus, const char *name) {
 }
 
 /**
+ * bus_count_endpoints() - the open endpoints one user made
+ * @bus:        the bus
+ * @uid:        their maker
+ *
+ * Return: how many.
+ */
+unsigned bus_count_endpoints(const Bus *bus, uid_t uid) {
+        unsigned n = 0;
+        List *pos;
+
+        list_for_each(pos, &bus->endpoints)
+                n += container_of(pos, BusEndpoint, link)->uid == uid;
+        return n;
+}
+
+/**
+ * bus_endpoint_count_conns() - the connections that came through an endpoint
+ * @ep:         the endpoint
+ *
+ * Return: how many are active (0 once it is closed).
+ */
+unsigned bus_endpoint_count_conns(const BusEndpoint *ep) {
+        unsigned n = 0;
+        List *pos;
+
+        if (!ep->bus)
+                return 0;
+        list_for_each(pos, &ep->bus->conns) {
+                const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
+
+                n += c->endpoint == ep && c->active;
+        }
+        return n;
+}
+
+/**
  * bus_endpoint_new() - ENDPOINT_MAKE
  * @bus:        the bus
  * @uid:        the creator's uid
@@ -189,7 +225,33 @@ void bus_endpoint_close(BusEndpoint *ep) {
  * Return: 0, -EINVAL, -EEXIST, -ENOMEM; the old policy stays on error.
  */
 int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size) {
-        return name_acl_db_set(ep->policy, items, items_size, 0, true, ep);
+        return bus_endpoint_update_flags(ep, 0, items, items_size);
+}
+
+/**
+ * bus_endpoint_update_flags() - ENDPOINT_UPDATE with kdbus-compat's flags
+ * @ep:         the endpoint
+ * @flags:      BUS_ENDPOINT_POLICY_XDG (xdg-dbus-proxy's rule language, bridge/name-acl.h),
+ *              BUS_ENDPOINT_SLOPPY_NAMES, BUS_ENDPOINT_UNFILTERED
+ * @items:      NAME items, each followed by its POLICY_ACCESS (and, xdg, POLICY_RULE) items
+ * @items_size: their size, checked with native_items_check()
+ *
+ * Everything applies at once to the endpoint's connections: the checks read the policy on
+ * every decision, so nothing granted before stays granted.
+ *
+ * Return: 0, -EINVAL, -EEXIST, -ENOMEM; the old policy and flags stay on error.
+ */
+int bus_endpoint_update_flags(BusEndpoint *ep, unsigned flags, const struct kdbus_item *items,
+                              size_t items_size) {
+        int r;
+
+        r = name_acl_db_set_xdg(ep->policy, items, items_size,
+                                flags & BUS_ENDPOINT_POLICY_XDG, ep);
+        if (r)
+                return r;
+        ep->sloppy_names = flags & BUS_ENDPOINT_SLOPPY_NAMES;
+        ep->unfiltered = flags & BUS_ENDPOINT_UNFILTERED;
+        return 0;
 }
 
 /**

@@ -18,8 +18,9 @@
  * For a covered name both must allow.
  *
  * Privileged (kdbus: the bus owner's uid or CAP_IPC_OWNER; here: uid 0 or Bus.owner_uid,
- * and not through a custom endpoint): may create endpoints and policy holders, and the
- * holder policy does not restrict it.
+ * and not through a custom endpoint): may create policy holders, and endpoints beyond
+ * BUS_ENDPOINT_MAX_PER_USER, and the holder policy does not restrict it. Anybody else may
+ * create endpoints too (kdbus: privileged only): an endpoint only narrows.
  *
  * The checks (kdbus's rules, see kdbus.policy(7)):
  *  - see a name: on a custom endpoint, SEE for it; elsewhere always.
@@ -44,6 +45,10 @@ typedef struct BridgeMsg BridgeMsg;
 typedef struct NameAclDb NameAclDb;
 struct kdbus_item;
 
+/* Endpoints one unprivileged user may hold on a bus at a time (as KDBUS_USER_MAX_BUSES
+ * for bus instances): each is an account of its own for max_connections_per_user. */
+#define BUS_ENDPOINT_MAX_PER_USER 16u
+
 /* kdbus's limit for the name of a bus node (KDBUS_SYSNAME_MAX_LEN). */
 #define BUS_ENDPOINT_NAME_MAX 63u
 
@@ -63,6 +68,10 @@ typedef struct BusEndpoint {
         uid_t uid;                      /* its creator's */
         uint32_t id;                    /* unique on its bus (quota accounts) */
         NameAclDb *policy;         /* empty: nothing visible */
+        bool sloppy_names;              /* xdg-dbus-proxy --sloppy-names: every unique name
+                                         * is visible */
+        bool unfiltered;                /* xdg-dbus-proxy without --filter: the policy
+                                         * restricts nothing */
         struct BridgeUser *user;        /* the account its connections are charged to */
 } BusEndpoint;
 
@@ -79,6 +88,19 @@ DEFINE_CLEANUP(BusEndpoint *, bus_endpoint_unref);
 void bus_endpoint_close(BusEndpoint *ep);
 /* ENDPOINT_UPDATE: replace the policy by @items. Return: 0 or name_acl_db_set()'s errno. */
 int bus_endpoint_update(BusEndpoint *ep, const struct kdbus_item *items, size_t items_size);
+/* Flags of ENDPOINT_UPDATE (kdbus-compat's extension, kdbus/kdbus.h). */
+enum {
+        BUS_ENDPOINT_POLICY_XDG = 1u << 0,      /* the name ACL's xdg-dbus-proxy mode */
+        BUS_ENDPOINT_SLOPPY_NAMES = 1u << 1,    /* every unique name visible */
+        BUS_ENDPOINT_UNFILTERED = 1u << 2,      /* no restriction at all */
+};
+/* The same with BUS_ENDPOINT_* @flags; the flags change only if the policy does. */
+int bus_endpoint_update_flags(BusEndpoint *ep, unsigned flags, const struct kdbus_item *items,
+                              size_t items_size);
+/* How many active connections came through @ep. */
+unsigned bus_endpoint_count_conns(const BusEndpoint *ep);
+/* How many open endpoints @uid made on @bus. */
+unsigned bus_count_endpoints(const Bus *bus, uid_t uid);
 /* The open endpoint of that name, or NULL. */
 BusEndpoint *bus_find_endpoint(Bus *bus, const char *name);
 
@@ -96,5 +118,16 @@ bool bridge_conn_can_own(const BridgeConn *conn, const char *name);
  * goes? @arg0: the message's first string argument or NULL. */
 bool bridge_conn_may_receive(const BridgeConn *receiver, const BridgeConn *sender,
                              const BridgeMsg *msg, const char *arg0);
+/* As bridge_conn_can_talk() for one message (a call or unicast signal): xdg --call rules
+ * count, and a signal may go to a peer that called @conn. */
+bool bridge_conn_may_send(const BridgeConn *conn, const BridgeConn *dst, const BridgeMsg *msg);
+
+/* Callers of a sandboxed connection (bridge/endpoint-callers.c): visible to it while both
+ * are connected, on an endpoint with xdg-dbus-proxy's rules. */
+int bridge_conn_note_caller(BridgeConn *callee, BridgeConn *caller);
+bool bridge_conn_has_caller(const BridgeConn *callee, const BridgeConn *caller);
+const BridgeConn *bridge_conn_find_caller(const BridgeConn *callee, const char *unique);
+void bridge_conn_forget_callers(BridgeConn *conn);
+
 /* Set the text of @conn's last AccessDenied (taken; see bridge_conn_get_denial()). */
 void bridge_conn_set_denial(BridgeConn *conn, char *text);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/creds.h"
+#include "bridge/name-acl-rule.h"
 #include "bridge/name-acl.h"
 #include "bridge/ns.h"
 #include "kdbus/kdbus.h"
@@ -16,9 +17,14 @@
 #include "wire/names.h"
 
 static NameAclEntry *entry_free(NameAclEntry *e) {
+        unsigned i;
+
         if (!e)
                 return NULL;
         list_unlink(&e->link);
+        for (i = 0; i < e->n_rules; ++i)
+                name_acl_rule_deinit(&e->rules[i]);
+        free(e->rules);
         free(e->access);
         free(e->name);
         free(e);
@@ -89,6 +95,15 @@ static NameAclEntry *db_find(const NameAclDb *db, const char *name, size_t len,
         return NULL;
 }
 
+/* xdg mode: @e covers @name if it is its name, or a wildcard for it or a name above it */
+static bool entry_covers(const NameAclEntry *e, const char *name) {
+        size_t n = strlen(e->name);
+
+        if (strncmp(name, e->name, n))
+                return false;
+        return !name[n] || (e->wildcard && name[n] == '.');
+}
+
 /**
  * name_acl_db_lookup() - the entry that decides for a name
  * @db:         the db
@@ -156,7 +171,59 @@ unsigned name_acl_entry_query(const NameAclEntry *entry, const BridgeCreds *cred
  */
 unsigned name_acl_db_query(const NameAclDb *db, const char *name,
                                 const BridgeCreds *creds) {
-        return name_acl_entry_query(name_acl_db_lookup(db, name), creds);
+        unsigned best = NAME_ACL_NONE, a;
+        List *pos;
+
+        if (!db || !db->xdg)
+                return name_acl_entry_query(name_acl_db_lookup(db, name), creds);
+        list_for_each(pos, &db->entries) {
+                const NameAclEntry *e = container_of(pos, NameAclEntry, link);
+
+                if (!entry_covers(e, name))
+                        continue;
+                a = name_acl_entry_query(e, creds);
+                if (e->n_rules && a < KDBUS_POLICY_TALK)
+                        a = KDBUS_POLICY_TALK;
+                if (a > best)
+                        best = a;
+        }
+        return best;
+}
+
+/**
+ * name_acl_db_allows() - may a message to (or broadcast from) @name's owner pass?
+ * @db:         the db (NULL: nothing)
+ * @name:       a well-known name of the peer
+ * @creds:      the sandboxed peer's credentials
+ * @rule_type:  KDBUS_POLICY_RULE_CALL (a call or unicast signal to the owner) or
+ *              KDBUS_POLICY_RULE_BROADCAST (a broadcast from it)
+ * @path:       the message's headers (each may be NULL)
+ * @interface:  ...
+ * @member:     ...
+ *
+ * Return: true for TALK from an access entry, or a matching rule of @rule_type (xdg mode).
+ */
+bool name_acl_db_allows(const NameAclDb *db, const char *name, const BridgeCreds *creds,
+                        unsigned rule_type, const char *path, const char *interface,
+                        const char *member) {
+        List *pos;
+        unsigned i;
+
+        if (!db || !db->xdg)
+                return name_acl_db_query(db, name, creds) >= KDBUS_POLICY_TALK;
+        list_for_each(pos, &db->entries) {
+                const NameAclEntry *e = container_of(pos, NameAclEntry, link);
+
+                if (!entry_covers(e, name))
+                        continue;
+                if (name_acl_entry_query(e, creds) >= KDBUS_POLICY_TALK)
+                        return true;
+                for (i = 0; i < e->n_rules; ++i)
+                        if (e->rules[i].type == rule_type &&
+                            name_acl_rule_matches(&e->rules[i], path, interface, member))
+                                return true;
+        }
+        return false;
 }
 
 /* Validate a NAME item's string and make the entry. Return: 0 or -errno. */
@@ -236,6 +303,10 @@ static int entry_add_access(NameAclEntry *e, const struct kdbus_item *item,
         return 0;
 }
 
+static int db_set(NameAclDb *db, const struct kdbus_item *items, size_t items_size,
+                  unsigned max_names, bool allow_wildcards, const void *owner,
+                  const BridgeNs *ns, bool xdg);
+
 /**
  * name_acl_db_set() - replace an owner's entries
  * @db:         the db
@@ -269,6 +340,55 @@ int name_acl_db_set(NameAclDb *db, const struct kdbus_item *items, size_t items_
 int name_acl_db_set_ns(NameAclDb *db, const struct kdbus_item *items,
                             size_t items_size, unsigned max_names, bool allow_wildcards,
                             const void *owner, const BridgeNs *ns) {
+        return db_set(db, items, items_size, max_names, allow_wildcards, owner, ns, false);
+}
+
+/**
+ * name_acl_db_set_xdg() - replace an owner's entries, in xdg-dbus-proxy's meaning or not
+ * @db:         the db
+ * @items:      NAME, then its POLICY_ACCESS (and in xdg mode POLICY_RULE) items, repeated
+ * @items_size: their size (already checked with native_items_check())
+ * @xdg:        xdg-dbus-proxy's meaning (bridge/name-acl.h) for the whole db
+ * @owner:      whose entries these are
+ *
+ * Return: as name_acl_db_set(); on error the db and its meaning are unchanged.
+ */
+int name_acl_db_set_xdg(NameAclDb *db, const struct kdbus_item *items, size_t items_size,
+                        bool xdg, const void *owner) {
+        int r;
+
+        r = db_set(db, items, items_size, 0, true, owner, NULL, xdg);
+        if (r == 0)
+                db->xdg = xdg;
+        return r;
+}
+
+/* One POLICY_RULE item for @e. Return: 0, -EINVAL, -E2BIG, -ENOMEM. */
+static int entry_add_rule(NameAclEntry *e, const struct kdbus_item *item) {
+        const struct kdbus_policy_rule *pr = (const void *)item->data;
+        size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
+        NameAclRule *rules;
+        int r;
+
+        if (len < sizeof(*pr) + 1 || pr->rule[len - sizeof(*pr) - 1] != '\0' ||
+            (pr->type != KDBUS_POLICY_RULE_CALL && pr->type != KDBUS_POLICY_RULE_BROADCAST))
+                return -EINVAL;
+        if (e->n_rules >= UINT16_MAX)
+                return -E2BIG;
+        rules = realloc(e->rules, (e->n_rules + 1) * sizeof(*rules));
+        if (!rules)
+                return -ENOMEM;
+        e->rules = rules;
+        r = name_acl_rule_parse(pr->rule, (uint8_t)pr->type, &rules[e->n_rules]);
+        if (r)
+                return r;
+        ++e->n_rules;
+        return 0;
+}
+
+static int db_set(NameAclDb *db, const struct kdbus_item *items, size_t items_size,
+                  unsigned max_names, bool allow_wildcards, const void *owner,
+                  const BridgeNs *ns, bool xdg) {
         List fresh = LIST_INIT(fresh);
         NameAclEntry *e = NULL;
         const struct kdbus_item *item;
@@ -287,8 +407,17 @@ int name_acl_db_set_ns(NameAclDb *db, const struct kdbus_item *items,
                         if (r)
                                 break;
                         list_append(&fresh, &e->link);
+                        /* xdg-dbus-proxy: "a.b.*" names a.b itself, which must be valid */
+                        if (xdg && !wire_well_known_name_is_valid(e->name, strlen(e->name))) {
+                                r = -EINVAL;
+                                break;
+                        }
                 } else if (item->type == KDBUS_ITEM_POLICY_ACCESS) {
                         r = e ? entry_add_access(e, item, ns) : -EINVAL;
+                        if (r)
+                                break;
+                } else if (item->type == KDBUS_ITEM_POLICY_RULE) {
+                        r = e && xdg ? entry_add_rule(e, item) : -EINVAL;
                         if (r)
                                 break;
                 }
@@ -307,7 +436,8 @@ int name_acl_db_set_ns(NameAclDb *db, const struct kdbus_item *items,
                             !strcmp(o->name, f->name))
                                 r = -EEXIST;
                 }
-                for (p2 = pos->next; p2 != &fresh; p2 = p2->next) {
+                /* xdg-dbus-proxy takes a name as often as it is given */
+                for (p2 = pos->next; !xdg && p2 != &fresh; p2 = p2->next) {
                         NameAclEntry *o = container_of(p2, NameAclEntry, link);
 
                         if (o->wildcard == f->wildcard && !strcmp(o->name, f->name))

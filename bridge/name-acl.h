@@ -15,6 +15,14 @@
  * name_acl_db_set() atomically replaces all entries of one owner, and removing an
  * owner drops its entries. Two owners cannot hold entries for the same name (EEXIST).
  *
+ * xdg-dbus-proxy's meaning (NameAclDb.xdg, set by name_acl_db_set_xdg(); custom endpoints
+ * made by kdbus-proxy): "a.b.*" covers a.b itself and every name below it at any depth,
+ * every entry covering a name counts (the highest level wins), a name may have several
+ * entries, and an entry may carry message rules (bridge/name-acl-rule.h) instead of or
+ * beside its access entries: a rule counts as TALK for the name itself (seeing it, its
+ * owner, starting it), but a message passes only if TALK comes from an access entry or a
+ * rule of its kind matches it (name_acl_db_allows()).
+ *
  * Two dbs exist: one per custom endpoint (bridge/endpoint.h) and the bus's (Bus.holder_policy),
  * fed by policy-holder connections. Entries are few (one name per holder, a handful per
  * endpoint): a list, searched linearly.
@@ -38,6 +46,8 @@ typedef struct NameAclAccess {
         uint32_t id;                    /* uid or gid */
 } NameAclAccess;
 
+struct NameAclRule;
+
 typedef struct NameAclEntry {
         List link;                      /* NameAclDb.entries */
         const void *owner;
@@ -45,11 +55,14 @@ typedef struct NameAclEntry {
         bool wildcard;
         NameAclAccess *access;
         unsigned n_access;
+        struct NameAclRule *rules;      /* xdg mode only */
+        unsigned n_rules;
 } NameAclEntry;
 
 typedef struct NameAclDb {
         List entries;                   /* NameAclEntry */
         unsigned n_entries;
+        bool xdg;                       /* xdg-dbus-proxy's meaning (see above) */
 } NameAclDb;
 
 int name_acl_db_new(NameAclDb **ret);
@@ -73,6 +86,14 @@ struct BridgeNs;
 int name_acl_db_set_ns(NameAclDb *db, const struct kdbus_item *items,
                             size_t items_size, unsigned max_names, bool allow_wildcards,
                             const void *owner, const struct BridgeNs *ns);
+/*
+ * Replace @owner's entries, and give @db xdg-dbus-proxy's meaning (@xdg) or kdbus's (!@xdg,
+ * as name_acl_db_set() with wildcards). In xdg mode a NAME may repeat and be followed by
+ * KDBUS_ITEM_POLICY_RULE items. Return: as name_acl_db_set(); a POLICY_RULE in kdbus mode
+ * or a bad rule: -EINVAL.
+ */
+int name_acl_db_set_xdg(NameAclDb *db, const struct kdbus_item *items, size_t items_size,
+                        bool xdg, const void *owner);
 /* Drop every entry of @owner. */
 void name_acl_db_remove_owner(NameAclDb *db, const void *owner);
 
@@ -82,6 +103,13 @@ const NameAclEntry *name_acl_db_lookup(const NameAclDb *db, const char *name);
 /* The highest KDBUS_POLICY_* @entry grants to a peer with @creds (its uid, its gid and
  * every group in creds->groups), or NAME_ACL_NONE. */
 unsigned name_acl_entry_query(const NameAclEntry *entry, const BridgeCreds *creds);
-/* The same for @name in @db (NAME_ACL_NONE for a name without entry). */
+/* The same for @name in @db (NAME_ACL_NONE for a name without entry); in xdg mode, the
+ * highest of every covering entry, a rule counting as TALK. */
 unsigned name_acl_db_query(const NameAclDb *db, const char *name,
                                 const BridgeCreds *creds);
+/* May a message of @rule_type (KDBUS_POLICY_RULE_CALL: a call or unicast signal to @name's
+ * owner; _BROADCAST: a broadcast from it) with these headers pass? TALK from an access
+ * entry, or (xdg mode) a covering entry's rule of that type matching it. */
+bool name_acl_db_allows(const NameAclDb *db, const char *name, const BridgeCreds *creds,
+                        unsigned rule_type, const char *path, const char *interface,
+                        const char *member);

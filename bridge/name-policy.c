@@ -56,21 +56,17 @@ static unsigned query_any_name(const NameAclDb *db, const BridgeConn *conn,
 
                 if (ret_covered)
                         *ret_covered = e != NULL;
-                return name_acl_entry_query(e, &conn->creds);
+                return name_acl_db_query(db, activated, &conn->creds);
         }
         list_for_each(pos, &whom->owned) {
                 BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
-                const NameAclEntry *e;
                 unsigned a;
 
                 if (bridge_name_primary(o->name) != whom)
                         continue;
-                e = name_acl_db_lookup(db, o->name->name);
-                if (!e)
-                        continue;
-                if (ret_covered)
+                if (ret_covered && name_acl_db_lookup(db, o->name->name))
                         *ret_covered = true;
-                a = name_acl_entry_query(e, &conn->creds);
+                a = name_acl_db_query(db, o->name->name, &conn->creds);
                 if (a > best)
                         best = a;
                 if (best >= wanted)
@@ -87,7 +83,7 @@ static unsigned query_any_name(const NameAclDb *db, const BridgeConn *conn,
  * Return: true off custom endpoints; there, if the endpoint grants SEE.
  */
 bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name) {
-        if (!conn->endpoint)
+        if (!conn->endpoint || conn->endpoint->unfiltered)
                 return true;
         return name_acl_db_query(conn->endpoint->policy, name, &conn->creds) >=
                KDBUS_POLICY_SEE;
@@ -102,10 +98,77 @@ bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name) {
  * for one of @whom's names.
  */
 bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom) {
-        if (!conn->endpoint || conn == whom)
+        if (!conn->endpoint || conn == whom || conn->endpoint->unfiltered ||
+            conn->endpoint->sloppy_names)
+                return true;
+        /* a peer that called it, while that peer is connected (xdg mode) */
+        if (bridge_conn_has_caller(conn, whom))
                 return true;
         return query_any_name(conn->endpoint->policy, conn, whom, KDBUS_POLICY_SEE, NULL) >=
                KDBUS_POLICY_SEE;
+}
+
+/*
+ * Does @conn's endpoint let a message of @rule_type (KDBUS_POLICY_RULE_CALL: @conn sends
+ * it to @peer; _BROADCAST: @peer broadcasts it to @conn) pass? With @msg NULL, TALK for
+ * one of @peer's names; with @msg, in xdg mode, also a rule of that type matching it.
+ */
+static bool endpoint_allows(const BridgeConn *conn, const BridgeConn *peer,
+                            const BridgeMsg *msg, unsigned rule_type) {
+        const NameAclDb *db = conn->endpoint->policy;
+        const char *activated;
+        List *pos;
+
+        if (conn->endpoint->unfiltered)
+                return true;
+        if (!msg || !db->xdg)
+                return query_any_name(db, conn, peer, KDBUS_POLICY_TALK, NULL) >=
+                       KDBUS_POLICY_TALK;
+        activated = bridge_conn_activator_name(peer);
+        if (activated)
+                return name_acl_db_allows(db, activated, &conn->creds, rule_type,
+                                          msg->hdr.path, msg->hdr.interface, msg->hdr.member);
+        list_for_each(pos, &peer->owned) {
+                BridgeNameOwner *o = container_of(pos, BridgeNameOwner, conn_link);
+
+                if (bridge_name_primary(o->name) == peer &&
+                    name_acl_db_allows(db, o->name->name, &conn->creds, rule_type,
+                                       msg->hdr.path, msg->hdr.interface, msg->hdr.member))
+                        return true;
+        }
+        return false;
+}
+
+/* The policy holders' say on @conn talking to @dst (kdbus's TALK, bridge/endpoint.h). */
+static bool holders_allow_talk(const BridgeConn *conn, const BridgeConn *dst) {
+        const NameAclDb *holders = conn->bus->holder_policy;
+        bool covered;
+
+        if (bridge_conn_is_privileged(conn) || conn->creds.uid == dst->creds.uid)
+                return true;
+        if (!holders || !holders->n_entries)
+                return true;
+        return query_any_name(holders, conn, dst, KDBUS_POLICY_TALK, &covered) >=
+               KDBUS_POLICY_TALK || !covered;
+}
+
+/**
+ * bridge_conn_may_send() - may @conn send @msg (a call or a unicast signal) to @dst?
+ * @conn:       the sender
+ * @dst:        the receiver
+ * @msg:        the message
+ *
+ * As bridge_conn_can_talk(), and on an endpoint with xdg-dbus-proxy's rules a --call rule
+ * of one of @dst's names matching @msg will do; a signal may also go to a peer that called
+ * @conn (and is still connected).
+ *
+ * Return: true if it may.
+ */
+bool bridge_conn_may_send(const BridgeConn *conn, const BridgeConn *dst, const BridgeMsg *msg) {
+        if (conn->endpoint && !endpoint_allows(conn, dst, msg, KDBUS_POLICY_RULE_CALL) &&
+            !(msg->hdr.type == WIRE_MSG_SIGNAL && bridge_conn_has_caller(conn, dst)))
+                return false;
+        return holders_allow_talk(conn, dst);
 }
 
 /**
@@ -116,19 +179,9 @@ bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom) {
  * Return: see bridge/endpoint.h.
  */
 bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst) {
-        const NameAclDb *holders = conn->bus->holder_policy;
-        bool covered;
-
-        if (conn->endpoint &&
-            query_any_name(conn->endpoint->policy, conn, dst, KDBUS_POLICY_TALK, NULL) <
-            KDBUS_POLICY_TALK)
+        if (conn->endpoint && !endpoint_allows(conn, dst, NULL, 0))
                 return false;
-        if (bridge_conn_is_privileged(conn) || conn->creds.uid == dst->creds.uid)
-                return true;
-        if (!holders || !holders->n_entries)
-                return true;
-        return query_any_name(holders, conn, dst, KDBUS_POLICY_TALK, &covered) >=
-               KDBUS_POLICY_TALK || !covered;
+        return holders_allow_talk(conn, dst);
 }
 
 /**
@@ -141,7 +194,7 @@ bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst) {
 bool bridge_conn_can_own(const BridgeConn *conn, const char *name) {
         const NameAclEntry *e;
 
-        if (conn->endpoint &&
+        if (conn->endpoint && !conn->endpoint->unfiltered &&
             name_acl_db_query(conn->endpoint->policy, name, &conn->creds) < KDBUS_POLICY_OWN)
                 return false;
         if (bridge_conn_is_privileged(conn))
@@ -173,12 +226,22 @@ static bool msg_is_name_owner_changed(const BridgeMsg *msg) {
  */
 bool bridge_conn_may_receive(const BridgeConn *receiver, const BridgeConn *sender,
                              const BridgeMsg *msg, const char *arg0) {
-        if (sender)
-                return sender == receiver || bridge_conn_can_talk(receiver, sender);
-        if (!receiver->endpoint || !msg_is_name_owner_changed(msg))
+        if (sender == receiver)
                 return true;
-        if (!arg0 || arg0[0] == ':')
+        if (sender)
+                return (!receiver->endpoint ||
+                        endpoint_allows(receiver, sender, msg, KDBUS_POLICY_RULE_BROADCAST)) &&
+                       holders_allow_talk(receiver, sender);
+        if (!receiver->endpoint || !msg_is_name_owner_changed(msg) ||
+            receiver->endpoint->unfiltered)
+                return true;
+        if (!arg0)
                 return false;
+        /* a unique name: with --sloppy-names, or a peer that called it (its leaving too:
+         * the link goes only after this signal) */
+        if (arg0[0] == ':')
+                return receiver->endpoint->sloppy_names ||
+                       bridge_conn_find_caller(receiver, arg0);
         return bridge_conn_can_see_name(receiver, arg0);
 }
 

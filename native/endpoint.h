@@ -13,3 +13,9 @@ typedef struct BusEndpoint BusEndpoint;
 int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
                          void *buf, size_t size, uint64_t *ret_flags, BusEndpoint **ret);
 int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size);
+/* Our extensions on a handle without HELLO: ENDPOINT_UPDATE naming the endpoint with a
+ * MAKE_NAME item (its maker or the privileged), and KDBUS_CMD_ENDPOINT_LIST. */
+int native_endpoint_update_named(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
+                                 void *buf, size_t size);
+int native_endpoint_list(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
+                         void **ret, size_t *ret_size);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "kdbus/kdbus.h"
@@ -61,6 +62,38 @@ int proxy_endpoint_new(Server *server, const char *dir, BusEndpoint *ep, uint64_
                 path[strlen(path) - strlen(PROXY_ENDPOINT_LEGACY_SUFFIX)] = '\0';
                 r = native_listener_new_endpoint(server, path, ep, mode, uid, gid, &pe->native);
         }
+        if (r < 0) {
+                proxy_endpoint_free(pe);
+                return r;
+        }
+        *ret = pe;
+        return 0;
+}
+
+/**
+ * proxy_endpoint_new_fd() - a custom endpoint whose only entrance is its maker's socket
+ * @server:     the server
+ * @fd:         a listening AF_UNIX stream socket (taken, also on failure)
+ * @ep:         the endpoint
+ * @ret:        the endpoint's sockets
+ *
+ * ENDPOINT_MAKE with KDBUS_MAKE_LEGACY_FD: legacy clients only, at the path the maker bound
+ * (kdbus-proxy's PATH); no native socket, no file in the bus's directory.
+ *
+ * Return: 0, -ENOTSOCK, -EINVAL, or a negative errno.
+ */
+int proxy_endpoint_new_fd(Server *server, int fd, BusEndpoint *ep, ProxyEndpoint **ret) {
+        ProxyEndpoint *pe;
+        int r;
+
+        pe = calloc(1, sizeof(*pe));
+        if (!pe) {
+                (void) close(fd);
+                return error_origin(-ENOMEM);
+        }
+        pe->server = server;
+        pe->ep = bus_endpoint_ref(ep);
+        r = listener_new_endpoint_fd(server, fd, ep, &pe->legacy);
         if (r < 0) {
                 proxy_endpoint_free(pe);
                 return r;

@@ -30,6 +30,12 @@ typedef struct Server Server;
  */
 int proxy_endpoint_new(Server *server, const char *dir, BusEndpoint *ep, uint64_t access,
                        uid_t uid, gid_t gid, ProxyEndpoint **ret);
+/*
+ * @ep's legacy clients come through @fd, a listening AF_UNIX stream socket its maker bound
+ * where it chose (taken, also on failure); no other socket is made. Return: 0, -ENOTSOCK,
+ * -EINVAL (not a listening AF_UNIX stream socket), or a negative errno.
+ */
+int proxy_endpoint_new_fd(Server *server, int fd, BusEndpoint *ep, ProxyEndpoint **ret);
 /* Close the sockets and their clients, close the endpoint. Return: NULL. */
 ProxyEndpoint *proxy_endpoint_free(ProxyEndpoint *pe);
 BusEndpoint *proxy_endpoint_get(const ProxyEndpoint *pe);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -287,6 +288,52 @@ int listener_new_endpoint(Server *server, const char *path, BusEndpoint *ep, mod
                 return r;
         }
         r = listener_add(server, fd, path, address, &l);
+        if (r < 0)
+                return r;
+        l->endpoint = bus_endpoint_ref(ep);
+        *ret = l;
+        return 0;
+}
+
+/**
+ * listener_new_endpoint_fd() - a custom endpoint's legacy socket, bound by its maker
+ * @server:     the server
+ * @fd:         a listening AF_UNIX stream socket (taken, also on failure)
+ * @ep:         the endpoint its clients come through (a reference is taken)
+ * @ret:        the listener (on server->listeners)
+ *
+ * ENDPOINT_MAKE with KDBUS_MAKE_LEGACY_FD (kdbus-proxy): the maker chose the path and
+ * bound it with its own rights; the bus only accepts on it and removes nothing when the
+ * endpoint goes (the file is the maker's).
+ *
+ * Return: 0, -ENOTSOCK / -EINVAL (@fd is no listening AF_UNIX stream socket), or a
+ * negative errno.
+ */
+int listener_new_endpoint_fd(Server *server, int fd, BusEndpoint *ep, ProxyListener **ret) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        socklen_t salen = sizeof(sa), len = sizeof(int);
+        char address[4200] = "unix:path=";
+        int domain = 0, type = 0, listening = 0, flags, r = 0;
+        ProxyListener *l;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
+                r = errno == ENOTSOCK ? -ENOTSOCK : error_origin(-errno);
+        else if (domain != AF_UNIX || type != SOCK_STREAM || !listening)
+                r = -EINVAL;
+        else if (getsockname(fd, (struct sockaddr *)&sa, &salen) < 0)
+                r = error_origin(-errno);
+        else if ((flags = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+                r = error_origin(-errno);
+        if (r < 0) {
+                (void) close(fd);
+                return r;
+        }
+        if (salen > offsetof(struct sockaddr_un, sun_path) && sa.sun_path[0] &&
+            address_escape_append(address, sizeof(address), sa.sun_path) < 0)
+                address[strlen("unix:path=")] = '\0';
+        r = listener_add(server, fd, NULL, address, &l);        /* takes @fd */
         if (r < 0)
                 return r;
         l->endpoint = bus_endpoint_ref(ep);

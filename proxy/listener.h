@@ -50,4 +50,11 @@ int listener_new_from_systemd(Server *server, char *err, size_t err_size);
  */
 int listener_new_endpoint(Server *server, const char *path, struct BusEndpoint *ep, mode_t mode,
                           uid_t uid, gid_t gid, ProxyListener **ret);
+/*
+ * The legacy socket of @ep is @fd, a listening AF_UNIX stream socket its maker bound
+ * (taken, also on failure; nothing is removed when freed). Return: 0, -ENOTSOCK, -EINVAL (not a
+ * listening AF_UNIX stream socket), or a negative errno.
+ */
+int listener_new_endpoint_fd(Server *server, int fd, struct BusEndpoint *ep,
+                             ProxyListener **ret);
 ProxyListener *listener_free(ProxyListener *l);

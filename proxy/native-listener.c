@@ -518,14 +518,18 @@ static int native_listener_dir(const NativeListener *l, char **ret) {
  * as kdbus). Return: 0, or -errno: close the client.
  */
 static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t *cmd,
-                                      size_t size, unsigned n_fds) {
+                                      size_t size, const int *fds, unsigned n_fds) {
         NativeListener *l = c->listener;
         _cleanup_(freep) char *dir = NULL;
         BusEndpoint *ep = NULL;
         uint64_t access = 0;
-        int r;
+        bool legacy_fd;
+        int r, fd;
 
-        if (n_fds)
+        /* KDBUS_MAKE_LEGACY_FD: exactly one fd, the maker's listening socket; else none */
+        legacy_fd = command == KDBUS_CMD_ENDPOINT_MAKE && size >= sizeof(struct kdbus_cmd) &&
+                    (((const struct kdbus_cmd *)(const void *)cmd)->flags & KDBUS_MAKE_LEGACY_FD);
+        if (n_fds != (legacy_fd ? 1u : 0u))
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
         if (command == KDBUS_CMD_ENDPOINT_UPDATE && c->owned_endpoint) {
                 r = native_endpoint_update(proxy_endpoint_get(c->owned_endpoint), cmd, size);
@@ -537,7 +541,17 @@ static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t
         r = native_endpoint_make(l->server->bus, &c->creds, l->endpoint, cmd, size, &access, &ep);
         if (r == 1)
                 r = 0;                  /* NEGOTIATE: the handle stays unset */
-        else if (r == 0) {
+        else if (r == 0 && legacy_fd) {
+                /* the maker's own socket, wherever it bound it (kdbus-proxy's PATH) */
+                fd = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+                r = fd < 0 ? -errno : proxy_endpoint_new_fd(l->server, fd, ep,
+                                                            &c->owned_endpoint);
+                if (r == -ENOTSOCK)
+                        r = -EINVAL;
+                if (r < 0)
+                        bus_endpoint_close(ep);
+                bus_endpoint_unref(ep);
+        } else if (r == 0) {
                 r = native_listener_dir(l, &dir);
                 if (r == 0)
                         r = proxy_endpoint_new(l->server, dir, ep, access, c->creds.uid,
@@ -552,6 +566,32 @@ static int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t
                 bus_endpoint_unref(ep);         /* the ProxyEndpoint holds its own */
         }
         return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)), NULL, 0);
+}
+
+/*
+ * Our extensions on a handle that owns nothing (kdbusctl endpoint list / update): the
+ * handle stays unset. Return: 0, or -errno: close the client.
+ */
+static int native_client_endpoint_admin(NativeClient *c, uint64_t command, uint8_t *cmd,
+                                        size_t size, unsigned n_fds) {
+        NativeListener *l = c->listener;
+        void *answer = NULL;
+        size_t answer_size = 0;
+        int r;
+
+        if (n_fds)
+                return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (command == KDBUS_CMD_ENDPOINT_UPDATE) {
+                r = native_endpoint_update_named(l->server->bus, &c->creds, l->endpoint, cmd,
+                                                 size);
+                return native_client_reply(c, r, cmd, MIN(size, sizeof(struct kdbus_cmd)),
+                                           NULL, 0);
+        }
+        r = native_endpoint_list(l->server->bus, &c->creds, l->endpoint, &answer,
+                                 &answer_size);
+        r = native_client_reply(c, r, answer, answer_size, NULL, 0);
+        free(answer);
+        return r;
 }
 
 /*
@@ -814,6 +854,12 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
         /* kdbus's handle states: unknown ioctls ENOTTY in every state; a handle not set up
          * yet takes HELLO, BUS_MAKE or ENDPOINT_MAKE (anything else EBADFD); a bus or
          * endpoint owner's handle only its own commands (EBADFD) */
+        /* our extensions on a handle that owns nothing: list the caller's endpoints,
+         * update one of them by name (kdbusctl endpoint list / update) */
+        if (!c->nc && !c->owned_endpoint && !c->instance &&
+            (req->command == KDBUS_CMD_ENDPOINT_LIST ||
+             req->command == KDBUS_CMD_ENDPOINT_UPDATE))
+                return native_client_endpoint_admin(c, req->command, cmd, size, n_fds);
         if (!c->nc && !native_command_is_known(req->command))
                 return native_client_reply(c, -ENOTTY, NULL, 0, NULL, 0);
         /* kdbusfs (proxy/kdbusfs.h): control makes buses and nothing else, a bus's or an
@@ -824,11 +870,11 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
             !c->nc && !c->owned_endpoint)
                 return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);
         if (!c->nc && c->owned_endpoint)
-                return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
+                return native_client_endpoint_cmd(c, req->command, cmd, size, fds, n_fds);
         if (!c->nc && (c->instance || req->command == KDBUS_CMD_BUS_MAKE))
                 return native_client_bus_make(c, cmd, size, n_fds);
         if (!c->nc && req->command == KDBUS_CMD_ENDPOINT_MAKE)
-                return native_client_endpoint_cmd(c, req->command, cmd, size, n_fds);
+                return native_client_endpoint_cmd(c, req->command, cmd, size, fds, n_fds);
         if (!c->nc) {
                 if (req->command != KDBUS_CMD_HELLO)
                         return native_client_reply(c, -EBADFD, NULL, 0, NULL, 0);

@@ -131,6 +131,21 @@ struct kdbus_policy_access {
         uint64_t id;                    /* uid or gid */
 };
 
+/* kdbus-compat's extension (not in kdbus): what a KDBUS_ITEM_POLICY_RULE lets through */
+enum kdbus_policy_rule_type {
+        _KDBUS_POLICY_RULE_NULL,
+        KDBUS_POLICY_RULE_CALL,         /* method calls to the name's owner */
+        KDBUS_POLICY_RULE_BROADCAST,    /* broadcast signals from the name's owner */
+};
+
+/* kdbus-compat's extension (not in kdbus): xdg-dbus-proxy's --call / --broadcast RULE,
+ * "[METHOD][@PATH]" (METHOD "*", "org.foo.*", "org.foo", "org.foo.Bar.Method"; PATH an
+ * object path, or one followed by a slash and a star for its subtree), NUL-terminated */
+struct kdbus_policy_rule {
+        uint64_t type;                  /* enum kdbus_policy_rule_type */
+        char rule[];
+};
+
 /* What metadata a connection sends / wants; bit n is item type _KDBUS_ITEM_ATTACH_BASE + n. */
 enum kdbus_attach_flags {
         KDBUS_ATTACH_TIMESTAMP          = 1ULL << 0,
@@ -190,6 +205,12 @@ enum kdbus_item_type {
 
         _KDBUS_ITEM_POLICY_BASE = 0x2000,
         KDBUS_ITEM_POLICY_ACCESS = _KDBUS_ITEM_POLICY_BASE,
+        /* kdbus-compat's extension (not in kdbus): a struct kdbus_policy_rule after a
+         * NAME of ENDPOINT_UPDATE with KDBUS_ENDPOINT_POLICY_XDG */
+        KDBUS_ITEM_POLICY_RULE = _KDBUS_ITEM_POLICY_BASE + 0x100,
+        /* kdbus-compat's extension (not in kdbus): a struct kdbus_endpoint_info after
+         * each endpoint's MAKE_NAME in the answer to KDBUS_CMD_ENDPOINT_LIST */
+        KDBUS_ITEM_ENDPOINT_INFO,
 
         /* notifications the bus generates */
         _KDBUS_ITEM_KERNEL_BASE = 0x8000,
@@ -406,6 +427,32 @@ struct kdbus_cmd_match {
 enum kdbus_make_flags {
         KDBUS_MAKE_ACCESS_GROUP         = 1ULL << 0,
         KDBUS_MAKE_ACCESS_WORLD         = 1ULL << 1,
+        /* kdbus-compat's extension (not in kdbus), ENDPOINT_MAKE: the one fd sent with the
+         * command is a listening AF_UNIX stream socket, bound wherever its maker chose; the
+         * endpoint's legacy (D-Bus) clients come through it, and no socket files are made
+         * in the bus's directory (kdbus-proxy, docs/native.md "Custom endpoints") */
+        KDBUS_MAKE_LEGACY_FD            = 1ULL << 62,
+};
+
+/* kdbus-compat's extension (not in kdbus): one endpoint in KDBUS_CMD_ENDPOINT_LIST */
+struct kdbus_endpoint_info {
+        uint64_t flags;                 /* enum kdbus_endpoint_flags in force */
+        uint64_t uid;                   /* its maker */
+        uint64_t n_conns;               /* connections that came through it */
+};
+
+/* kdbus-compat's extension (not in kdbus): ENDPOINT_UPDATE flags */
+enum kdbus_endpoint_flags {
+        /* xdg-dbus-proxy's policy language: a NAME "a.b.*" covers a.b and every name below
+         * it, at any depth, and every entry that covers a name counts (the highest level
+         * wins); NAMEs may carry KDBUS_ITEM_POLICY_RULEs; a peer that called a connection
+         * of the endpoint is visible to it while connected */
+        KDBUS_ENDPOINT_POLICY_XDG       = 1ULL << 59,
+        /* xdg-dbus-proxy's --sloppy-names: every unique name is visible (SEE) */
+        KDBUS_ENDPOINT_SLOPPY_NAMES     = 1ULL << 60,
+        /* xdg-dbus-proxy without --filter: the endpoint filters nothing (its peers are
+         * still unprivileged and cannot eavesdrop) */
+        KDBUS_ENDPOINT_UNFILTERED       = 1ULL << 61,
 };
 
 enum kdbus_name_flags {
@@ -433,6 +480,11 @@ struct kdbus_cmd {
 #define KDBUS_CMD_BUS_MAKE               _IOW(KDBUS_IOCTL_MAGIC, 0x00, struct kdbus_cmd)
 #define KDBUS_CMD_ENDPOINT_MAKE          _IOW(KDBUS_IOCTL_MAGIC, 0x10, struct kdbus_cmd)
 #define KDBUS_CMD_ENDPOINT_UPDATE        _IOW(KDBUS_IOCTL_MAGIC, 0x11, struct kdbus_cmd)
+/* kdbus-compat's extension (not in kdbus), on a handle without HELLO: the caller's
+ * endpoints (everybody's for the privileged), each as MAKE_NAME, ENDPOINT_INFO, then its
+ * policy as ENDPOINT_UPDATE takes it; the answer replaces the struct kdbus_cmd sent, as
+ * far as the buffer holds it (its size field: the size of the whole answer) */
+#define KDBUS_CMD_ENDPOINT_LIST          _IOWR(KDBUS_IOCTL_MAGIC, 0x1f, struct kdbus_cmd)
 #define KDBUS_CMD_HELLO                  _IOWR(KDBUS_IOCTL_MAGIC, 0x80, struct kdbus_cmd_hello)
 #define KDBUS_CMD_UPDATE                 _IOW(KDBUS_IOCTL_MAGIC, 0x81, struct kdbus_cmd)
 #define KDBUS_CMD_BYEBYE                 _IOW(KDBUS_IOCTL_MAGIC, 0x82, struct kdbus_cmd)

@@ -17,6 +17,8 @@ packages=(
         # tests/integration/system: useradd (privilege drop), unshare/setpriv (util-linux),
         # systemd-socket-activate and systemd-analyze (systemd)
         passwd
+        # tests/integration/sandbox: the reference filtering proxy and flatpak's sandbox tool
+        xdg-dbus-proxy bubblewrap
         # benchmarks (bench/run.sh): taskset pins the buses, perf counts their syscalls
         util-linux linux-perf
 )

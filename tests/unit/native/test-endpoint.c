@@ -40,7 +40,8 @@ static void nteardown(NFixture *n, gconstpointer ctx) {
         fixture_teardown(&n->f, ctx);
 }
 
-/* Items for name_acl_db_set(): "n:NAME", "u:UID:ACCESS", "g:GID:ACCESS", "w:ACCESS". */
+/* Items for name_acl_db_set(): "n:NAME", "u:UID:ACCESS", "g:GID:ACCESS", "w:ACCESS",
+ * and for the xdg mode "c:RULE", "b:RULE". */
 typedef struct Items {
         uint8_t buf[2048] __attribute__((aligned(8)));
         size_t size;
@@ -56,6 +57,15 @@ static void items_build(Items *it, const char *const *spec) {
                         item->type = KDBUS_ITEM_NAME;
                         item->size = KDBUS_ITEM_HEADER_SIZE + strlen(*spec + 2) + 1;
                         strcpy(item->str, *spec + 2);
+                } else if ((*spec)[0] == 'c' || (*spec)[0] == 'b') {
+                        /* "c:RULE" / "b:RULE": xdg-dbus-proxy's --call / --broadcast */
+                        struct kdbus_policy_rule *pr = (void *)item->data;
+
+                        item->type = KDBUS_ITEM_POLICY_RULE;
+                        item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(*pr) + strlen(*spec + 2) + 1;
+                        pr->type = (*spec)[0] == 'c' ? KDBUS_POLICY_RULE_CALL :
+                                                       KDBUS_POLICY_RULE_BROADCAST;
+                        strcpy(pr->rule, *spec + 2);
                 } else {
                         item->type = KDBUS_ITEM_POLICY_ACCESS;
                         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_policy_access);
@@ -279,6 +289,120 @@ static void test_endpoint_legacy(NFixture *n, gconstpointer ctx) {
         g_assert_true(bridge_conn_is_active(a));
 }
 
+/* xdg-dbus-proxy's rule language on an endpoint (kdbus-proxy's), enforced by the bus on
+ * its live state: wildcards covering the name itself and every depth, --call and
+ * --broadcast rules, callers visible while connected, --sloppy-names, updates at once. */
+static void test_endpoint_xdg(NFixture *n, gconstpointer ctx) {
+        BridgeConn *portal = fixture_conn(&n->f, 0), *svc = fixture_conn(&n->f, 1);
+        BridgeConn *bc = fixture_conn(&n->f, 2), *hidden = fixture_conn(&n->f, 3), *s;
+        TestMsg call = { .type = WIRE_MSG_METHOD_CALL, .serial = 20, .destination = "org.call.Svc",
+                         .path = "/obj/x", .interface = "org.call.I", .member = "Allowed" };
+        TestMsg sig = { .type = WIRE_MSG_SIGNAL, .interface = "t.I", .member = "Sig" };
+        TestMsg noc = { .type = WIRE_MSG_SIGNAL, .interface = "org.freedesktop.DBus",
+                        .member = "NameOwnerChanged", .path = "/org/freedesktop/DBus" };
+        const char *const rules[] = { "n:org.example.App.*", "w:3",
+                                      "n:org.freedesktop.portal.*", "w:2",
+                                      "n:org.call.*", "c:org.call.I.Allowed@/obj/*",
+                                      "n:org.bc.Sender", "b:@/sig/*", NULL };
+        char hidden_name[24];
+        BridgeMsg *m;
+        Items it;
+
+        g_assert_cmpint(bridge_name_acquire(portal, "org.freedesktop.portal.Desktop", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(svc, "org.call.Svc", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(bc, "org.bc.Sender", 0), ==, 0);
+        g_assert_cmpint(bus_endpoint_new(n->f.bus, 1000, "1000-xdg", &n->ep), ==, 0);
+        items_build(&it, rules);
+        /* rules need the xdg mode */
+        g_assert_cmpint(bus_endpoint_update(n->ep, (const void *)it.buf, it.size), ==, -EINVAL);
+        g_assert_cmpint(bus_endpoint_update_flags(n->ep, BUS_ENDPOINT_POLICY_XDG,
+                                                  (const void *)it.buf, it.size), ==, 0);
+        s = fixture_conn_uid(&n->f, 4, -1, 0, false);
+        bridge_conn_set_endpoint(s, n->ep);
+        g_assert_cmpint(bridge_conn_hello(s), ==, 0);
+        add_match_all(s);
+
+        /* "a.b.*" covers a.b and every name below it (kdbus's covers one element) */
+        g_assert_cmpint(bridge_name_acquire(s, "org.example.App", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(s, "org.example.App.Sub.Deep", 0), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(s, "org.example.Apple", 0), ==, NAME_E_ACCESS_DENIED);
+        g_assert_true(bridge_conn_can_see_name(s, "org.freedesktop.portal"));
+        g_assert_true(bridge_conn_can_see_name(s, "org.freedesktop.portal.Desktop"));
+        g_assert_false(bridge_conn_can_see_name(s, "org.freedesktop.portalx"));
+        /* a name with only rules is visible */
+        g_assert_true(bridge_conn_can_see_name(s, "org.call.Svc"));
+        g_assert_true(bridge_conn_can_see_conn(s, svc));
+
+        /* --call: only the methods and paths the rule names */
+        g_assert_cmpint(test_send(s, &call), ==, 0);
+        g_assert_cmpstr(test_pop(svc, NULL), ==, "Allowed");
+        call.member = "Other";
+        g_assert_cmpint(test_send(s, &call), ==, BRIDGE_E_ACCESS_DENIED);
+        call.member = "Allowed", call.path = "/elsewhere";
+        g_assert_cmpint(test_send(s, &call), ==, BRIDGE_E_ACCESS_DENIED);
+        call.path = "/obj";
+        g_assert_cmpint(test_send(s, &call), ==, 0);
+        g_assert_cmpstr(test_pop(svc, NULL), ==, "Allowed");
+        /* TALK: anything */
+        call.destination = "org.freedesktop.portal.Desktop", call.member = "Any";
+        g_assert_cmpint(test_send(s, &call), ==, 0);
+        g_assert_cmpstr(test_pop(portal, NULL), ==, "Any");
+
+        /* --broadcast: only what the rule names; TALK: all */
+        sig.path = "/sig/a";
+        g_assert_cmpint(test_send(bc, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "Sig");
+        sig.path = "/other";
+        g_assert_cmpint(test_send(bc, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+        g_assert_cmpint(test_send(portal, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "Sig");
+        /* and a broadcast rule gives no calls */
+        call.destination = "org.bc.Sender";
+        g_assert_cmpint(test_send(s, &call), ==, BRIDGE_E_ACCESS_DENIED);
+
+        /* a hidden peer that calls the sandbox becomes visible to it while connected: its
+         * unique name, unicast signals back; no calls (SEE, not TALK) */
+        g_strlcpy(hidden_name, hidden->unique_name, sizeof(hidden_name));
+        g_assert_false(bridge_conn_can_see_conn(s, hidden));
+        call.destination = s->unique_name, call.member = "In";
+        g_assert_cmpint(test_send(hidden, &call), ==, 0);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "In");
+        g_assert_true(bridge_conn_can_see_conn(s, hidden));
+        sig.destination = hidden_name;
+        g_assert_cmpint(test_send(s, &sig), ==, 0);
+        g_assert_cmpstr(test_pop(hidden, NULL), ==, "Sig");
+        sig.destination = NULL;
+        call.destination = hidden_name, call.member = "Back";
+        g_assert_cmpint(test_send(s, &call), ==, BRIDGE_E_ACCESS_DENIED);
+        /* the bus tells it when the caller leaves, and nothing stays granted */
+        noc.args[0] = hidden_name, noc.args[1] = hidden_name, noc.args[2] = "";
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "NameOwnerChanged");
+        bridge_conn_disconnect(hidden);
+        g_assert_cmpint(test_send(s, &call), ==, BRIDGE_E_PEER_UNKNOWN);
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpstr(test_pop(s, NULL), ==, "");
+
+        /* --sloppy-names: every unique name visible */
+        g_assert_false(bridge_conn_can_see_conn(s, fixture_conn(&n->f, 5)));
+        g_assert_cmpint(bus_endpoint_update_flags(n->ep, BUS_ENDPOINT_POLICY_XDG |
+                                                  BUS_ENDPOINT_SLOPPY_NAMES,
+                                                  (const void *)it.buf, it.size), ==, 0);
+        g_assert_true(bridge_conn_can_see_conn(s, n->f.c[5]));
+
+        /* an update applies at once: without its --own, the app cannot take its name again */
+        items_build(&it, (const char *const[]){ "n:org.freedesktop.portal.*", "w:2", NULL });
+        g_assert_cmpint(bus_endpoint_update_flags(n->ep, BUS_ENDPOINT_POLICY_XDG,
+                                                  (const void *)it.buf, it.size), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(s, "org.example.App.Two", 0), ==, NAME_E_ACCESS_DENIED);
+        g_assert_false(bridge_conn_can_see_name(s, "org.call.Svc"));
+}
+
 /* kdbus: an endpoint's connections count on the endpoint's account, not their uid's */
 static void test_endpoint_accounting(NFixture *n, gconstpointer ctx) {
         BusLimits limits;
@@ -413,8 +537,34 @@ static void test_endpoint_native(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(a, "org.a", 0), ==, 0);
         g_assert_cmpint(bridge_name_acquire(c, "org.c", 0), ==, 0);
 
-        /* ENDPOINT_MAKE: privileged only, "<uid>-" prefix, unique */
-        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-x", 0, &n->ep), ==, -EPERM);
+        /* ENDPOINT_MAKE: any user (an endpoint only narrows), 16 at a time each unless
+         * privileged (each is an account of its own); "<uid>-" prefix, unique */
+        {
+                BusEndpoint *mine[BUS_ENDPOINT_MAX_PER_USER + 1] = { NULL };
+                char name[32];
+                unsigned i;
+
+                for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                        g_snprintf(name, sizeof(name), "1000-x%u", i);
+                        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, name, 0, &mine[i]), ==,
+                                        i < BUS_ENDPOINT_MAX_PER_USER ? 0 : -EMFILE);
+                }
+                g_assert_cmpuint(bus_count_endpoints(n->f.bus, 1000), ==,
+                                 BUS_ENDPOINT_MAX_PER_USER);
+                /* one goes, another may come */
+                bus_endpoint_close(mine[0]);
+                mine[0] = bus_endpoint_unref(mine[0]);
+                g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-x16", 0, &mine[16]), ==, 0);
+                for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                        if (mine[i])
+                                bus_endpoint_close(mine[i]);
+                        bus_endpoint_unref(mine[i]);
+                }
+        }
+        /* the LEGACY_FD extension passes (the front end takes the fd); unknown bits do not */
+        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-fd", KDBUS_MAKE_LEGACY_FD, &n->ep), ==, 0);
+        bus_endpoint_close(n->ep);
+        n->ep = bus_endpoint_unref(n->ep);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "1000-x", 0, &n->ep), ==, -EINVAL);
         g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-x", 1u << 5, &n->ep), ==, -EINVAL);
         /* the MAKE_NAME item as kdbus_item_validate_name() checks it: over 63 bytes
@@ -590,6 +740,7 @@ int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/native/policy/db", NFixture, NULL, nsetup, test_db, nteardown);
         g_test_add("/native/endpoint/make", NFixture, NULL, nsetup, test_endpoint_make, nteardown);
+        g_test_add("/native/endpoint/xdg", NFixture, NULL, nsetup, test_endpoint_xdg, nteardown);
         g_test_add("/native/endpoint/legacy", NFixture, NULL, nsetup, test_endpoint_legacy,
                    nteardown);
         g_test_add("/native/endpoint/native", NFixture, NULL, nsetup, test_endpoint_native,

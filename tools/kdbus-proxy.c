@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kdbus-proxy: xdg-dbus-proxy's command line (tools/kdbus-proxy-args.h), so that sandbox
+ * launchers such as flatpak can run it in xdg-dbus-proxy's place unchanged.
+ *
+ * In front of a kdbusd it is no proxy at all: for each ADDRESS PATH it binds a listening
+ * socket at PATH, hands it to kdbusd as a custom endpoint's legacy socket (ENDPOINT_MAKE
+ * with KDBUS_MAKE_LEGACY_FD) with the rules of the command line (ENDPOINT_UPDATE with
+ * KDBUS_ENDPOINT_POLICY_XDG), and steps out of the data path: the sandbox's clients talk to
+ * kdbusd directly, and kdbusd applies the rules on its live routing state. The endpoints
+ * live as long as this process (their owner handles are ours); with --fd, this process
+ * lives until the other end of FD closes (xdg-dbus-proxy's sync protocol: one byte is
+ * written to FD once every socket listens).
+ *
+ * A kdbusd is recognised by a "kernel:path=NATIVE" entry in ADDRESS, kdbus's own address
+ * form (systemd's kdbus buses were "kernel:path=...;unix:path=..."): libdbus, GDBus and
+ * sd-bus skip an entry of a transport they do not know, so a session whose
+ * DBUS_SESSION_BUS_ADDRESS lists kdbusd's native socket first works for every client, and
+ * flatpak passes that address on to us as it is.
+ *
+ * Any other bus (dbus-daemon, dbus-broker): the filtering proxy process is not written
+ * yet; kdbus-proxy says so and exits 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "kdbus/kdbus.h"
+#include "libkdbus/libkdbus.h"
+#include "tools/kdbus-proxy-args.h"
+
+#define PROXY_CMD_MAX (256u * 1024u)
+
+static const char meson_project_version[] = PROJECT_VERSION;
+
+typedef struct ProxyEndpointHandle {
+        KdbusConn *handle;              /* the endpoint's owner: it lives while this does */
+        const char *path;               /* the socket we bound (unlinked at exit) */
+} ProxyEndpointHandle;
+
+static void usage(FILE *out) {
+        fputs("usage: kdbus-proxy [OPTIONS...] [ADDRESS PATH [OPTIONS...] ...]\n\n"
+              "Options:\n"
+              "    --help                       Print this help\n"
+              "    --version                    Print version\n"
+              "    --fd=FD                      Write one byte to FD when ready, stop when it "
+              "closes\n"
+              "    --args=FD                    Read NUL-separated arguments from FD\n\n"
+              "Proxy options:\n"
+              "    --filter                     Enable filtering\n"
+              "    --log                        Log filtered messages (kdbusd: its own log)\n"
+              "    --sloppy-names               Make every unique name visible\n"
+              "    --see=NAME                   SEE NAME (NAME.* : NAME and all below it)\n"
+              "    --talk=NAME                  TALK to NAME\n"
+              "    --own=NAME                   OWN NAME\n"
+              "    --call=NAME=RULE             Allow calls on NAME matching RULE\n"
+              "    --broadcast=NAME=RULE        Receive broadcasts from NAME matching RULE\n\n"
+              "RULE: [METHOD][@PATH], METHOD * | org.foo.* | org.foo.Bar.Method, PATH /a/b or "
+              "/a/b/*.\n"
+              "In front of a kdbusd (a kernel:path= entry in ADDRESS) PATH becomes a custom\n"
+              "endpoint of the bus, enforced inside kdbusd, with no process in the data path.\n",
+              out);
+}
+
+/* The NATIVE of a "kernel:path=NATIVE" entry of @address, malloc()ed, or NULL. */
+static char *address_kdbus_path(const char *address) {
+        const char *entry = address;
+
+        while (entry && *entry) {
+                const char *end = strchr(entry, ';');
+                size_t len = end ? (size_t)(end - entry) : strlen(entry);
+
+                if (len > 12 && strncmp(entry, "kernel:path=", 12) == 0) {
+                        const char *comma = memchr(entry + 12, ',', len - 12);
+
+                        return strndup(entry + 12, (size_t)((comma ? comma : entry + len) -
+                                                            (entry + 12)));
+                }
+                entry = end ? end + 1 : NULL;
+        }
+        return NULL;
+}
+
+/* A listening socket at @path (whatever file is there is replaced: flatpak makes one with
+ * mkstemp() to reserve the name). Return: the fd or -errno. */
+static int listen_at(const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int fd;
+
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return -errno;
+        (void) unlink(path);
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+                int r = -errno;
+
+                (void) close(fd);
+                return r;
+        }
+        return fd;
+}
+
+/* Append an item; Return: the new offset, or 0 when @cap is exceeded. */
+static size_t put_item(uint8_t *buf, size_t at, size_t cap, uint64_t type, const void *a,
+                       size_t alen, const void *b, size_t blen) {
+        struct kdbus_item *item = (void *)(buf + at);
+
+        if (at + KDBUS_ITEM_SIZE(alen + blen) > cap)
+                return 0;
+        item->size = KDBUS_ITEM_HEADER_SIZE + alen + blen;
+        item->type = type;
+        memcpy(item->data, a, alen);
+        if (blen)
+                memcpy(item->data + alen, b, blen);
+        return at + KDBUS_ALIGN8(item->size);
+}
+
+/* ENDPOINT_UPDATE with the rules of @b. Return: 0 or -errno. */
+static int endpoint_update(KdbusConn *c, const ProxyBusArgs *b) {
+        static uint8_t buf[PROXY_CMD_MAX] __attribute__((aligned(8)));
+        struct kdbus_cmd *cmd = (void *)buf;
+        size_t at = sizeof(*cmd), i;
+        char name[256];
+
+        memset(buf, 0, sizeof(buf));
+        cmd->flags = KDBUS_ENDPOINT_POLICY_XDG;
+        if (b->sloppy_names)
+                cmd->flags |= KDBUS_ENDPOINT_SLOPPY_NAMES;
+        if (!b->filter)
+                cmd->flags |= KDBUS_ENDPOINT_UNFILTERED;
+        for (i = 0; i < b->n_rules && at; ++i) {
+                const ProxyRule *r = &b->rules[i];
+
+                (void) snprintf(name, sizeof(name), "%s%s", r->name, r->subtree ? ".*" : "");
+                at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_NAME, name, strlen(name) + 1,
+                              NULL, 0);
+                if (!at)
+                        break;
+                if (r->kind <= PROXY_RULE_OWN) {
+                        struct kdbus_policy_access a = {
+                                .type = KDBUS_POLICY_ACCESS_WORLD,
+                                .access = r->kind == PROXY_RULE_SEE ? KDBUS_POLICY_SEE :
+                                          r->kind == PROXY_RULE_TALK ? KDBUS_POLICY_TALK :
+                                                                       KDBUS_POLICY_OWN,
+                        };
+
+                        at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_POLICY_ACCESS, &a,
+                                      sizeof(a), NULL, 0);
+                } else {
+                        uint64_t type = r->kind == PROXY_RULE_CALL ? KDBUS_POLICY_RULE_CALL :
+                                                                     KDBUS_POLICY_RULE_BROADCAST;
+
+                        at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_POLICY_RULE, &type,
+                                      sizeof(type), r->rule, strlen(r->rule) + 1);
+                }
+        }
+        if (!at)
+                return -E2BIG;
+        cmd->size = at;
+        return kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0);
+}
+
+/* Make the endpoint of @b on the kdbusd whose native socket is @native. */
+static int endpoint_open(const ProxyBusArgs *b, const char *native, unsigned index,
+                         ProxyEndpointHandle *ret) {
+        uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        KdbusConn *c = NULL;
+        char name[128];
+        int fd, r;
+
+        r = kdbus_conn_open(native, &c);
+        if (r < 0) {
+                fprintf(stderr, "kdbus-proxy: cannot connect to kdbusd's native socket %s "
+                        "(from \"%s\"): %s\n", native, b->address, strerror(-r));
+                return r;
+        }
+        fd = listen_at(b->path);
+        if (fd < 0) {
+                fprintf(stderr, "kdbus-proxy: cannot listen at %s: %s\n", b->path,
+                        strerror(-fd));
+                kdbus_conn_close(c);
+                return fd;
+        }
+        (void) snprintf(name, sizeof(name), "%u-kdbus-proxy-%u-%u", (unsigned)geteuid(),
+                        (unsigned)getpid(), index);
+        cmd->flags = KDBUS_MAKE_LEGACY_FD;
+        cmd->size = put_item(buf, sizeof(*cmd), sizeof(buf), KDBUS_ITEM_MAKE_NAME, name,
+                             strlen(name) + 1, NULL, 0);
+        r = kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_MAKE, cmd, cmd->size, &fd, 1);
+        (void) close(fd);               /* kdbusd has its own copy now */
+        if (r < 0) {
+                fprintf(stderr, "kdbus-proxy: kdbusd at %s refused the endpoint for %s: %s%s\n",
+                        native, b->path, strerror(-r),
+                        r == -EMFILE ? " (your user holds as many endpoints on this bus as it "
+                        "may)" : "");
+                goto fail;
+        }
+        r = endpoint_update(c, b);
+        if (r < 0) {
+                fprintf(stderr, "kdbus-proxy: kdbusd at %s refused the rules for %s: %s%s\n",
+                        native, b->path, strerror(-r),
+                        r == -E2BIG ? " (too many rules)" :
+                        r == -EEXIST ? " (a name given twice with different forms?)" : "");
+                goto fail;
+        }
+        ret->handle = c;
+        ret->path = b->path;
+        return 0;
+fail:
+        (void) unlink(b->path);
+        kdbus_conn_close(c);
+        return r;
+}
+
+int main(int argc, char **argv) {
+        ProxyArgs args = PROXY_ARGS_NULL;
+        ProxyEndpointHandle *eps = NULL;
+        struct pollfd *pfd = NULL;
+        char err[512];
+        sigset_t mask;
+        size_t i, n = 0;
+        int r, sfd = -1, status = EXIT_FAILURE;
+
+        if (argc == 1) {
+                usage(stderr);
+                return EXIT_FAILURE;
+        }
+        r = proxy_args_parse(&args, argc, argv, err, sizeof(err));
+        if (r < 0) {
+                fprintf(stderr, "kdbus-proxy: %s\n", err);
+                goto out;
+        }
+        if (args.help || args.version) {
+                if (args.help)
+                        usage(stdout);
+                else
+                        printf("kdbus-proxy (kdbus-compat) %s\n", meson_project_version);
+                status = EXIT_SUCCESS;
+                goto out;
+        }
+
+        /* the signals that end us, taken before any endpoint exists */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+        signal(SIGPIPE, SIG_IGN);       /* the sync fd's reader may be gone */
+        sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+        eps = calloc(args.n_buses, sizeof(*eps));
+        pfd = calloc(args.n_buses + 2, sizeof(*pfd));
+        if (sfd < 0 || !eps || !pfd) {
+                fprintf(stderr, "kdbus-proxy: %s\n", sfd < 0 ? strerror(errno) : "out of memory");
+                goto out;
+        }
+        for (i = 0; i < args.n_buses; ++i) {
+                char *native = address_kdbus_path(args.buses[i].address);
+
+                if (!native) {
+                        fprintf(stderr, "kdbus-proxy: \"%s\" has no kernel:path= entry, so it is "
+                                "no kdbusd; kdbus-proxy's filtering proxy for other buses is not "
+                                "written yet: use xdg-dbus-proxy there\n", args.buses[i].address);
+                        goto out;
+                }
+                r = endpoint_open(&args.buses[i], native, (unsigned)i, &eps[n]);
+                free(native);
+                if (r < 0)
+                        goto out;
+                ++n;
+        }
+
+        if (args.sync_fd >= 0) {
+                ssize_t w;
+
+                do
+                        w = write(args.sync_fd, "x", 1);
+                while (w < 0 && errno == EINTR);
+                if (w != 1)
+                        fprintf(stderr, "kdbus-proxy: cannot write to the sync fd %d: %s\n",
+                                args.sync_fd, w < 0 ? strerror(errno) : "short write");
+        }
+
+        /* hold the endpoints: until a signal, the sync fd's other end closing (POLLERR /
+         * POLLHUP on either end of a pipe or socket), or kdbusd going away */
+        pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+        pfd[1] = (struct pollfd){ .fd = args.sync_fd, .events = 0 };
+        for (i = 0; i < n; ++i)
+                pfd[2 + i] = (struct pollfd){ .fd = eps[i].handle->fd, .events = POLLIN };
+        for (;;) {
+                if (poll(pfd, 2 + n, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                if (pfd[0].revents || pfd[1].revents)
+                        break;
+                for (i = 0; i < n && !pfd[2 + i].revents; ++i)
+                        ;
+                if (i < n) {
+                        fprintf(stderr, "kdbus-proxy: the kdbusd of %s went away\n",
+                                eps[i].path);
+                        break;
+                }
+        }
+        status = EXIT_SUCCESS;
+out:
+        for (i = 0; i < n; ++i) {
+                (void) unlink(eps[i].path);
+                kdbus_conn_close(eps[i].handle);
+        }
+        free(eps);
+        free(pfd);
+        if (sfd >= 0)
+                (void) close(sfd);
+        proxy_args_deinit(&args);
+        return status;
+}
