@@ -19,7 +19,9 @@
  *     (the process is then killed).
  *
  * Unlike dbus-daemon, the ExecFailed text names the program that is missing, not only the
- * service. Children are reaped through a pidfd, so no SIGCHLD handling is needed.
+ * service. As dbus-daemon, a service is started through a babysitter (proxy/babysitter.h),
+ * which reports its end until it has taken its name and then lets it go to init.
+ * Babysitters are reaped through a pidfd, so no SIGCHLD handling is needed.
  *
  * With <servicehelper> the bus runs HELPER NAME instead (compat/launch-helper.h): the helper
  * reads the .service file itself and its exit status is one of dbus-daemon's helper codes,
@@ -46,6 +48,7 @@
 #include "compat/launch-helper.h"
 #include "policy-xml/config.h"
 #include "proxy/activation.h"
+#include "proxy/babysitter.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
 #include "proxy/listener.h"
@@ -75,9 +78,10 @@ typedef struct Start {
         char *name;
         char *program;                  /* argv[0], for messages */
         char *unit;                     /* started through systemd: SystemdService= */
-        pid_t pid;
+        pid_t pid;                      /* the babysitter (not the service) */
         int pidfd;
-        int errfd;                      /* the child writes exec's errno here */
+        int sitter;                     /* our end of the babysitter's socket */
+        int errfd;                      /* the service writes exec's errno here */
         int reasonfd;                   /* <servicehelper>: its reason pipe (launch-helper.h) */
         LoopSource *child;
         LoopSource *timer;
@@ -363,6 +367,8 @@ static Start *start_free(Start *st) {
         loop_source_free(st->timer);
         if (st->pidfd >= 0)
                 (void) close(st->pidfd);
+        if (st->sitter >= 0)
+                (void) close(st->sitter);
         if (st->errfd >= 0)
                 (void) close(st->errfd);
         if (st->reasonfd >= 0)
@@ -433,6 +439,19 @@ static bool helper_failed(Start *st, int status, const char **ret_name, char *te
         return true;
 }
 
+/* The babysitter exited: how did the service end? As waitid() says, in @si. */
+static void service_status(Start *st, siginfo_t *si) {
+        BabysitterStatus bs;
+
+        if (babysitter_status(st->sitter, &bs) == 0) {
+                si->si_code = bs.code;
+                si->si_status = bs.status;
+        } else if (si->si_code == CLD_EXITED) {
+                /* released, or it could not fork: as a service that exits 0 unnamed */
+                si->si_status = 0;
+        }
+}
+
 static int on_child(LoopSource *src, int fd, uint32_t revents, void *userdata) {
         Start *st = userdata;
         siginfo_t si = { .si_pid = 0 };
@@ -443,6 +462,7 @@ static int on_child(LoopSource *src, int fd, uint32_t revents, void *userdata) {
         if (waitid(P_PIDFD, (id_t)st->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return 0;
         if (!st->over) {
+                service_status(st, &si);
                 if (read(st->errfd, &err, sizeof(err)) == (ssize_t)sizeof(err) && err) {
                         (void) snprintf(text, sizeof(text), "Failed to execute program %s "
                                         "(service %s): %s", st->program, st->name,
@@ -478,8 +498,8 @@ static int on_timeout(LoopSource *src, uint64_t usec, void *userdata) {
                         "(service_start_timeout=%llums)", st->name,
                         (unsigned long long)(st->act->server->bus->limits
                                              .service_start_timeout_usec / 1000));
-        if (st->pidfd >= 0)
-                (void) syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+        if (st->sitter >= 0)
+                babysitter_kill(st->sitter);
         start_fail(st, ERROR_PREFIX "TimedOut", text);
         if (!st->child)
                 start_free(st); /* already exited (status 0) */
@@ -575,6 +595,26 @@ __attribute__((__noreturn__)) static void child_exec(ProxyActivation *a,
         _exit(127);
 }
 
+/* What the service's process needs (run in the babysitter's child). */
+typedef struct ChildArgs {
+        ProxyActivation *a;
+        const ActivationService *svc;
+        char **argv;
+        char **env;
+        int errfd;
+        int reasonfd;
+        int close_fds[2];               /* our ends of its pipes */
+} ChildArgs;
+
+static void child_run(void *userdata) {
+        ChildArgs *c = userdata;
+
+        for (size_t i = 0; i < 2; ++i)
+                if (c->close_fds[i] >= 0)
+                        (void) close(c->close_fds[i]);
+        child_exec(c->a, c->svc, c->argv, c->env, c->errfd, c->reasonfd);
+}
+
 /* The configuration's <servicehelper>, or NULL. */
 static const char *servicehelper(const ProxyActivation *a) {
         const Config *tree = a->server->config ? a->server->config->tree : NULL;
@@ -631,7 +671,7 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
                 goto out;
         }
         st->act = a;
-        st->pidfd = st->errfd = st->reasonfd = -1;
+        st->pidfd = st->sitter = st->errfd = st->reasonfd = -1;
         list_init(&st->link);
         if (pipe2(pipefd, O_CLOEXEC) < 0 ||
             (helper && pipe2(reason, O_CLOEXEC | O_NONBLOCK) < 0)) {
@@ -644,20 +684,17 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
         else
                 proxy_log(LOG_INFO, "Activating service name='%s' (%s)", e->svc->name,
                           e->path);
-        pid = fork();
-        if (pid < 0) {
-                r = -errno;
+        r = babysitter_spawn(child_run, &(ChildArgs){ .a = a, .svc = e->svc, .argv = argv,
+                                                      .env = env, .errfd = pipefd[1],
+                                                      .reasonfd = reason[1],
+                                                      .close_fds = { pipefd[0], reason[0] } },
+                             &pid, &st->sitter);
+        if (r < 0) {
                 (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.ForkFailed");
                 (void) snprintf(text, n_text, "Cannot fork to start %s: %s", e->svc->name,
                                 strerror(-r));
                 r = 1;
                 goto out;
-        }
-        if (pid == 0) {
-                (void) close(pipefd[0]);
-                if (reason[0] >= 0)
-                        (void) close(reason[0]);
-                child_exec(a, e->svc, argv, env, pipefd[1], reason[1]);
         }
         (void) close(pipefd[1]);
         pipefd[1] = -1;
@@ -669,7 +706,7 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
         st->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (st->pidfd < 0) {
                 r = error_origin(-errno);
-                (void) kill(pid, SIGKILL);
+                babysitter_kill(st->sitter);
                 (void) waitpid(pid, NULL, 0);
                 goto out;
         }
@@ -679,7 +716,7 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
                                   a->server->bus->limits.service_start_timeout_usec,
                                   on_timeout, st);
         if (r < 0) {
-                (void) syscall(SYS_pidfd_send_signal, st->pidfd, SIGKILL, NULL, 0);
+                babysitter_kill(st->sitter);
                 (void) waitid(P_PIDFD, (id_t)st->pidfd, NULL, WEXITED);
                 goto out;
         }
@@ -717,7 +754,7 @@ static int start_via_systemd(ProxyActivation *a, const char *name, const char *u
         if (!st)
                 return error_origin(-ENOMEM);
         st->act = a;
-        st->pidfd = st->errfd = st->reasonfd = -1;
+        st->pidfd = st->sitter = st->errfd = st->reasonfd = -1;
         list_init(&st->link);
         st->name = strdup(name);
         st->unit = unit ? strdup(unit) : NULL;
@@ -783,10 +820,14 @@ static void hook_started(void *userdata, const char *name) {
 
         if (!st)
                 return;
-        /* the service runs on; stop timing it and forget its process (no longer ours to
-         * reap: it is a daemon now, but it stays our child, so reap it when it ends) */
+        /* the service runs on; stop timing it and let it go: its babysitter exits (reaped
+         * by on_child) and the service is re-parented to init, as with dbus-daemon */
         st->over = true;
         st->timer = loop_source_free(st->timer);
+        if (st->sitter >= 0) {
+                (void) close(st->sitter);
+                st->sitter = -1;
+        }
         if (!st->child)
                 start_free(st);
 }

@@ -4,6 +4,7 @@
 # error names) must be equal, and every failure's text must say why.
 #
 # usage: activation.py KDBUSD DBUS_DAEMON       (TAP on stdout)
+import ctypes
 import os
 import shutil
 import subprocess
@@ -197,6 +198,25 @@ def sc_policy_denied(bus):
     return (r[:2], started)
 
 
+def ppid_of(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def sc_service_reparented(bus):
+    """dbus-daemon starts a service through a babysitter that lets it go once it has its
+    name: the service is re-parented to init, here the test (a subreaper, see main()), and is
+    never the bus's child."""
+    call(bus, "org.kdbus.act.Good2", "Echo", "s", ("x",))
+    pid = int(bus.driver().GetConnectionUnixProcessID("org.kdbus.act.Good2"))
+    deadline = time.monotonic() + 10
+    while ppid_of(pid) != os.getpid() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    ppid = ppid_of(pid)
+    return ("parent is the bus", ppid == bus.proc.pid, "parent is init (the test)",
+            ppid == os.getpid())
+
+
 def sc_no_auto_start(bus):
     r = outcome(lambda: call(bus, "org.kdbus.act.Exit1", "Echo", "s", ("x",),
                              auto_start=False))
@@ -333,6 +353,7 @@ SCENARIOS = [
     ("list-activatable-names", sc_list),
     ("autostart-dbus-send", sc_autostart_dbus_send),
     ("start-service-by-name", sc_start_service_by_name),
+    ("service-reparented", sc_service_reparented),
     ("queued-in-order", sc_queue_order),
     ("no-auto-start", sc_no_auto_start),
     ("policy-denied", sc_policy_denied),
@@ -347,6 +368,8 @@ SCENARIOS = [
 
 def main():
     ours, ref = sys.argv[1], sys.argv[2]
+    # services the buses let go come to us, as they would to init (sc_service_reparented)
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)     # PR_SET_CHILD_SUBREAPER
     tmp = tempfile.mkdtemp(prefix="kdbus-activation-")
     buses = {}
     failed = 0

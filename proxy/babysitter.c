@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The babysitter between the bus and an activated service (see babysitter.h). It talks to
+ * the bus over a socketpair: the bus writes BABYSITTER_KILL to have the service killed (the
+ * start timed out) and closes its end to release the service; the babysitter writes one
+ * BabysitterStatus when the service ends first, then exits.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "proxy/babysitter.h"
+#include "util/error.h"
+
+#define BABYSITTER_KILL 'k'
+
+/* Close every descriptor but stdio and @keep: the babysitter must not hold the bus's
+ * sockets (a client the bus drops would not see its connection end). */
+static void close_all_but(int keep) {
+        if (keep > 3)
+                (void) close_range(3, (unsigned)keep - 1, 0);
+        (void) close_range((unsigned)keep + 1, ~0u, 0);
+}
+
+/* In the babysitter: never returns. */
+__attribute__((__noreturn__)) static void babysit(int fd, void (*run)(void *userdata),
+                                                  void *userdata) {
+        BabysitterStatus st = { .code = 0 };
+        siginfo_t si = { .si_pid = 0 };
+        struct pollfd p[2];
+        sigset_t all;
+        pid_t pid;
+        int pidfd;
+
+        (void) sigemptyset(&all);
+        (void) sigprocmask(SIG_SETMASK, &all, NULL);
+        for (int i = 1; i < NSIG; ++i)
+                (void) signal(i, SIG_DFL);
+        pid = fork();
+        if (pid < 0)
+                _exit(127);
+        if (pid == 0) {
+                (void) close(fd);
+                run(userdata);
+                _exit(127);
+        }
+        close_all_but(fd);
+        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                /* cannot watch it: report as soon as it ends, never release it early */
+                (void) waitid(P_PID, (id_t)pid, &si, WEXITED);
+                goto report;
+        }
+        p[0] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        p[1] = (struct pollfd){ .fd = fd, .events = POLLIN };
+        for (;;) {
+                char c;
+                ssize_t n;
+
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(127);
+                }
+                if (p[0].revents) {
+                        (void) waitid(P_PID, (id_t)pid, &si, WEXITED);
+                        break;
+                }
+                n = read(fd, &c, 1);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n <= 0)
+                        _exit(0);       /* released: the service goes to init */
+                if (c == BABYSITTER_KILL)
+                        (void) kill(pid, SIGKILL);
+        }
+report:
+        st.code = si.si_code;
+        st.status = si.si_status;
+        (void) !write(fd, &st, sizeof(st));
+        _exit(0);
+}
+
+int babysitter_spawn(void (*run)(void *userdata), void *userdata, pid_t *ret_pid, int *ret_fd) {
+        int sv[2];
+        pid_t pid;
+
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return error_origin(-errno);
+        pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+
+                (void) close(sv[0]);
+                (void) close(sv[1]);
+                return error_origin(r);
+        }
+        if (pid == 0) {
+                (void) close(sv[0]);
+                babysit(sv[1], run, userdata);
+        }
+        (void) close(sv[1]);
+        *ret_pid = pid;
+        *ret_fd = sv[0];
+        return 0;
+}
+
+int babysitter_status(int fd, BabysitterStatus *ret) {
+        BabysitterStatus st;
+        ssize_t n;
+
+        do
+                n = recv(fd, &st, sizeof(st), MSG_DONTWAIT);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(st))
+                return -ENODATA;
+        *ret = st;
+        return 0;
+}
+
+void babysitter_kill(int fd) {
+        const char c = BABYSITTER_KILL;
+
+        (void) !send(fd, &c, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * Activated services are started through a babysitter, as dbus-daemon starts them: the bus
+ * forks a babysitter, which forks the service and waits for it. Until the service has taken
+ * its name the babysitter reports how it ended; once the bus lets go (closes its end of the
+ * babysitter's socket, or exits), the babysitter exits without waiting, and the service, a grandchild of
+ * the bus, is re-parented to init (or the nearest subreaper) as dbus-daemon's services are:
+ * a service is never the bus's child, and a bus restart does not find its services among
+ * its children.
+ */
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* How the service ended, as waitid() tells it (CLD_EXITED / CLD_KILLED / CLD_DUMPED). */
+typedef struct BabysitterStatus {
+        int code;
+        int status;
+} BabysitterStatus;
+
+/*
+ * Fork a babysitter that forks a grandchild running @run(@userdata) (which must exec or
+ * _exit, never return). The babysitter keeps no descriptor of the bus but its socket.
+ * Return: 0 with the babysitter's pid in @ret_pid and the bus's end of its socket in
+ * @ret_fd (O_CLOEXEC); or a negative errno (nothing forked).
+ */
+int babysitter_spawn(void (*run)(void *userdata), void *userdata, pid_t *ret_pid, int *ret_fd);
+
+/*
+ * After the babysitter exited: how the service ended. Return: 0 (@ret set), or -ENODATA
+ * when the babysitter reported nothing (it was released, or killed itself).
+ */
+int babysitter_status(int fd, BabysitterStatus *ret);
+
+/* Ask the babysitter to SIGKILL the service (it then reports its end as usual). */
+void babysitter_kill(int fd);
