@@ -10,7 +10,8 @@
  *     named NAME.service, and that directory is not watched (dbus-daemon(1)).
  *   - The service runs with the bus's environment plus UpdateActivationEnvironment's
  *     variables, DBUS_STARTER_ADDRESS (the first listen address, with the guid),
- *     DBUS_STARTER_BUS_TYPE, and DBUS_SESSION_BUS_ADDRESS on a session bus,
+ *     DBUS_STARTER_BUS_TYPE (<type> as written; none without one), and
+ *     DBUS_SESSION_BUS_ADDRESS on a session bus,
  *     DBUS_SYSTEM_BUS_ADDRESS on a system bus (as dbus-daemon 1.14: a service that connects
  *     to "the system bus" must find this one).
  *   - A program that cannot be executed: Spawn.ExecFailed; exiting non-zero before the name
@@ -91,6 +92,7 @@ typedef struct Start {
 struct ProxyActivation {
         Server *server;
         bool system_bus;
+        char *type;                     /* the configuration's <type>, NULL: none */
         bool systemd;
         char **dirs;                    /* the service directories, in order */
         char *runtime_dir;              /* $XDG_RUNTIME_DIR/dbus-1/services of the standard
@@ -512,14 +514,18 @@ static int on_timeout(LoopSource *src, uint64_t usec, void *userdata) {
  * are borrowed (from environ, a->env and @extra); only the array is allocated.
  */
 static int build_env(ProxyActivation *a, bool helper, char *extra[4], char ***ret) {
-        const char *type = a->system_bus ? "system" : "session";
+        const char *which = !a->type ? NULL : strcmp(a->type, "system") == 0 ? "SYSTEM" :
+                            strcmp(a->type, "session") == 0 ? "SESSION" : NULL;
         char **env = NULL;
         size_t n = 0, i, j, k;
 
+        /* as dbus-daemon: DBUS_STARTER_BUS_TYPE is <type> as written (at-spi2's bus is
+         * "accessibility"), and only a session or a system bus claims to be "the" session
+         * or system bus: a service of any other bus keeps the session bus it inherited
+         * (at-spi2-registryd asks the session bus for the accessibility bus) */
         if (asprintf(&extra[0], "DBUS_STARTER_ADDRESS=%s", a->address) < 0 ||
-            asprintf(&extra[1], "DBUS_STARTER_BUS_TYPE=%s", type) < 0 ||
-            asprintf(&extra[2], "DBUS_%s_BUS_ADDRESS=%s", a->system_bus ? "SYSTEM" : "SESSION",
-                     a->address) < 0 ||
+            (a->type && asprintf(&extra[1], "DBUS_STARTER_BUS_TYPE=%s", a->type) < 0) ||
+            (which && asprintf(&extra[2], "DBUS_%s_BUS_ADDRESS=%s", which, a->address) < 0) ||
             (helper && asprintf(&extra[3], "%s=%d", LAUNCH_HELPER_REASON_FD_ENV,
                                 HELPER_REASON_FD) < 0))
                 return error_origin(-ENOMEM);
@@ -1053,6 +1059,8 @@ int proxy_activation_new(Server *s, bool systemd_activation, ProxyActivation **r
         a->systemd = systemd_activation;
         a->system_bus = tree && tree->type.value && strcmp(tree->type.value, "system") == 0;
         list_init(&a->starts);
+        if (tree && tree->type.value && !(a->type = strdup(tree->type.value)))
+                return error_origin(-ENOMEM);
         l = list_first(&s->listeners);
         (void) snprintf(a->address, sizeof(a->address), "%s,guid=%s",
                         l ? list_entry(l, ProxyListener, link)->address : "", s->guid);
@@ -1095,6 +1103,7 @@ ProxyActivation *proxy_activation_free(ProxyActivation *a) {
         services_clear(a);
         activation_strv_free(a->dirs);
         free(a->runtime_dir);
+        free(a->type);
         for (i = 0; i < a->n_env; ++i)
                 free(a->env[i]);
         free(a->env);

@@ -58,7 +58,7 @@ class Bus:
         conf = os.path.join(self.dir, "bus.conf")
         with open(conf, "w") as f:
             f.write("""<busconfig>
-  <type>%s</type>
+  %s
   <listen>unix:path=%s</listen>
   <servicedir>%s</servicedir>
   <limit name="service_start_timeout">%d</limit>
@@ -68,7 +68,7 @@ class Bus:
     <deny send_destination="org.kdbus.act.Denied"/>
   </policy>
 </busconfig>
-""" % (bus_type, self.sock, self.svc, TIMEOUT_MS))
+""" % ("<type>%s</type>" % bus_type if bus_type else "", self.sock, self.svc, TIMEOUT_MS))
         self.log = open(os.path.join(self.dir, "log"), "w")
         # the bus's environment names other buses: a service must get this bus's address
         env = dict(os.environ, DBUS_SESSION_BUS_ADDRESS="unix:path=/nonexistent/session",
@@ -277,6 +277,28 @@ def sc_system_environment(bus):
     return (bus_vars(bus), got, echo[:2])
 
 
+def sc_other_type_environment(bus):
+    """A bus of another <type> (at-spi2's "accessibility" bus) gives DBUS_STARTER_BUS_TYPE as
+    written and leaves DBUS_SESSION_BUS_ADDRESS as inherited: at-spi2-registryd, started by
+    the accessibility bus, asks the session bus for the accessibility bus's address. A bus
+    without <type> gives no DBUS_STARTER_BUS_TYPE."""
+    out = []
+    for tag, bus_type in (("-a11y", "accessibility"), ("-untyped", None)):
+        other = Bus(bus.exe, bus.tmp, bus.tag + tag, bus_type=bus_type)
+        try:
+            out.append(bus_vars(other))
+            try:
+                call(other, "org.kdbus.act.Env", "Quit", "", (), auto_start=False)
+            except dbus.DBusException:
+                pass
+        finally:
+            other.stop()
+        why = other.sanitizer_report()
+        if why and "dbus-daemon" not in bus.tag:
+            raise AssertionError("%s bus: %s" % (bus_type, why))
+    return out
+
+
 # failure scenarios: (service, word that the error text must contain)
 FAILURES = [
     ("missing-binary", "org.kdbus.act.Missing", ["No such file"]),
@@ -360,6 +382,7 @@ SCENARIOS = [
     ("owned-not-activatable", sc_owned_not_activatable),
     ("activation-environment", sc_environment),
     ("system-bus-environment", sc_system_environment),
+    ("other-type-environment", sc_other_type_environment),
 ] + [("failure-" + t, make_failure(n, w)) for t, n, w in FAILURES] + [
     ("activatable-services-changed", sc_services_changed),
     ("service-file-written-slowly", sc_service_file_written_slowly),
