@@ -19,6 +19,10 @@ packages=(
         passwd
         # tests/integration/sandbox: the reference filtering proxy and flatpak's sandbox tool
         xdg-dbus-proxy bubblewrap
+        # tests/integration/system/launchers.py: the real launchers run the bus unchanged
+        # (dbus-launch; at-spi2's bus launcher and registry; Debian's /etc/init.d/dbus and
+        # the lsb functions it sources)
+        dbus-x11 at-spi2-core dbus sysvinit-utils
         # benchmarks (bench/run.sh): taskset pins the buses, perf counts their syscalls
         util-linux linux-perf
 )
