@@ -67,6 +67,12 @@ def proc_stat(pid):
         return None
 
 
+def gone(pid, timeout=10.0):
+    """@pid has exited (or is a zombie) within @timeout seconds (race-free, unlike a check
+    for /proc/PID followed by a read of it)."""
+    return sysutil.wait_for(lambda: proc_stat(pid) is None, timeout)
+
+
 def cmdline(pid):
     try:
         with open('/proc/%d/cmdline' % pid, 'rb') as f:
@@ -103,7 +109,7 @@ def kill_descendants():
             except ProcessLookupError:
                 pass
         for p in pids:
-            sysutil.wait_gone(p, 5)
+            gone(p, 5)
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG) == (0, 0):
@@ -187,7 +193,7 @@ class Scenario:
         return r, facts
 
     def bus_gone(self, pids):
-        return all(sysutil.wait_gone(p, 10) for p in pids)
+        return all(gone(p) for p in pids)
 
 
 def sc_run_session(s):
