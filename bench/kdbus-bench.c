@@ -53,6 +53,7 @@
 
 typedef struct Options {
         const char *address;
+        const char *client_address;     /* the call client's way in (a sandbox's socket) */
         const char *workload;
         const char *alloc_file;
         double seconds;
@@ -329,7 +330,7 @@ static int run_calls(const Options *o, double *rates, unsigned long *ops, uint64
         call_size = bench_msg_build(call, call_cap, &spec);
         if (!call_size)
                 return -E2BIG;
-        r = bench_conn_open(&c, o->address, &opts);
+        r = bench_conn_open(&c, o->client_address ? o->client_address : o->address, &opts);
         if (r < 0)
                 return r;
         if (!o->relay) {
@@ -577,8 +578,11 @@ static void usage(FILE *f) {
               "         [--count N] [--warmup N] [--repeat N] [--receivers N] [--window N]\n"
               "         [--payload BYTES] [--reply-payload BYTES] [--seconds S]\n"
               "         [--alloc-file PATH] [--relay] [--idle-peers P --idle-rules N]\n"
+              "         [--client-address ADDR]\n"
               "  --seconds S: each timed round runs S seconds (at most --count operations)\n"
               "  --relay: ADDR is bench/kdbus-relay's (no SASL, Hello, driver calls)\n"
+              "  --client-address: the call client connects there (a sandbox's filtered\n"
+              "  socket), the service to --address\n"
               "  Prints one line per timed round and a final RESULT line:\n"
               "  RESULT <workload> median=<ops/s> min=<ops/s> max=<ops/s> us=<us/op at median>\n"
               "         allocs=<bus allocations per op, or -1 without --alloc-file>\n"
@@ -602,6 +606,7 @@ static int parse_ulong(const char *s, unsigned long max, unsigned long *ret) {
 static int parse_options(int argc, char **argv, Options *o) {
         static const struct option opts[] = {
                 { "address", required_argument, NULL, 'a' },
+                { "client-address", required_argument, NULL, 'C' },
                 { "workload", required_argument, NULL, 'w' },
                 { "inflight", required_argument, NULL, 'i' },
                 { "count", required_argument, NULL, 'n' },
@@ -628,6 +633,7 @@ static int parse_options(int argc, char **argv, Options *o) {
         while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
                 switch (c) {
                 case 'a': o->address = optarg; break;
+                case 'C': o->client_address = optarg; break;
                 case 'w': o->workload = optarg; break;
                 case 'A': o->alloc_file = optarg; break;
                 case 's':

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Sandboxed apps (issue #15), one run: calls from a client on a sandbox's filtered socket to
+# a service on the bus, through
+#   kdbusd endpoint   kdbus-proxy in front of kdbusd (an endpoint at the socket; no process
+#                     in the data path)
+#   xdg-dbus-proxy    xdg-dbus-proxy in front of dbus-daemon (a proxy process per app)
+# and, for reference, the same calls straight on kdbusd and dbus-daemon. Both proxies get
+# the same command line: --filter --talk=org.kdbus.Bench.
+#   rtt        kdbus-bench --workload call --inflight 1 (one call in flight)
+#   pipelined  the same with --inflight 64
+# Then the RSS of kdbus-proxy, xdg-dbus-proxy and both buses after 100,000 more calls
+# through each sandbox socket.
+#
+# Buses and proxies on CPU $BENCH_BUS_CPU (0), clients and services on $BENCH_PEER_CPU (1);
+# rounds of $BENCH_SECONDS (1) interleaved, $BENCH_ROUNDS (5) times; medians.
+#
+# Usage: bench/sandbox.sh BUILDDIR     (a build with proxy/kdbusd, tools/kdbus-proxy and
+#        bench/kdbus-bench: meson setup -Dbuildtype=release BUILDDIR)
+set -euo pipefail
+build=${1:?usage: bench/sandbox.sh BUILDDIR}
+seconds=${BENCH_SECONDS:-1}
+rounds=${BENCH_ROUNDS:-5}
+bus_cpu=${BENCH_BUS_CPU:-0}
+peer_cpu=${BENCH_PEER_CPU:-1}
+for f in "$build/proxy/kdbusd" "$build/tools/kdbus-proxy" "$build/bench/kdbus-bench"; do
+        [ -x "$f" ] || { echo "bench/sandbox.sh: $f is missing (build it first)" >&2; exit 1; }
+done
+command -v xdg-dbus-proxy >/dev/null || { echo "bench/sandbox.sh: no xdg-dbus-proxy" >&2; exit 1; }
+run=$(mktemp -d /tmp/kdbus-sandbox-bench-XXXXXX)
+pids=()
+cleanup() {
+        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+        wait 2>/dev/null || true
+        rm -rf "$run"
+}
+trap cleanup EXIT
+
+wait_sock() {
+        for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done
+        echo "bench/sandbox.sh: no socket $1; stderr:" >&2
+        cat "$run"/*.err >&2
+        exit 1
+}
+
+sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
+        /usr/share/dbus-1/session.conf >"$run/dbus-daemon.conf"
+taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
+        --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
+        >/dev/null 2>"$run/kdbusd.err" &
+pids+=($!); kdbusd_pid=$!
+taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" --nofork \
+        --address="unix:path=$run/dbus-daemon.sock" >/dev/null 2>"$run/dbus-daemon.err" &
+pids+=($!); daemon_pid=$!
+wait_sock "$run/kdbusd.sock"; wait_sock "$run/kdbusd.native"; wait_sock "$run/dbus-daemon.sock"
+taskset -c "$bus_cpu" "$build/tools/kdbus-proxy" \
+        "kernel:path=$run/kdbusd.native;unix:path=$run/kdbusd.sock" "$run/kdbus-proxy.sock" \
+        --filter --talk=org.kdbus.Bench 2>"$run/kdbus-proxy.err" &
+pids+=($!); kproxy_pid=$!
+taskset -c "$bus_cpu" xdg-dbus-proxy "unix:path=$run/dbus-daemon.sock" "$run/xdg.sock" \
+        --filter --talk=org.kdbus.Bench 2>"$run/xdg.err" &
+pids+=($!); xproxy_pid=$!
+wait_sock "$run/kdbus-proxy.sock"; wait_sock "$run/xdg.sock"
+
+declare -A addr=(
+        [kdbusd-endpoint]="unix:path=$run/kdbusd.sock unix:path=$run/kdbus-proxy.sock"
+        [xdg-dbus-proxy]="unix:path=$run/dbus-daemon.sock unix:path=$run/xdg.sock"
+        [kdbusd]="unix:path=$run/kdbusd.sock unix:path=$run/kdbusd.sock"
+        [dbus-daemon]="unix:path=$run/dbus-daemon.sock unix:path=$run/dbus-daemon.sock"
+)
+configs=(kdbusd-endpoint xdg-dbus-proxy kdbusd dbus-daemon)
+
+bench() {       # CONFIG INFLIGHT -> calls/s
+        local bus client
+        read -r bus client <<<"${addr[$1]}"
+        taskset -c "$peer_cpu" "$build/bench/kdbus-bench" --address "$bus" \
+                --client-address "$client" --workload call --inflight "$2" --repeat 1 \
+                --seconds "$seconds" --count 100000000 |
+                sed -n 's/^RESULT call median=\([0-9.]*\).*/\1/p'
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+echo "bench/sandbox.sh: $(git -C "$(dirname "$0")" rev-parse --short HEAD 2>/dev/null || echo ?)," \
+     "load $(cut -d' ' -f1-3 /proc/loadavg), $rounds rounds of ${seconds}s"
+for inflight in 1 64; do
+        declare -A results=()
+        for _ in $(seq "$rounds"); do
+                for c in "${configs[@]}"; do
+                        results[$c]+="$(bench "$c" "$inflight") "
+                done
+        done
+        declare -A med=()
+        for c in "${configs[@]}"; do
+                med[$c]=$(tr ' ' '\n' <<<"${results[$c]}" | grep . | median)
+        done
+        label=$([ "$inflight" = 1 ] && echo "rtt (1 in flight)" || echo "pipelined (64 in flight)")
+        printf '%-26s' "$label"
+        for c in "${configs[@]}"; do printf ' %s %.0f/s' "$c" "${med[$c]}"; done
+        printf '\n%-26s endpoint/xdg-dbus-proxy %.2fx, endpoint/kdbusd %.2fx, xdg-dbus-proxy/dbus-daemon %.2fx\n' \
+                "" "$(echo "${med[kdbusd-endpoint]} / ${med[xdg-dbus-proxy]}" | bc -l)" \
+                "$(echo "${med[kdbusd-endpoint]} / ${med[kdbusd]}" | bc -l)" \
+                "$(echo "${med[xdg-dbus-proxy]} / ${med[dbus-daemon]}" | bc -l)"
+        unset results med
+done
+
+rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+for c in kdbusd-endpoint xdg-dbus-proxy; do
+        read -r bus client <<<"${addr[$c]}"
+        taskset -c "$peer_cpu" "$build/bench/kdbus-bench" --address "$bus" --client-address \
+                "$client" --workload call --inflight 64 --repeat 1 --count 100000 \
+                --warmup 0 >/dev/null
+done
+printf 'RSS after 100000 calls per socket: kdbus-proxy %s KiB, kdbusd %s KiB; xdg-dbus-proxy %s KiB, dbus-daemon %s KiB\n' \
+        "$(rss $kproxy_pid)" "$(rss $kdbusd_pid)" "$(rss $xproxy_pid)" "$(rss $daemon_pid)"
