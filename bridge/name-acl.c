@@ -396,8 +396,7 @@ static int db_set(NameAclDb *db, const struct kdbus_item *items, size_t items_si
         List *pos, *tmp;
         int r = 0;
 
-        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, items, items_size) {
                 if (item->type == KDBUS_ITEM_NAME) {
                         if (max_names && ++n_names > max_names) {
                                 r = -E2BIG;

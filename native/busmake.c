@@ -79,8 +79,7 @@ static int bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         r = native_make_cmd_check(cmd, size);
         if (r)
                 return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {

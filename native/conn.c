@@ -40,6 +40,7 @@
 #include "bridge/pool.h"
 #include "bridge/reply.h"
 #include "kdbus/kdbus.h"
+#include "native/command.h"
 #include "native/conn.h"
 #include "native/holder.h"
 #include "native/items.h"
@@ -163,11 +164,6 @@ int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd,
         return native_conn_hello_on(bus, NULL, creds, cmd, size, ops, userdata, ret);
 }
 
-/* The HELLO flags we know: kdbus's four and our two extensions. */
-#define NATIVE_HELLO_FLAGS (KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR | \
-                            KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
-                            KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
-
 static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                     struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
                     void *userdata, NativeConn **ret);
@@ -208,6 +204,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
 static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                     struct kdbus_cmd_hello *cmd, size_t size, const NativeConnOps *ops,
                     void *userdata, NativeConn **ret) {
+        const NativeCommand *def = native_command_find(KDBUS_CMD_HELLO);
         _cleanup_(native_conn_freep) NativeConn *nc = NULL;
         struct kdbus_item *item;
         BridgePoolSlice *slice;
@@ -216,13 +213,10 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         unsigned conn_flags = 0;
         int r;
 
-        if (cmd->flags & ~(uint64_t)(NATIVE_HELLO_FLAGS | KDBUS_FLAG_NEGOTIATE))
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
+        r = native_command_check(def, (const struct kdbus_cmd *)cmd, size);
         if (r)
                 return r;
-        for (item = cmd->items; (uint8_t *)item < (uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -260,7 +254,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         }
         /* kdbus checks the items before it answers NEGOTIATE */
         if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-                cmd->flags = NATIVE_HELLO_FLAGS;
+                cmd->flags = def->negotiate;
                 cmd->return_flags = 0;
                 return 1;
         }
@@ -807,20 +801,22 @@ static void recv_drop_fail_call(NativeConn *nc, const BridgeMsg *m) {
         (void) bus_notify_reply_lost(bus, caller, serial, false, nc->conn->unique_name);
 }
 
-static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
-                            int **ret_fds, unsigned *ret_n_fds) {
+/**
+ * native_conn_recv() - RECV (the dispatcher checked its head: no items)
+ * @nc:         the connection
+ * @buf:        kdbus_cmd_recv, updated (msg, dropped_msgs, return_flags)
+ * @size:       bytes at @buf
+ * @io:         the message's fds go with the reply (io->ret_fds)
+ *
+ * Return: 0, -EINVAL (DROP with USE_PRIORITY), -EAGAIN (nothing to receive), -ENOMEM.
+ */
+int native_conn_recv(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
+        struct kdbus_cmd_recv *cmd = buf;
+        int **ret_fds = &io->ret_fds;
+        unsigned *ret_n_fds = &io->ret_n_fds;
         NativeEntry *e;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        if (cmd->flags & ~(uint64_t)(KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY))
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
-        if (cmd->size != sizeof(*cmd))
-                return -EINVAL;         /* RECV takes no items */
         /* kdbus refuses DROP by priority (its queue could not do it reliably) */
         if ((cmd->flags & KDBUS_RECV_DROP) && (cmd->flags & KDBUS_RECV_USE_PRIORITY))
                 return -EINVAL;
@@ -870,14 +866,18 @@ static int native_conn_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t s
         return 0;
 }
 
-static int native_conn_free_cmd(NativeConn *nc, struct kdbus_cmd_free *cmd, size_t size) {
-        int r;
+/**
+ * native_conn_free_slice() - FREE: give a slice of the pool back
+ * @nc:         the connection
+ * @buf:        kdbus_cmd_free (its items are not looked at)
+ * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
+ *
+ * Return: 0 or -ENXIO (no slice handed out at that offset).
+ */
+int native_conn_free_slice(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
+        struct kdbus_cmd_free *cmd = buf;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
         if (bridge_pool_free_offset(nc->pool, cmd->offset))
                 return -ENXIO;
         native_conn_drain(nc);
@@ -942,9 +942,16 @@ bool native_conn_queue_empty(NativeConn *nc) {
         return !nc->conn || !bridge_conn_queue_peek(nc->conn);
 }
 
-static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size) {
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
+/**
+ * native_conn_byebye() - BYEBYE: leave the bus, if nothing waits to be received
+ * @nc:         the connection
+ * @buf:        kdbus_cmd
+ * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
+ *
+ * Return: 0 or -EBUSY (messages wait in the pool or the core's queue).
+ */
+int native_conn_byebye(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         native_conn_drain(nc);
         if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn))
                 return -EBUSY;
@@ -952,168 +959,4 @@ static int native_conn_byebye(NativeConn *nc, struct kdbus_cmd *cmd, size_t size
         bridge_conn_disconnect(nc->conn);
         native_conn_matches_clear(nc);
         return 0;
-}
-
-/* The flags each command knows (NEGOTIATE answers with these). */
-static uint64_t command_flags(uint64_t command) {
-        switch (command) {
-        case KDBUS_CMD_SEND:            return KDBUS_SEND_SYNC_REPLY;
-        case KDBUS_CMD_RECV:            return KDBUS_RECV_PEEK | KDBUS_RECV_DROP |
-                                               KDBUS_RECV_USE_PRIORITY;
-        case KDBUS_CMD_NAME_ACQUIRE:    return KDBUS_NAME_REPLACE_EXISTING |
-                                               KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE;
-        case KDBUS_CMD_LIST:            return KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
-                                               KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED;
-        case KDBUS_CMD_CONN_INFO:       return _KDBUS_ATTACH_ALL;
-        case KDBUS_CMD_MATCH_ADD:       return KDBUS_MATCH_REPLACE;
-        default:                        return 0;
-        }
-}
-
-static size_t command_struct_size(uint64_t command) {
-        switch (command) {
-        case KDBUS_CMD_SEND:            return sizeof(struct kdbus_cmd_send);
-        case KDBUS_CMD_RECV:            return sizeof(struct kdbus_cmd_recv);
-        case KDBUS_CMD_FREE:            return sizeof(struct kdbus_cmd_free);
-        case KDBUS_CMD_LIST:            return sizeof(struct kdbus_cmd_list);
-        case KDBUS_CMD_CONN_INFO:
-        case KDBUS_CMD_BUS_CREATOR_INFO: return sizeof(struct kdbus_cmd_info);
-        case KDBUS_CMD_MATCH_ADD:
-        case KDBUS_CMD_MATCH_REMOVE:    return sizeof(struct kdbus_cmd_match);
-        default:                        return sizeof(struct kdbus_cmd);
-        }
-}
-
-/**
- * native_command_is_known() - is @command one of kdbus's commands
- * @command:    KDBUS_CMD_* as the peer sent it
- *
- * kdbus answers ENOTTY for an ioctl it does not know, whatever state the handle is in.
- *
- * Return: true for the 16 commands of kdbus's UAPI.
- */
-bool native_command_is_known(uint64_t command) {
-        switch (command) {
-        case KDBUS_CMD_BUS_MAKE:
-        case KDBUS_CMD_ENDPOINT_MAKE:
-        case KDBUS_CMD_HELLO:
-        case KDBUS_CMD_UPDATE:
-        case KDBUS_CMD_BYEBYE:
-        case KDBUS_CMD_FREE:
-        case KDBUS_CMD_CONN_INFO:
-        case KDBUS_CMD_BUS_CREATOR_INFO:
-        case KDBUS_CMD_LIST:
-        case KDBUS_CMD_SEND:
-        case KDBUS_CMD_RECV:
-        case KDBUS_CMD_NAME_ACQUIRE:
-        case KDBUS_CMD_NAME_RELEASE:
-        case KDBUS_CMD_ENDPOINT_UPDATE:
-        case KDBUS_CMD_MATCH_ADD:
-        case KDBUS_CMD_MATCH_REMOVE:
-                return true;
-        default:
-                return false;
-        }
-}
-
-static int command_run(NativeConn *nc, uint64_t command, void *buf, size_t size,
-                       const int *fds, unsigned n_fds, int **ret_fds, unsigned *ret_n_fds);
-
-/**
- * native_conn_command() - execute one command of a connected peer
- * @nc:         the connection
- * @command:    KDBUS_CMD_*
- * @buf:        the command struct (8-aligned), updated in place
- * @size:       bytes at @buf
- * @fds:        fds that came with the command (borrowed)
- * @n_fds:      their number
- * @ret_reply_size: bytes of @buf to send back (the fixed part of the struct)
- * @ret_fds:    fds to pass with the reply (owned by the caller), or NULL
- * @ret_n_fds:  their number
- *
- * KDBUS_FLAG_NEGOTIATE in the flags: nothing is done, the flags the command knows are
- * written to cmd->flags.
- *
- * Return: 0, 1 (SEND with SYNC_REPLY: the answer comes through sync_done), or a negative
- * errno for the peer (ENOTTY for an unknown command, EBADFD for HELLO, BUS_MAKE,
- * ENDPOINT_MAKE and ENDPOINT_UPDATE, ECONNRESET after BYEBYE or when the
- * bus dropped the connection).
- */
-int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
-                        const int *fds, unsigned n_fds, size_t *ret_reply_size,
-                        int **ret_fds, unsigned *ret_n_fds) {
-        struct kdbus_cmd *cmd = buf;
-        size_t struct_size = command_struct_size(command);
-        void *copy;
-        int r;
-
-        *ret_fds = NULL;
-        *ret_n_fds = 0;
-        *ret_reply_size = MIN(size, struct_size);
-        /* kdbus's handle: unknown ioctls ENOTTY, the setup commands (HELLO, BUS_MAKE,
-         * ENDPOINT_MAKE) EBADFD once the handle is set up, before anything else is looked
-         * at (also after BYEBYE); the connection's commands ECONNRESET after BYEBYE */
-        if (!native_command_is_known(command))
-                return -ENOTTY;
-        if (command == KDBUS_CMD_HELLO || command == KDBUS_CMD_BUS_MAKE ||
-            command == KDBUS_CMD_ENDPOINT_MAKE)
-                return -EBADFD;
-        if (nc->byebye || !bridge_conn_is_active(nc->conn))
-                return -ECONNRESET;
-        if (size < sizeof(*cmd) || size < struct_size)
-                return -EINVAL;
-        if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
-                cmd->flags = command_flags(command);
-                cmd->return_flags = 0;
-                return 0;
-        }
-        if (n_fds && command != KDBUS_CMD_SEND)
-                return -EINVAL;
-        r = native_items_negotiate(cmd, size, struct_size, &copy);
-        if (r)
-                return r;
-        r = command_run(nc, command, copy ? copy : buf, size, fds, n_fds, ret_fds, ret_n_fds);
-        native_items_negotiate_done(buf, size, struct_size, copy);
-        return r;
-}
-
-static int command_run(NativeConn *nc, uint64_t command, void *buf, size_t size,
-                       const int *fds, unsigned n_fds, int **ret_fds, unsigned *ret_n_fds) {
-        struct kdbus_cmd *cmd = buf;
-
-        if (!native_special_may(nc, command))
-                return -EOPNOTSUPP;     /* kdbus: monitors and activators only receive */
-        if (!native_holder_may(nc, command))
-                return -EOPNOTSUPP;     /* kdbus: a policy holder is no ordinary connection */
-
-        switch (command) {
-        case KDBUS_CMD_BYEBYE:
-                return native_conn_byebye(nc, cmd, size);
-        case KDBUS_CMD_SEND:
-                return native_conn_send(nc, buf, size, fds, n_fds);
-        case KDBUS_CMD_RECV:
-                return native_conn_recv(nc, buf, size, ret_fds, ret_n_fds);
-        case KDBUS_CMD_FREE:
-                return native_conn_free_cmd(nc, buf, size);
-        case KDBUS_CMD_NAME_ACQUIRE:
-                return native_conn_name_acquire(nc, buf, size);
-        case KDBUS_CMD_NAME_RELEASE:
-                return native_conn_name_release(nc, buf, size);
-        case KDBUS_CMD_LIST:
-                return native_conn_list(nc, buf, size);
-        case KDBUS_CMD_CONN_INFO:
-                return native_conn_info(nc, buf, size);
-        case KDBUS_CMD_MATCH_ADD:
-                return native_conn_match_add(nc, buf, size);
-        case KDBUS_CMD_MATCH_REMOVE:
-                return native_conn_match_remove(nc, buf, size);
-        case KDBUS_CMD_UPDATE:
-                return native_conn_update(nc, buf, size);
-        case KDBUS_CMD_BUS_CREATOR_INFO:
-                return native_conn_bus_creator_info(nc, buf, size);
-        case KDBUS_CMD_ENDPOINT_UPDATE:
-                return -EBADFD;         /* kdbus: an endpoint owner's command */
-        default:
-                return -ENOTTY;
-        }
 }

@@ -36,6 +36,7 @@ typedef struct BridgeNs BridgeNs;
 typedef struct BridgePool BridgePool;
 typedef struct BusEndpoint BusEndpoint;
 typedef struct NativeConn NativeConn;
+typedef struct NativeCommandIo NativeCommandIo;
 struct kdbus_cmd_hello;
 struct kdbus_item;
 
@@ -135,23 +136,6 @@ NativeConn *native_conn_from_bridge(const BridgeConn *conn);
 /* The pool's memfd, to be handed to the peer after HELLO (the bus keeps its own). */
 int native_conn_pool_fd(const NativeConn *nc);
 
-/* Is @command one of kdbus's 16 commands (the others: ENOTTY in every handle state). */
-bool native_command_is_known(uint64_t command);
-
-/*
- * Execute one command other than HELLO. @buf holds the command struct (and, for SEND, the
- * kdbus_msg and payload bytes it points at by offset); @fds are the fds that came with it
- * (borrowed: the callee dups what it keeps). On return *ret_reply_size says how many bytes
- * of @buf to send back, and *ret_fds and *ret_n_fds (owned by the caller, may be NULL/0) the
- * fds to pass with the reply. A SEND with SYNC_REPLY returns 1: no reply now, it comes
- * through NativeConnOps.sync_done.
- *
- * Return: 0, 1 (SYNC_REPLY pending), or a negative errno for the peer.
- */
-int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
-                        const int *fds, unsigned n_fds, size_t *ret_reply_size,
-                        int **ret_fds, unsigned *ret_n_fds);
-
 /* The FREEs of a KDBUS_WIRE_BATCH: each exactly a FREE command; stops at the first that
  * fails. Return: 0 or its -errno; *ret_n_freed: how many were done. */
 int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
@@ -179,6 +163,12 @@ void native_conn_drain(NativeConn *nc);
 /* Take the messages for @name off the receive list (bridge/activator.c). Return: 0, -ENOMEM. */
 int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, size_t *n,
                         size_t *cap);
+
+/* RECV, FREE and BYEBYE (the dispatcher, native/command.c, checked their heads).
+ * Return: 0 or a negative errno for the peer. */
+int native_conn_recv(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_free_slice(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_byebye(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
 
 /* Map a BRIDGE_E_* / NAME_E_* outcome to kdbus's errno (negative). */
 int native_errno_from_bridge(int r);

@@ -77,8 +77,7 @@ static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
         cmd->flags |= legacy_fd;
         if (r)
                 return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 if (item->type != KDBUS_ITEM_MAKE_NAME || name)
                         return -EINVAL;
                 r = native_item_name_check(item);
@@ -155,8 +154,7 @@ static int endpoint_update(BusEndpoint *ep, struct kdbus_cmd *cmd, bool named) {
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
                 return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item))
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd))
                 if (item->type != KDBUS_ITEM_NAME && item->type != KDBUS_ITEM_POLICY_ACCESS &&
                     !(item->type == KDBUS_ITEM_POLICY_RULE &&
                       (cmd->flags & KDBUS_ENDPOINT_POLICY_XDG)) &&

@@ -32,8 +32,7 @@
 static const char *items_name(const struct kdbus_item *items, size_t items_size) {
         const struct kdbus_item *item;
 
-        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
-             item = KDBUS_ITEM_NEXT(item))
+        KDBUS_ITEMS_FOREACH(item, items, items_size)
                 if (item->type == KDBUS_ITEM_NAME)
                         return memchr(item->str, '\0', item->size - KDBUS_ITEM_HEADER_SIZE) ?
                                item->str : NULL;
@@ -101,8 +100,7 @@ int native_activator_policy_set(NativeConn *nc, const struct kdbus_item *items,
         const struct kdbus_item *item;
         bool any = false;
 
-        for (item = items; (const uint8_t *)item < (const uint8_t *)items + items_size;
-             item = KDBUS_ITEM_NEXT(item))
+        KDBUS_ITEMS_FOREACH(item, items, items_size)
                 any |= item->type == KDBUS_ITEM_POLICY_ACCESS;
         e = name ? name_acl_db_lookup(nc->conn->bus->holder_policy, name) : NULL;
         if (e && !e->wildcard && e->owner != nc->conn)

@@ -173,6 +173,7 @@ static unsigned matches_count(const NativeConn *nc) {
  * @nc:         the connection
  * @buf:        kdbus_cmd_match with BLOOM_MASK, NAME, ID and notification items
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * KDBUS_MATCH_REPLACE first removes the entries with the same cookie.
  *
@@ -180,7 +181,7 @@ static unsigned matches_count(const NativeConn *nc) {
  * bus's bloom size), -EMSGSIZE (an entry's masks over NATIVE_MATCH_MASK_MAX), -EMFILE (too
  * many matches, or masks over NATIVE_MATCH_MASKS_PER_CONN_MAX), -ENOMEM.
  */
-int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
+int native_conn_match_add(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd_match *cmd = buf;
         size_t n_words = bloom_words(&nc->conn->bus->bloom);
         uint64_t *masks = NULL, n_gen = 0;
@@ -191,18 +192,11 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size) {
         char idname[32];
         int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size ||
-            cmd->flags & ~(uint64_t)KDBUS_MATCH_REPLACE)
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
         m = calloc(1, sizeof(*m));
         if (!m)
                 return -ENOMEM;
         m->notify_only = true;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -311,14 +305,13 @@ einval:
  * @nc:         the connection
  * @buf:        kdbus_cmd_match (no items)
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * Return: 0, -EINVAL, or -EBADSLT (no entry with that cookie).
  */
-int native_conn_match_remove(NativeConn *nc, void *buf, size_t size) {
+int native_conn_match_remove(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd_match *cmd = buf;
 
-        if (cmd->size != sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
         cmd->return_flags = 0;
         return matches_remove(nc, cmd->cookie) ? 0 : -EBADSLT;
 }

@@ -7,6 +7,7 @@
 #include "util/list.h"
 
 typedef struct NativeConn NativeConn;
+typedef struct NativeCommandIo NativeCommandIo;
 struct kdbus_item;
 
 /* One notification item of a match entry (NAME_ADD/REMOVE/CHANGE, ID_ADD/REMOVE). */
@@ -31,8 +32,8 @@ typedef struct NativeMatch {
 } NativeMatch;
 
 /* MATCH_ADD, MATCH_REMOVE; the records of a closed connection. */
-int native_conn_match_add(NativeConn *nc, void *buf, size_t size);
-int native_conn_match_remove(NativeConn *nc, void *buf, size_t size);
+int native_conn_match_add(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_match_remove(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
 void native_conn_matches_clear(NativeConn *nc);
 
 

@@ -34,21 +34,14 @@
 /* The NAME item of a kdbus_cmd: exactly one string; with @well_known a valid well-known
  * name (NAME_ACQUIRE; kdbus's NAME_RELEASE only looks the string up: ESRCH for any other).
  * Return: 0 or -errno. */
-static int cmd_name(struct kdbus_cmd *cmd, size_t size, bool well_known, const char **ret) {
+static int cmd_name(struct kdbus_cmd *cmd, bool well_known, const char **ret) {
         const struct kdbus_item *item;
         const char *name = NULL;
-        int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                if (item->type != KDBUS_ITEM_NAME || name)
+                if (name)
                         return -EINVAL;
                 if (len < 2 || item->str[len - 1] != '\0' || strlen(item->str) != len - 1)
                         return -EINVAL;
@@ -65,22 +58,20 @@ static int cmd_name(struct kdbus_cmd *cmd, size_t size, bool well_known, const c
  * @nc:         the connection
  * @buf:        kdbus_cmd with one NAME item; return_flags written
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * Return: 0 (return_flags say primary or queued, and whether just now), or -EALREADY
  * (already the primary owner), -EINVAL, -EPERM (org.freedesktop.DBus is the bus's, or the
  * policy denies it), -EEXIST, -E2BIG (too many names), -ECONNRESET, -ENOMEM.
  */
-int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
+int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd *cmd = buf;
         uint64_t saved = cmd->flags & (KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE);
         unsigned flags = 0, n_names;
         const char *name;
         int r;
 
-        if (cmd->flags & ~(uint64_t)(KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT |
-                                     KDBUS_NAME_QUEUE))
-                return -EINVAL;
-        r = cmd_name(cmd, size, true, &name);
+        r = cmd_name(cmd, true, &name);
         if (r)
                 return r;
         if (!strcmp(name, "org.freedesktop.DBus"))
@@ -125,18 +116,17 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size) {
  * @nc:         the connection
  * @buf:        kdbus_cmd with one NAME item
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * Return: 0, or -EINVAL, -ESRCH (nobody owns it, or not a well-known name at all, as
  * kdbus), -EADDRINUSE (owned by another, and the caller is not queued for it).
  */
-int native_conn_name_release(NativeConn *nc, void *buf, size_t size) {
+int native_conn_name_release(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd *cmd = buf;
         const char *name;
         int r;
 
-        if (cmd->flags)
-                return -EINVAL;
-        r = cmd_name(cmd, size, false, &name);
+        r = cmd_name(cmd, false, &name);
         if (r)
                 return r;
         cmd->return_flags = 0;
@@ -347,6 +337,7 @@ static bool list_conn_listed(const BridgeConn *c) {
  * @nc:         the connection
  * @buf:        kdbus_cmd_list; offset and list_size written
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * As kdbus's final kdbus_list_all() (list_conn()): a record per listed name, each with one
  * OWNED_NAME item carrying the owner's name flags (native_name_flags(),
@@ -357,7 +348,7 @@ static bool list_conn_listed(const BridgeConn *c) {
  *
  * Return: 0, or -EINVAL, -ENOBUFS (the pool has no room), -ENOMEM.
  */
-int native_conn_list(NativeConn *nc, void *buf, size_t size) {
+int native_conn_list(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd_list *cmd = buf;
         BridgePoolSlice *slice;
         size_t total = 0;
@@ -365,11 +356,6 @@ int native_conn_list(NativeConn *nc, void *buf, size_t size) {
         List *pos;
         int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->size != sizeof(*cmd))
-                return -EINVAL;
-        if (cmd->flags & ~(uint64_t)(KDBUS_LIST_UNIQUE | KDBUS_LIST_NAMES |
-                                     KDBUS_LIST_ACTIVATORS | KDBUS_LIST_QUEUED))
-                return -EINVAL;
         cmd->return_flags = 0;
         list_for_each(pos, &nc->conn->bus->conns) {
                 const BridgeConn *c = container_of(pos, BridgeConn, bus_link);
@@ -432,6 +418,7 @@ static BridgeConn *info_find_conn(Bus *bus, uint64_t id) {
  * @nc:         the connection asking
  * @buf:        kdbus_cmd_info; offset and info_size written
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * With KDBUS_ATTACH_NAMES in attach_flags the record carries the names the connection
  * owns; the metadata items as far as the connection consented (native/meta.c).
@@ -444,7 +431,7 @@ static BridgeConn *info_find_conn(Bus *bus, uint64_t id) {
  * connection with that id, or one a custom endpoint's policy hides), -ESRCH (nobody owns
  * the name, it is hidden, or its owner is not the id given), -ENOBUFS, -ENOMEM.
  */
-int native_conn_info(NativeConn *nc, void *buf, size_t size) {
+int native_conn_info(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd_info *cmd = buf;
         const struct kdbus_item *item;
         const char *name = NULL;
@@ -457,16 +444,10 @@ int native_conn_info(NativeConn *nc, void *buf, size_t size) {
         size_t total;
         int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
-                if (item->type != KDBUS_ITEM_NAME || name || len < 1 ||
+                if (name || len < 1 ||
                     memchr(item->str, '\0', len) != item->str + len - 1)
                         return -EINVAL;
                 name = item->str;

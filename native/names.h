@@ -8,11 +8,12 @@
 
 typedef struct Bus Bus;
 typedef struct NativeConn NativeConn;
+typedef struct NativeCommandIo NativeCommandIo;
 
-int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size);
-int native_conn_name_release(NativeConn *nc, void *buf, size_t size);
-int native_conn_list(NativeConn *nc, void *buf, size_t size);
-int native_conn_info(NativeConn *nc, void *buf, size_t size);
+int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_name_release(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_list(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
+int native_conn_info(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);
 
 
 /* The name flags kdbus reported for an activator holding its name (no owner has it). */

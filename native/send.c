@@ -31,6 +31,7 @@
 #include "bridge/msg.h"
 #include "bridge/reply.h"
 #include "kdbus/kdbus.h"
+#include "native/command.h"
 #include "native/conn.h"
 #include "native/items.h"
 #include "native/meta.h"
@@ -161,8 +162,7 @@ static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
         unsigned i, n;
         int r;
 
-        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -232,8 +232,7 @@ static int send_items_verify(const struct kdbus_msg *km) {
         r = native_items_check(km->items, km->size - sizeof(*km));
         if (r)
                 return r;
-        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 once = NULL;
@@ -311,8 +310,7 @@ static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg
                         return -EINVAL;         /* a reply cannot be a signal */
         }
 
-        for (item = km->items; (const uint8_t *)item < (const uint8_t *)km + km->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -410,15 +408,10 @@ static int send_cancel_fd(const struct kdbus_cmd_send *cmd, const int *fds, unsi
                           int *ret_fd) {
         const struct kdbus_item *item;
         struct stat st;
-        int r;
 
         *ret_fd = -1;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
-                if (item->type != KDBUS_ITEM_CANCEL_FD || *ret_fd >= 0 ||
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
+                if (*ret_fd >= 0 ||
                     item->size != KDBUS_ITEM_HEADER_SIZE + sizeof(int))
                         return -EINVAL;
                 if (item->fds[0] < 0 || (unsigned)item->fds[0] >= n_fds)
@@ -527,6 +520,7 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * @nc:         the sender
  * @buf:        the datagram's command part (kdbus_cmd_send first)
  * @size:       its size
+ * @io:         the fds that came with it (borrowed)
  * @fds:        the datagram's fds (borrowed)
  * @n_fds:      their number
  *
@@ -552,7 +546,7 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * timeout_ns passed), EBADF (a CANCEL_FD or memfd index outside the datagram's fds, a
  * negative memfd fd).
  */
-int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds) {
+int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd_send *cmd = buf;
         const struct kdbus_msg *km;
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
@@ -565,11 +559,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         int cancel_fd = -1, cancel_dup = -1;
         int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        if (cmd->flags & ~(uint64_t)KDBUS_SEND_SYNC_REPLY)
-                return -EINVAL;
-        r = send_cancel_fd(cmd, fds, n_fds, &cancel_fd);
+        r = send_cancel_fd(cmd, io->fds, io->n_fds, &cancel_fd);
         if (r)
                 return r;
         memset(&cmd->reply, 0, sizeof(cmd->reply));
@@ -603,7 +593,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, uns
         if ((km->flags & KDBUS_MSG_EXPECT_REPLY) && km->timeout_ns != UINT64_MAX)
                 deadline_usec = km->timeout_ns / 1000 + (km->timeout_ns % 1000 != 0);
 
-        r = send_collect(&p, buf, size, km, fds, n_fds);
+        r = send_collect(&p, buf, size, km, io->fds, io->n_fds);
         if (r)
                 goto out;
         /* the inline bytes: everything, or the vec parts before the first memfd */

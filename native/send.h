@@ -4,7 +4,8 @@
 #include <stddef.h>
 
 typedef struct NativeConn NativeConn;
+typedef struct NativeCommandIo NativeCommandIo;
 
-/* SEND: @buf holds the kdbus_cmd_send and what it points at; @fds came with it (borrowed).
+/* SEND: @buf holds the kdbus_cmd_send and what it points at; io->fds came with it (borrowed).
  * Return: 0, 1 (SYNC_REPLY pending) or a negative errno for the peer. */
-int native_conn_send(NativeConn *nc, void *buf, size_t size, const int *fds, unsigned n_fds);
+int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io);

@@ -54,13 +54,14 @@ static int attach_value(uint64_t v, uint64_t *ret) {
  * @nc:         the connection
  * @buf:        kdbus_cmd with items
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * Return: 0, or -EINVAL (bad item, duplicate, unknown flags, bad policy), -ENAMETOOLONG
  * (a description over 63 bytes), -EOPNOTSUPP (policy items from an ordinary connection,
  * attach flags from a policy holder, ATTACH_FLAGS_SEND from an activator), -E2BIG
  * (a holder's second name), -EEXIST (another holder's name), -ENOMEM.
  */
-int native_conn_update(NativeConn *nc, void *buf, size_t size) {
+int native_conn_update(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
         struct kdbus_cmd *cmd = buf;
         const struct kdbus_item *item;
         uint64_t send = nc->attach_flags_send, recv = nc->attach_flags_recv;
@@ -69,13 +70,7 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
         char *copy = NULL;
         int r;
 
-        if (cmd->size < sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
-        r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
-        if (r)
-                return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 size_t len = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -148,6 +143,7 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
  * @nc:         the connection asking
  * @buf:        kdbus_cmd_info (attach_flags; no items); offset and info_size written
  * @size:       bytes at @buf
+ * @io:         the command's fds (none for this one)
  *
  * The info holds MAKE_NAME, BLOOM_PARAMETER (the bus's; not in kdbus), the declined
  * attach flags (ATTACH_FLAGS_SEND) and, as asked and offered, the maker's CREDS / PIDS,
@@ -155,7 +151,8 @@ int native_conn_update(NativeConn *nc, void *buf, size_t size) {
  *
  * Return: 0, or -EINVAL, -ENOBUFS (no room in the pool), -ENOMEM.
  */
-int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
+int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size,
+                                 NativeCommandIo *io) {
         struct kdbus_cmd_info *cmd = buf;
         uint64_t attach, declined, wanted, offer;
         struct kdbus_item *item;
@@ -167,8 +164,6 @@ int native_conn_bus_creator_info(NativeConn *nc, void *buf, size_t size) {
         uint8_t *p;
         int r;
 
-        if (cmd->size != sizeof(*cmd) || cmd->size > size || cmd->flags)
-                return -EINVAL;
         if (attach_value(cmd->attach_flags, &wanted))
                 return -EINVAL;
         /* what the maker offers (BUS_MAKE's ATTACH_FLAGS_SEND, kdbus's attach_flags_owner;

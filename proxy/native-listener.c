@@ -42,6 +42,7 @@
 #include "bridge/policy.h"
 #include "kdbus/kdbus.h"
 #include "native/busmake.h"
+#include "native/command.h"
 #include "native/conn.h"
 #include "native/endpoint.h"
 #include "native/meta.h"

@@ -255,6 +255,12 @@ struct kdbus_item {
 #define KDBUS_ITEM_SIZE(payload)        KDBUS_ALIGN8((payload) + KDBUS_ITEM_HEADER_SIZE)
 #define KDBUS_ITEM_NEXT(item) \
         ((struct kdbus_item *)((uint8_t *)(item) + KDBUS_ALIGN8((item)->size)))
+/* Each item in the @size bytes from @first, whose bounds were checked before (every item
+ * inside, at least a header long). Not kdbus's UAPI: the one item loop of this tree. */
+#define KDBUS_ITEMS_FOREACH(item, first, size)                                          \
+        for ((item) = (first);                                                          \
+             (const uint8_t *)(item) < (const uint8_t *)(first) + (size);               \
+             (item) = KDBUS_ITEM_NEXT(item))
 
 /* What NEGOTIATE and some replies return: a bare list of items. */
 struct kdbus_item_list {

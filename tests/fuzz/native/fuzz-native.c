@@ -31,9 +31,10 @@
 #include <unistd.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
-#include "native/conn.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/command.h"
+#include "native/conn.h"
 #include "wire/message.h"
 #include "wire/protocol.h"
 #include "wire/writer.h"

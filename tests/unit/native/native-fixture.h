@@ -8,12 +8,13 @@
  * through the fd HELLO hands out, and reads messages in place.
  */
 #include <sys/mman.h>
+#include "../bridge/fixture.h"
 #include "bridge/bus.h"
 #include "bridge/pool.h"
 #include "kdbus/kdbus.h"
+#include "native/command.h"
 #include "native/conn.h"
 #include "proxy/proc-reader.h"
-#include "../bridge/fixture.h"
 
 #define TEST_POOL_SIZE (64u * 1024u)
 

@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include "conn-fixture.h"
+#include "native/command.h"
 #include "native/conn.h"
 
 
@@ -499,6 +500,48 @@ static int64_t info_by_name(TestPeer *p, uint64_t id, const char *name) {
         r = (int64_t)((const struct kdbus_info *)(p->pool + cmd->offset))->id;
         g_assert_cmpint(peer_free_offset(p, cmd->offset), ==, 0);
         return r;
+}
+
+/*
+ * The dispatcher checks every item's type before a handler looks at any item, as kdbus's
+ * kdbus_args_parse() did: an item no command takes is EINVAL even behind an item whose own
+ * error the handler would have found first (was: that error).
+ */
+static void test_items_types_first(NFixture *n, gconstpointer ctx) {
+        uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd *cmd = (void *)buf;
+        struct kdbus_cmd_match *match = (void *)buf;
+        struct kdbus_item *item;
+
+        peer_hello(&n->f, &n->a, 0);
+        /* UPDATE from an ordinary connection: NAME is a policy holder's (EOPNOTSUPP) */
+        cmd->size = sizeof(*cmd);
+        item = cmd->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE + 4;
+        item->type = KDBUS_ITEM_NAME;
+        memcpy(item->str, "a.b", 4);
+        cmd->size += KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_UPDATE, buf, cmd->size), ==, -EOPNOTSUPP);
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + 8;
+        item->type = 0x7777;                    /* no command's item */
+        cmd->size += KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_UPDATE, buf, cmd->size), ==, -EINVAL);
+
+        /* MATCH_ADD: a mask not of the bus's bloom size is EDOM */
+        memset(buf, 0, sizeof(buf));
+        match->size = sizeof(*match);
+        match->cookie = 1;
+        item = match->items;
+        item->size = KDBUS_ITEM_HEADER_SIZE + 8;
+        item->type = KDBUS_ITEM_BLOOM_MASK;
+        match->size += KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, buf, match->size), ==, -EDOM);
+        item = KDBUS_ITEM_NEXT(item);
+        item->size = KDBUS_ITEM_HEADER_SIZE + 8;
+        item->type = KDBUS_ITEM_CANCEL_FD;      /* SEND's, not MATCH_ADD's */
+        match->size += KDBUS_ALIGN8(item->size);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, buf, match->size), ==, -EINVAL);
 }
 
 static void test_list_info(NFixture *n, gconstpointer ctx) {
@@ -1124,6 +1167,7 @@ int main(int argc, char **argv) {
         ADD("interop/legacy", test_legacy_interop);
         ADD("name/acquire-release-queue", test_names);
         ADD("info/list-conn-info", test_list_info);
+        ADD("items/types-first", test_items_types_first);
         ADD("fd/passing", test_fds);
         ADD("memfd/sealing", test_memfd);
         ADD("pool/quota-free", test_pool_quota);

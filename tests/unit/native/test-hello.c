@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include "conn-fixture.h"
+#include "native/command.h"
 #include "native/conn.h"
 
 static void test_hello(NFixture *n, gconstpointer ctx) {

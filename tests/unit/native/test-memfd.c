@@ -11,6 +11,7 @@
 #include "bridge/match.h"
 #include "bridge/monitor.h"
 #include "conn-fixture.h"
+#include "native/command.h"
 #include "native/conn.h"
 #include "wire/endian.h"
 

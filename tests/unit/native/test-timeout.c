@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include "bridge/reply.h"
 #include "native-fixture.h"
+#include "native/command.h"
 #include "native/conn.h"
 
 #define CALL(ser) { .type = WIRE_MSG_METHOD_CALL, .serial = (ser), .destination = ":1.2", \
