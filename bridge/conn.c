@@ -179,13 +179,20 @@ BridgeConn *bridge_conn_ref(BridgeConn *conn) {
  * Return: NULL.
  */
 BridgeConn *bridge_conn_unref(BridgeConn *conn) {
-        if (!conn || --conn->n_refs > 0)
+        if (!conn)
+                return NULL;
+        assert(conn->n_refs > 0);
+        if (--conn->n_refs > 0)
                 return NULL;
         if (conn->active) {
                 conn->n_refs = 1;       /* the handlers may look at it */
                 bridge_conn_disconnect(conn);
                 conn->n_refs = 0;
         }
+        /* disconnected (or never active): no names, no rules, no call it waits for */
+        assert(!conn->active);
+        assert(list_is_empty(&conn->owned) && list_is_empty(&conn->matches));
+        assert(conn->n_replies_out == 0 && list_is_empty(&conn->replies_out));
         list_unlink(&conn->bus_link);
         if (conn->bus && conn->user) {
                 --conn->user->n_conns;
@@ -194,6 +201,8 @@ BridgeConn *bridge_conn_unref(BridgeConn *conn) {
         /* what the driver answered before hello and was not written */
         while (!list_is_empty(&conn->queue))
                 bridge_conn_queue_pop(conn);
+        /* the queue's counters are exactly what is in it */
+        assert(conn->queued_msgs == 0 && conn->queued_bytes == 0 && conn->queued_fds == 0);
         bridge_quota_table_deinit(&conn->quota);
         creds_clear(&conn->creds);
         conn->policy = policy_snapshot_free(conn->policy);
@@ -339,6 +348,9 @@ static int conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         bool was_empty = list_is_empty(&conn->queue);
         int r;
 
+        /* conn.h: nothing is queued to a connection that is gone (one that never said
+         * hello may get the driver's answers) */
+        assert(conn->active || bridge_conn_is_unregistered(conn));
         r = conn_msg_prepare(conn, msg);
         if (r)
                 return r < 0 ? r : 0;
@@ -386,6 +398,8 @@ int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
 void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
         BridgeMsg *msg = e->msg;
 
+        assert(conn->queued_msgs > 0 && conn->queued_bytes >= e->bytes &&
+               conn->queued_fds >= msg->n_fds);
         list_unlink(&e->link);
         conn->queued_bytes -= e->bytes;
         conn->queued_fds -= msg->n_fds;

@@ -8,6 +8,7 @@
  * its owner holds one, every connection that came through it holds one (so a connection
  * of a closed endpoint keeps its filtered view until it is freed, never the full one).
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -180,7 +181,10 @@ BusEndpoint *bus_endpoint_ref(BusEndpoint *ep) {
  * Return: NULL.
  */
 BusEndpoint *bus_endpoint_unref(BusEndpoint *ep) {
-        if (!ep || --ep->n_refs > 0)
+        if (!ep)
+                return NULL;
+        assert(ep->n_refs > 0);
+        if (--ep->n_refs > 0)
                 return NULL;
         list_unlink(&ep->link);
         free(ep->user);                 /* no connection is charged to it: they hold refs */

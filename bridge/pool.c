@@ -8,6 +8,7 @@
  * Slices are kept in offset order; allocation walks the gaps (first fit). Pools hold few
  * slices at a time (received messages are freed quickly), so the walk stays short.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -150,6 +151,7 @@ BridgePoolSlice *bridge_pool_find(BridgePool *pool, uint64_t offset) {
  * @slice:      one of its slices
  */
 void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice) {
+        assert(!slice->queued || pool->queued >= slice->size);
         if (slice->queued) {
                 pool->queued -= slice->size;
                 slice->queued = false;
@@ -166,6 +168,7 @@ void bridge_pool_publish(BridgePool *pool, BridgePoolSlice *slice) {
  * DROP until then, as kdbus's ref_user does.
  */
 void bridge_pool_peek(BridgePool *pool, BridgePoolSlice *slice) {
+        assert(slice->queued);
         slice->peer = true;
 }
 
@@ -177,6 +180,7 @@ void bridge_pool_peek(BridgePool *pool, BridgePoolSlice *slice) {
  * Released, unless the peer PEEKed it: then it is the peer's until FREE.
  */
 void bridge_pool_unqueue(BridgePool *pool, BridgePoolSlice *slice) {
+        assert(slice->queued);
         if (!slice->peer) {
                 bridge_pool_release(pool, slice);
                 return;
@@ -193,6 +197,11 @@ void bridge_pool_unqueue(BridgePool *pool, BridgePoolSlice *slice) {
  * @slice:      one of its slices (freed)
  */
 void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
+        /* what the pool counts is exactly its slices: used all of them, queued those the
+         * queue holds; a slice the peer holds is released only by its FREE */
+        assert(!slice->peer);
+        assert(pool->used >= slice->size);
+        assert(!slice->queued || pool->queued >= slice->size);
         if (slice->queued)
                 pool->queued -= slice->size;
         pool->used -= slice->size;

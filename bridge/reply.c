@@ -14,6 +14,7 @@
  * steady flow of calls allocates nothing; under ASan a kept entry is poisoned, so a use
  * after bridge_reply_free() is still reported.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bus-internal.h"
@@ -158,6 +159,7 @@ BridgeReply *bridge_reply_free(BridgeReply *reply) {
         if (!reply)
                 return NULL;
         bus = reply->caller->bus;
+        assert(reply->caller->n_replies_out > 0);       /* counts its caller_link list */
         hash_table_remove(&bus->replies, &reply->node);
         list_unlink(&reply->timeout_link);
         list_unlink(&reply->caller_link);

@@ -24,6 +24,7 @@
  * instead of disconnecting: in kdbus a broadcast never fails its sender, and the receiver
  * learns how many it lost with its next RECV.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,7 @@ int native_errno_from_bridge(int r) {
 }
 
 static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
+        assert(nc->n_entries > 0);
         list_unlink(&e->link);
         --nc->n_entries;
         if (e->msg)
@@ -377,6 +379,9 @@ NativeConn *native_conn_free(NativeConn *nc) {
         }
         while ((e = list_first_entry(&nc->recv_list, NativeEntry, link)))
                 entry_free(nc, e, true);
+        /* n_entries counts recv_list, and each entry's slice was released with it */
+        assert(nc->n_entries == 0);
+        assert(!nc->pool || nc->pool->queued == 0);
         bridge_quota_table_deinit(&nc->pool_quota);
         native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
