@@ -10,6 +10,8 @@
  * the receive queue becomes non-empty; the peer polls it, then RECVs until EAGAIN).
  * See docs/native.md for the protocol.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "proxy/log.h"
 #include "proxy/loop.h"
@@ -18,6 +20,21 @@
 
 typedef struct Server Server;
 typedef struct NativeListener NativeListener;
+struct BusEndpoint;
+
+/* A native socket and its clients (proxy/native-client.h). */
+struct NativeListener {
+        Server *server;
+        int fd;
+        LoopSource *io;
+        char *path;                     /* unlinked at free */
+        List clients;                   /* NativeClient */
+        uint8_t *buf;                   /* one request, KDBUS_WIRE_MAX_DATAGRAM, 8-aligned:
+                                         * the clients read into it in turn */
+        ProxyLogLimit log_limit;
+        struct BusEndpoint *endpoint;   /* a custom endpoint's native socket (a reference) */
+        bool control;                   /* a kdbusfs control node: BUS_MAKE only */
+};
 
 /*
  * Listen on @address ("unix:path=/some/path"; the socket file is created, and removed
@@ -39,6 +56,9 @@ int native_listener_new_control(Server *server, const char *path, NativeListener
 /* Answers the held RECVs (KDBUS_WIRE_BATCH_HOLD_RECV) that a delivery made ready, of all
  * native listeners; server_flush() calls it. */
 void native_listener_flush_held(void);
+/* The directory of @l's socket (malloc'd into *ret): custom endpoints get theirs there.
+ * Return: 0 or -ENOMEM. */
+int native_listener_dir(const NativeListener *l, char **ret);
 /* Closes every native client (they disconnect from the bus) and the socket. */
 NativeListener *native_listener_free(NativeListener *l);
 DEFINE_CLEANUP(NativeListener *, native_listener_free);
