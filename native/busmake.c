@@ -57,9 +57,7 @@ int native_bus_make_parse(const BridgeCreds *creds, void *buf, size_t size, Nati
         void *copy;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        r = native_items_negotiate_head(cmd, size, sizeof(*cmd), &copy);
         if (r)
                 return r;
         r = bus_make_parse(creds, copy ? copy : buf, size, ret);

@@ -193,9 +193,7 @@ int native_conn_hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
         void *copy;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        r = native_items_negotiate_head(cmd, size, sizeof(*cmd), &copy);
         if (r)
                 return r;
         r = hello_on(bus, ep, creds, copy ? copy : (void *)cmd, size, ops, userdata, ret);

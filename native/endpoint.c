@@ -50,9 +50,7 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
         void *copy;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        r = native_items_negotiate_head(cmd, size, sizeof(*cmd), &copy);
         if (r)
                 return r;
         r = endpoint_make(bus, creds, via, copy ? copy : buf, size, ret_flags, ret);
@@ -120,9 +118,7 @@ int native_endpoint_update(BusEndpoint *ep, void *buf, size_t size) {
         void *copy;
         int r;
 
-        if (size < sizeof(*cmd) || cmd->size < sizeof(*cmd) || cmd->size > size)
-                return -EINVAL;
-        r = native_items_negotiate(cmd, size, sizeof(*cmd), &copy);
+        r = native_items_negotiate_head(cmd, size, sizeof(*cmd), &copy);
         if (r)
                 return r;
         r = endpoint_update(ep, copy ? copy : (void *)cmd, false);

@@ -110,6 +110,28 @@ int native_items_negotiate(const void *cmd, size_t size, size_t items_at, void *
 }
 
 /**
+ * native_items_negotiate_head() - a setup command's head, then native_items_negotiate()
+ * @cmd:        the command struct, in a buffer of @size bytes
+ * @size:       bytes at @cmd
+ * @items_at:   the fixed struct's size
+ * @ret_copy:   as native_items_negotiate()
+ *
+ * HELLO, BUS_MAKE, ENDPOINT_MAKE and ENDPOINT_UPDATE refuse a struct out of bounds before
+ * anything else (a connected handle's commands check it later, native/command.c).
+ *
+ * Return: 0, -EINVAL (cmd->size below @items_at or beyond @size, or
+ * native_items_negotiate()'s), -ENOMEM.
+ */
+int native_items_negotiate_head(void *cmd, size_t size, size_t items_at, void **ret_copy) {
+        const struct kdbus_cmd *c = cmd;
+
+        *ret_copy = NULL;
+        if (size < items_at || c->size < items_at || c->size > size)
+                return -EINVAL;
+        return native_items_negotiate(cmd, size, items_at, ret_copy);
+}
+
+/**
  * native_items_negotiate_done() - the command ran on the copy: give the peer its struct
  * @cmd:        the command as the peer sent it
  * @size:       bytes at @cmd

@@ -17,6 +17,8 @@ int native_item_name_check(const struct kdbus_item *item);
  * *ret_copy NULL (it has none) or a copy to run the command on, then handed to
  * native_items_negotiate_done(). 0, -EINVAL or -ENOMEM. */
 int native_items_negotiate(const void *cmd, size_t size, size_t items_at, void **ret_copy);
+/* The same after refusing a struct out of bounds (-EINVAL): setup commands' heads. */
+int native_items_negotiate_head(void *cmd, size_t size, size_t items_at, void **ret_copy);
 /* Copy the fixed struct of @copy back to @cmd (cmd->size as sent) and free @copy. */
 void native_items_negotiate_done(void *cmd, size_t size, size_t struct_size, void *copy);
 
