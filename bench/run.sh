@@ -5,7 +5,7 @@
 # bench/README.md).
 #
 #   bench/run.sh [--quick] [--json FILE] [--tree] [--no-build] [--no-extra] [--profile] [--policy]
-#                [--no-native] [--only NAME,...]
+#                [--no-native] [--only NAME,...] [--base REV]
 #
 # Builds kdbusd and the bench programs in their own release build dir ($BENCH_BUILDDIR,
 # default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
@@ -29,6 +29,9 @@
 # Last, unless --no-native or --policy: bench/native.sh (native kdbus-ABI small calls, plain
 # and batched, against kdbusd's legacy path, dbus-daemon and dbus-broker; 1 MiB / 16 MiB
 # native memfd payloads against the legacy paths; ratios).
+# --base REV: also kdbusd built from REV (any git revision, built in $BENCH_BUILDDIR-base) as
+# bus "kdbusd-base", interleaved with the others round by round, with kdbusd/kdbusd-base in the
+# table: a change's before and after in one run, both under the same background load.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -45,6 +48,7 @@ policy=0
 from_tree=0
 native=1
 only=
+base=
 
 while [ $# -gt 0 ]; do
         case "$1" in
@@ -57,7 +61,8 @@ while [ $# -gt 0 ]; do
         --policy) policy=1 ;;
         --no-native) native=0 ;;
         --only) only=$2; shift ;;
-        -h|--help) sed -n '3,31p' "$0"; exit 0 ;;
+        --base) base=$2; shift ;;
+        -h|--help) sed -n '3,34p' "$0"; exit 0 ;;
         *) echo "bench/run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
         esac
         shift
@@ -73,6 +78,7 @@ run=$(mktemp -d /tmp/kdbus-bench.XXXXXX)
 declare -A bus_pid bus_addr
 buses=(kdbusd dbus-daemon dbus-broker relay)
 [ "$policy" = 1 ] && buses=(kdbusd kdbusd-policy dbus-daemon dbus-daemon-policy)
+[ -n "$base" ] && buses=(kdbusd kdbusd-base "${buses[@]:1}")
 trap 'rm -rf "$run"' EXIT
 wrap=()                 # a command prefix for the bus (valgrind), see start_bus
 src=$root
@@ -109,6 +115,26 @@ if [ "$do_build" = 1 ]; then
 fi
 built_from=$(cat "$src/.bench-commit" 2>/dev/null || echo "working tree $src")
 kdbusd=$build/proxy/kdbusd
+kdbusd_base=
+if [ -n "$base" ]; then
+        base_rev=$(git -C "$root" rev-parse --verify -q "$base^{commit}") || {
+                echo "bench/run.sh: --base '$base': no such revision in $root" >&2; exit 2; }
+        base_src=$build-base.src
+        if [ "$(cat "$base_src/.bench-commit" 2>/dev/null)" != "$base_rev" ]; then
+                rm -rf "$base_src" "$build-base"
+                mkdir -p "$base_src"
+                git -C "$root" archive "$base_rev" | tar -x -C "$base_src"
+                echo "$base_rev" >"$base_src/.bench-commit"
+        fi
+        if [ ! -f "$build-base/build.ninja" ]; then
+                meson setup "$build-base" "$base_src" --buildtype=release -Dtests=false \
+                        >"$run/setup-base.log" 2>&1 || { cat "$run/setup-base.log" >&2; exit 1; }
+        fi
+        nice ninja -C "$build-base" -j2 proxy/kdbusd >"$run/ninja-base.log" 2>&1 || {
+                tail -30 "$run/ninja-base.log" >&2
+                echo "bench/run.sh: --base $base: build failed" >&2; exit 1; }
+        kdbusd_base=$build-base/proxy/kdbusd
+fi
 bench=$build/bench/kdbus-bench
 relay=$build/bench/kdbus-relay
 relay_sndbuf=$(sed -n 's/^#define CLIENT_SNDBUF (\([0-9]*\) \* \([0-9]*\)).*/\1 * \2/p' "$src/proxy/client.h")
@@ -162,8 +188,10 @@ start_bus() {
         fi
         rm -f "$run/$b.sock" "$run/$b.allocs"
         case "$b" in
-        kdbusd)
-                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$kdbusd" --session \
+        kdbusd|kdbusd-base)
+                local bin=$kdbusd
+                [ "$b" = kdbusd-base ] && bin=$kdbusd_base
+                env "${envs[@]}" taskset -c "$bus_cpu" "${wrap[@]}" "$bin" --session \
                         --address="unix:path=$run/$b.sock" --nofork --print-address >"$out" 2>"$run/$b.err" &
                 ;;
         dbus-daemon)
@@ -433,7 +461,7 @@ fi
 
 : >"$run/extra.txt"
 for k in "${!extra[@]}"; do printf '%s\t%s\n' "$k" "${extra[$k]}" >>"$run/extra.txt"; done
-BENCH_BUSES="${buses[*]}" "$py" - "$results" "$json" "$rounds" "$seconds" "$run/extra.txt" "$built_from" <<'PY' "${workloads[@]}"
+BENCH_BASE="${base_rev:-}" BENCH_BUSES="${buses[*]}" "$py" - "$results" "$json" "$rounds" "$seconds" "$run/extra.txt" "$built_from" <<'PY' "${workloads[@]}"
 import json, os, statistics, sys
 results, json_path, rounds, seconds, extra_path, built_from = sys.argv[1:7]
 units = {w.split("|")[0]: w.split("|")[1] for w in sys.argv[7:]}
@@ -445,6 +473,8 @@ for line in open(results):
         pct.setdefault(name, {}).setdefault(bus, []).append([float(x) for x in lat])
 buses = os.environ["BENCH_BUSES"].split()
 pairs = [("kdbusd", "dbus-daemon"), ("kdbusd", "dbus-broker"), ("kdbusd", "relay")]
+if "kdbusd-base" in buses:      # a change's after / before
+    pairs.insert(0, ("kdbusd", "kdbusd-base"))
 if "kdbusd-policy" in buses:    # ratio > 1: the policy costs that much throughput
     pairs = [("kdbusd", "kdbusd-policy"), ("dbus-daemon", "dbus-daemon-policy")]
 def cell(v):
@@ -452,7 +482,7 @@ def cell(v):
 print()
 print(f"{'workload':<16} {'unit':<24} " + " ".join(f"{b + ' median (min-max)':>30}" for b in buses)
       + "".join(f" {a + '/' + b:>19}" for a, b in pairs))
-summary = {"kdbusd": built_from, "rounds": int(rounds), "seconds_per_round": float(seconds),
+summary = {"kdbusd": built_from, "kdbusd-base": os.environ.get("BENCH_BASE") or None, "rounds": int(rounds), "seconds_per_round": float(seconds),
            "workloads": {}, "per_operation": dict(l.rstrip("\n").split("\t", 1)
                                                   for l in open(extra_path) if "\t" in l)}
 for name in units:
