@@ -114,6 +114,10 @@ bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name);
 bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom);
 bool bridge_conn_can_talk(const BridgeConn *conn, const BridgeConn *dst);
 bool bridge_conn_can_own(const BridgeConn *conn, const char *name);
+/* May @conn start the well-known name @name (@msg NULL: StartServiceByName; TALK, a rule
+ * counting) or send @msg to it while nobody owns it (auto-start: TALK or a --call rule
+ * matching @msg)? xdg-dbus-proxy asks TALK there, SEE is not enough. */
+bool bridge_conn_may_send_name(const BridgeConn *conn, const char *name, const BridgeMsg *msg);
 /* May @receiver get a copy of @msg from @sender (NULL: the bus), as far as kdbus's name policy
  * goes? @arg0: the message's first string argument or NULL. */
 bool bridge_conn_may_receive(const BridgeConn *receiver, const BridgeConn *sender,

@@ -172,6 +172,27 @@ bool bridge_conn_may_send(const BridgeConn *conn, const BridgeConn *dst, const B
 }
 
 /**
+ * bridge_conn_may_send_name() - may @conn start @name, or send @msg to it while unowned?
+ * @conn:       the sender
+ * @name:       a well-known name
+ * @msg:        the message that would start it, or NULL (StartServiceByName)
+ *
+ * Return: true off custom endpoints; there, TALK for @name (with @msg, in xdg mode, or a
+ * --call rule of @name matching it).
+ */
+bool bridge_conn_may_send_name(const BridgeConn *conn, const char *name, const BridgeMsg *msg) {
+        const NameAclDb *db;
+
+        if (!conn->endpoint || conn->endpoint->unfiltered)
+                return true;
+        db = conn->endpoint->policy;
+        if (!msg)
+                return name_acl_db_query(db, name, &conn->creds) >= KDBUS_POLICY_TALK;
+        return name_acl_db_allows(db, name, &conn->creds, KDBUS_POLICY_RULE_CALL, msg->hdr.path,
+                                  msg->hdr.interface, msg->hdr.member);
+}
+
+/**
  * bridge_conn_can_talk() - may @conn send to @dst (kdbus's TALK)?
  * @conn:       the sender
  * @dst:        the receiver

@@ -547,6 +547,13 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
         if (!bridge_conn_can_see_name(caller, name))
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_SERVICE_UNKNOWN, name, NULL, NULL);
+        /* seeing a name is not enough to start it: xdg-dbus-proxy 0.1.4 asks TALK for
+         * StartServiceByName's arg0 (AccessDenied, running or not) */
+        if (name[0] != ':' && !driver_is_driver_name(name) &&
+            !bridge_conn_may_send_name(caller, name, NULL))
+                return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
+                                    COMPAT_E_ENDPOINT_NO_TALK, name, caller->unique_name,
+                                    caller->endpoint->name);
         /* as dbus-daemon: only a name something can start (a .service file or a native
          * activator) is answered at all; an owned name without one is ServiceUnknown too */
         activator = bus_find_activator(driver->bus, name);

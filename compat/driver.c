@@ -971,6 +971,14 @@ int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
         case 0:
                 return 0;
         case BRIDGE_E_NAME_UNKNOWN:
+                /* a name it only sees is not started for it (xdg-dbus-proxy denies the
+                 * call before the bus could start anything) */
+                if (sender->endpoint && h->destination[0] != ':' &&
+                    !bridge_conn_may_send_name(sender, h->destination, msg))
+                        return driver_send_error(driver, sender, h->serial,
+                                                 COMPAT_DOMAIN_COMPAT, COMPAT_E_ENDPOINT_NO_TALK,
+                                                 h->destination, sender->unique_name,
+                                                 sender->endpoint->name);
                 if (!(h->flags & WIRE_FLAG_NO_AUTO_START)) {
                         r = driver_activation_autostart(driver, sender, msg);
                         if (r)

@@ -100,6 +100,9 @@ static const CompatError compat_errors[_COMPAT_E_N] = {
         [COMPAT_E_ENDPOINT_BUS_WIDE] = { E("AccessDenied"),
                 "%s tells about the whole bus and is not available to connection %s through "
                 "custom endpoint \"%s\"" },
+        [COMPAT_E_ENDPOINT_NO_TALK] = { E("AccessDenied"),
+                "\"%s\" is not running and connection %s may see it but not talk to it (or "
+                "start it) through custom endpoint \"%s\"" },
 };
 
 /*

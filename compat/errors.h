@@ -70,6 +70,9 @@ enum {
         COMPAT_E_ENDPOINT_BUS_WIDE,     /* a method about the whole bus through a custom
                                          * endpoint; @a: interface.method, @b: unique name,
                                          * @c: the endpoint's name */
+        COMPAT_E_ENDPOINT_NO_TALK,      /* starting or calling a name the endpoint lets it
+                                         * see but not talk to; @a: the name, @b: unique
+                                         * name, @c: the endpoint's name */
         _COMPAT_E_N,
 };
 

@@ -105,6 +105,11 @@ out('StartServiceByName hidden-activatable',
     drv('StartServiceByName', 'su', ('org.example.HiddenActivatable', 0)))
 out('auto-start hidden-activatable',
     call('org.example.HiddenActivatable', '/', 'org.test.X', 'Ping'))
+# SEE is not enough to start a service (xdg-dbus-proxy asks TALK), running or not
+out('StartServiceByName org.example.Seen', drv('StartServiceByName', 'su', ('org.example.Seen', 0)))
+out('StartServiceByName seen-activatable',
+    drv('StartServiceByName', 'su', ('org.example.SeenActivatable', 0)))
+out('auto-start seen-activatable', call('org.example.SeenActivatable', '/', 'org.test.X', 'Ping'))
 out('AddMatch eavesdrop', drv('AddMatch', 's', ('eavesdrop=true',)))
 out('AddMatch all', drv('AddMatch', 's', ('type=signal',)))
 

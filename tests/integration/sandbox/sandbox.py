@@ -52,6 +52,7 @@ CONF = '''<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuratio
 # The escape suite's command line: a portal reachable by rules only (no --talk), so that the
 # --call and --broadcast rules are what decides; a name to own; a SEE-only name.
 ESCAPE_RULES = ['--filter', '--own=org.example.App.*', '--see=org.example.Seen',
+                '--see=org.example.SeenActivatable',
                 '--call=org.freedesktop.portal.*=*',
                 '--broadcast=org.freedesktop.portal.*=@/org/freedesktop/portal/*']
 
@@ -60,7 +61,7 @@ ESCAPE_RULES = ['--filter', '--own=org.example.App.*', '--see=org.example.Seen',
 KDBUSD_EXPECTED = '''\
 ListNames: org.example.Seen org.freedesktop.DBus org.freedesktop.portal.Test
 ListNames uniques: other own seen
-ListActivatableNames: 
+ListActivatableNames: org.example.SeenActivatable
 NameHasOwner org.example.Hidden: ok False
 GetNameOwner org.example.Hidden: org.freedesktop.DBus.Error.NameHasNoOwner
 GetConnectionUnixUser org.example.Hidden: org.freedesktop.DBus.Error.NameHasNoOwner
@@ -104,6 +105,9 @@ UpdateActivationEnvironment: org.freedesktop.DBus.Error.AccessDenied
 BecomeMonitor: org.freedesktop.DBus.Error.AccessDenied
 StartServiceByName hidden-activatable: org.freedesktop.DBus.Error.ServiceUnknown
 auto-start hidden-activatable: org.freedesktop.DBus.Error.ServiceUnknown
+StartServiceByName org.example.Seen: org.freedesktop.DBus.Error.AccessDenied
+StartServiceByName seen-activatable: org.freedesktop.DBus.Error.AccessDenied
+auto-start seen-activatable: org.freedesktop.DBus.Error.AccessDenied
 AddMatch eavesdrop: org.freedesktop.DBus.Error.AccessDenied
 AddMatch all: ok
 call org.example.Hidden: org.freedesktop.DBus.Error.ServiceUnknown
@@ -195,11 +199,14 @@ class Bus:
         os.makedirs(os.path.join(self.dir, 'services'))
         os.chmod(self.dir, 0o755)
         self.kdbusd = not binary.endswith('dbus-daemon')
-        marker = os.path.join(self.dir, 'activated')
-        with open(os.path.join(self.dir, 'services', 'hidden.service'), 'w') as f:
-            f.write('[D-BUS Service]\nName=org.example.HiddenActivatable\n'
-                    'Exec=/bin/sh -c "touch %s"\n' % marker)
-        self.marker = marker
+        # services the sandbox must not start: one hidden, one it may only see
+        self.markers = []
+        for tag in ('Hidden', 'Seen'):
+            marker = os.path.join(self.dir, 'activated-' + tag)
+            with open(os.path.join(self.dir, 'services', tag + '.service'), 'w') as f:
+                f.write('[D-BUS Service]\nName=org.example.%sActivatable\n'
+                        'Exec=/bin/sh -c "touch %s"\n' % (tag, marker))
+            self.markers.append(marker)
         conf = os.path.join(self.dir, 'bus.conf')
         with open(conf, 'w') as f:
             f.write(CONF % os.path.join(self.dir, 'services'))
@@ -320,7 +327,7 @@ def run_escape(bus_bin, proxy_bin, tmp, tag):
         lines = normalize(res.stdout.decode(), seen)
         logs = {n: actor_log(bus.address, n) for n in
                 ('org.example.Hidden', 'org.example.Seen')}
-        return lines, logs, os.path.exists(bus.marker), res.stderr.decode()
+        return lines, logs, [m for m in bus.markers if os.path.exists(m)], res.stderr.decode()
     finally:
         if proxy:
             proxy.stop()
@@ -346,7 +353,7 @@ def test_escape(kdbusd, kdbus_proxy, tmp):
         logs['org.example.Seen'] == ['signal Hello', 'signal Changed', 'signal Changed'],
         'escape: hidden and SEE-only peers received nothing from the sandbox but its broadcast',
         repr(logs))
-    tap(not activated, 'escape: no hidden service was activated')
+    tap(not activated, 'escape: no hidden or SEE-only service was activated', repr(activated))
     return lines
 
 
@@ -369,7 +376,8 @@ def test_escape_xdg(kdbusd_lines, tmp):
         if ours.get(k) != theirs.get(k):
             print('# recorded difference %s: kdbusd "%s", xdg-dbus-proxy "%s" (%s)'
                   % (k, ours.get(k), theirs.get(k), difference(k)), flush=True)
-    tap(not activated, 'escape: xdg-dbus-proxy activated no hidden service either')
+    tap(not activated, 'escape: xdg-dbus-proxy activated no hidden or SEE-only service either',
+        repr(activated))
 
 
 def main():
