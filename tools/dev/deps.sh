@@ -23,6 +23,12 @@ packages=(
         # (dbus-launch; at-spi2's bus launcher and registry; Debian's /etc/init.d/dbus and
         # the lsb functions it sources)
         dbus-x11 at-spi2-core dbus sysvinit-utils
+        # tests/integration/system/services.py: real services activated by name and used by
+        # their own clients (system: rtkit, polkit, accounts, upower, udisks2, colord,
+        # PackageKit; session: dconf, gnome-keyring, gvfs, tumbler, the portals)
+        rtkit polkitd accountsservice upower udisks2 colord packagekit packagekit-tools
+        dconf-service dconf-gsettings-backend gsettings-desktop-schemas libglib2.0-bin
+        gnome-keyring gvfs tumbler xdg-desktop-portal
         # benchmarks (bench/run.sh): taskset pins the buses, perf counts their syscalls
         util-linux linux-perf
 )

@@ -29,7 +29,6 @@
 #
 # Usage: launchers.py KDBUSD [DBUS_DAEMON]
 
-import ctypes
 import json
 import os
 import re
@@ -42,81 +41,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sysutil  # noqa: E402
-from sysutil import rawbus  # noqa: E402
+from sysutil import rawbus, proc_stat, gone, cmdline, descendants  # noqa: E402
 
 HERE = os.path.abspath(__file__)
 DAEMON = '/usr/bin/dbus-daemon'
 AT_SPI_LAUNCHER = '/usr/libexec/at-spi-bus-launcher'
 INIT_SCRIPT = '/etc/init.d/dbus'
-PR_SET_CHILD_SUBREAPER = 36
 
 
 # ---- helpers of the scenarios (run inside the namespace) ----
-
-def proc_stat(pid):
-    """(ppid, uid) of @pid, or None when it is gone or a zombie."""
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            rest = f.read().rsplit(')', 1)[1].split()
-        if rest[0] == 'Z':
-            return None
-        with open('/proc/%d/status' % pid) as f:
-            uid = int(next(x for x in f if x.startswith('Uid:')).split()[1])
-        return int(rest[1]), uid
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def gone(pid, timeout=10.0):
-    """@pid has exited (or is a zombie) within @timeout seconds (race-free, unlike a check
-    for /proc/PID followed by a read of it)."""
-    return sysutil.wait_for(lambda: proc_stat(pid) is None, timeout)
-
-
-def cmdline(pid):
-    try:
-        with open('/proc/%d/cmdline' % pid, 'rb') as f:
-            return [x.decode() for x in f.read().split(b'\0')[:-1]]
-    except OSError:
-        return []
-
-
-def children(pid):
-    out = []
-    for e in os.listdir('/proc'):
-        if e.isdigit():
-            st = proc_stat(int(e))
-            if st and st[0] == pid:
-                out.append(int(e))
-    return sorted(out)
-
-
-def descendants(pid):
-    out = []
-    for c in children(pid):
-        out.append(c)
-        out.extend(descendants(c))
-    return out
-
-
-def kill_descendants():
-    """End everything the scenario left (all of it re-parented to us, the subreaper)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        pids = descendants(os.getpid())
-        for p in pids:
-            try:
-                os.kill(p, sig)
-            except ProcessLookupError:
-                pass
-        for p in pids:
-            gone(p, 5)
-    while True:
-        try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                break
-        except ChildProcessError:
-            break
-
 
 def bus_facts(address, timeout=20):
     """What a client sees of the bus at @address: it serves, and the driver's own name."""
@@ -452,16 +385,10 @@ SCENARIOS = {
 
 
 def inner(name, d):
-    """In the namespace, with the bus bound over /usr/bin/dbus-daemon: one scenario. This
-    process is the subreaper (init, for what the scenario starts): it reaps every orphan as
-    init would (start-stop-daemon sees an unreaped bus as running), while a child of it
-    runs the scenario."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    rd, wr = os.pipe()
-    child = os.fork()
-    if child == 0:
-        os.close(rd)
+    """In the namespace, with the bus bound over /usr/bin/dbus-daemon: one scenario, run
+    under a subreaper (init, for what the scenario starts: start-stop-daemon sees an
+    unreaped bus as running)."""
+    def scenario():
         for k in ('DBUS_SESSION_BUS_ADDRESS', 'DBUS_STARTER_ADDRESS', 'DISPLAY'):
             os.environ.pop(k, None)     # no X: see the top
         s = Scenario(d)
@@ -469,23 +396,8 @@ def inner(name, d):
             SCENARIOS[name][0](s)
         except Exception as e:  # noqa: BLE001 -- a failed step fails the comparison
             s.lines.append('stopped by %s: %s' % (type(e).__name__, s.norm(e)))
-        os.write(wr, json.dumps(s.lines).encode())
-        os._exit(0)
-    os.close(wr)
-    while True:
-        try:
-            if os.waitpid(-1, 0)[0] == child:
-                break
-        except ChildProcessError:
-            break
-    data = b''
-    while True:
-        b = os.read(rd, 65536)
-        if not b:
-            break
-        data += b
-    kill_descendants()
-    print(data.decode() or '[]')
+        return s.lines
+    print(json.dumps(sysutil.run_as_init(scenario)))
     return 0
 
 

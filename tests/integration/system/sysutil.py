@@ -2,10 +2,14 @@
 """Helpers of the system-integration tests: TAP output, a bus configuration in a temp dir,
 waiting for a socket to serve, and a notification socket that plays systemd's NOTIFY_SOCKET."""
 
+import ctypes
+import json
 import os
+import signal
 import socket
 import struct
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -113,3 +117,101 @@ class NotifySocket:
         self.sock.close()
         if os.path.exists(self.path):
             os.unlink(self.path)
+
+
+# ---- processes: what a test started, found through /proc, and a subreaper that plays init ----
+
+def proc_stat(pid):
+    """(ppid, uid) of @pid, or None when it is gone or a zombie."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            rest = f.read().rsplit(')', 1)[1].split()
+        if rest[0] == 'Z':
+            return None
+        with open('/proc/%d/status' % pid) as f:
+            uid = int(next(x for x in f if x.startswith('Uid:')).split()[1])
+        return int(rest[1]), uid
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def gone(pid, timeout=10.0):
+    """@pid has exited (or is a zombie) within @timeout seconds (race-free, unlike a check
+    for /proc/PID followed by a read of it)."""
+    return wait_for(lambda: proc_stat(pid) is None, timeout)
+
+
+def cmdline(pid):
+    try:
+        with open('/proc/%d/cmdline' % pid, 'rb') as f:
+            return [x.decode() for x in f.read().split(b'\0')[:-1]]
+    except OSError:
+        return []
+
+
+def children(pid):
+    out = []
+    for e in os.listdir('/proc'):
+        if e.isdigit():
+            st = proc_stat(int(e))
+            if st and st[0] == pid:
+                out.append(int(e))
+    return sorted(out)
+
+
+def descendants(pid):
+    out = []
+    for c in children(pid):
+        out.append(c)
+        out.extend(descendants(c))
+    return out
+
+
+def kill_descendants():
+    """End everything the scenario left (all of it re-parented to us, the subreaper)."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        pids = descendants(os.getpid())
+        for p in pids:
+            try:
+                os.kill(p, sig)
+            except ProcessLookupError:
+                pass
+        for p in pids:
+            gone(p, 5)
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                break
+        except ChildProcessError:
+            break
+
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def run_as_init(fn):
+    """fn() (which returns something JSON can carry) in a child of this process, which
+    becomes a subreaper: every daemon the scenario starts (a bus that forks, a service its
+    babysitter or launch helper lets go) is re-parented here instead of to the machine's
+    init, is reaped as init would reap it, and is killed once fn() has returned."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    with tempfile.TemporaryFile() as out:     # not a pipe: the parent reads it at the end
+        child = os.fork()
+        if child == 0:
+            try:
+                data = json.dumps(fn())
+            except Exception as e:  # noqa: BLE001 -- reported to the caller
+                data = json.dumps(['stopped by %s: %s' % (type(e).__name__, e)])
+            out.write(data.encode())
+            out.flush()
+            os._exit(0)
+        while True:
+            try:
+                if os.waitpid(-1, 0)[0] == child:
+                    break
+            except ChildProcessError:
+                break
+        kill_descendants()
+        out.seek(0)
+        return json.loads(out.read().decode() or '[]')
