@@ -5,13 +5,15 @@
 # a service on the bus, through
 #   kdbusd endpoint   kdbus-proxy in front of kdbusd (an endpoint at the socket; no process
 #                     in the data path)
+#   kdbus-proxy       kdbus-proxy in front of dbus-daemon (its filtering proxy: a process
+#                     in the path, one bus connection per client, as xdg-dbus-proxy)
 #   xdg-dbus-proxy    xdg-dbus-proxy in front of dbus-daemon (a proxy process per app)
-# and, for reference, the same calls straight on kdbusd and dbus-daemon. Both proxies get
+# and, for reference, the same calls straight on kdbusd and dbus-daemon. All proxies get
 # the same command line: --filter --talk=org.kdbus.Bench.
 #   rtt        kdbus-bench --workload call --inflight 1 (one call in flight)
 #   pipelined  the same with --inflight 64
-# Then the RSS of kdbus-proxy, xdg-dbus-proxy and both buses after 100,000 more calls
-# through each sandbox socket.
+# Then the RSS of both kdbus-proxy processes, xdg-dbus-proxy and both buses after 100,000
+# more calls through each sandbox socket.
 #
 # Buses and proxies on CPU $BENCH_BUS_CPU (0), clients and services on $BENCH_PEER_CPU (1);
 # rounds of $BENCH_SECONDS (1) interleaved, $BENCH_ROUNDS (5) times; medians.
@@ -58,18 +60,22 @@ taskset -c "$bus_cpu" "$build/tools/kdbus-proxy" \
         "kernel:path=$run/kdbusd.native;unix:path=$run/kdbusd.sock" "$run/kdbus-proxy.sock" \
         --filter --talk=org.kdbus.Bench 2>"$run/kdbus-proxy.err" &
 pids+=($!); kproxy_pid=$!
+taskset -c "$bus_cpu" "$build/tools/kdbus-proxy" "unix:path=$run/dbus-daemon.sock" \
+        "$run/kproxy-daemon.sock" --filter --talk=org.kdbus.Bench 2>"$run/kproxy-daemon.err" &
+pids+=($!); kfilter_pid=$!
 taskset -c "$bus_cpu" xdg-dbus-proxy "unix:path=$run/dbus-daemon.sock" "$run/xdg.sock" \
         --filter --talk=org.kdbus.Bench 2>"$run/xdg.err" &
 pids+=($!); xproxy_pid=$!
-wait_sock "$run/kdbus-proxy.sock"; wait_sock "$run/xdg.sock"
+wait_sock "$run/kdbus-proxy.sock"; wait_sock "$run/kproxy-daemon.sock"; wait_sock "$run/xdg.sock"
 
 declare -A addr=(
         [kdbusd-endpoint]="unix:path=$run/kdbusd.sock unix:path=$run/kdbus-proxy.sock"
+        [kdbus-proxy]="unix:path=$run/dbus-daemon.sock unix:path=$run/kproxy-daemon.sock"
         [xdg-dbus-proxy]="unix:path=$run/dbus-daemon.sock unix:path=$run/xdg.sock"
         [kdbusd]="unix:path=$run/kdbusd.sock unix:path=$run/kdbusd.sock"
         [dbus-daemon]="unix:path=$run/dbus-daemon.sock unix:path=$run/dbus-daemon.sock"
 )
-configs=(kdbusd-endpoint xdg-dbus-proxy kdbusd dbus-daemon)
+configs=(kdbusd-endpoint kdbus-proxy xdg-dbus-proxy kdbusd dbus-daemon)
 
 bench() {       # CONFIG INFLIGHT -> calls/s
         local bus client
@@ -102,15 +108,19 @@ for inflight in 1 64; do
                 "" "$(echo "${med[kdbusd-endpoint]} / ${med[xdg-dbus-proxy]}" | bc -l)" \
                 "$(echo "${med[kdbusd-endpoint]} / ${med[kdbusd]}" | bc -l)" \
                 "$(echo "${med[xdg-dbus-proxy]} / ${med[dbus-daemon]}" | bc -l)"
+        printf '%-26s kdbus-proxy/xdg-dbus-proxy %.2fx, kdbus-proxy/dbus-daemon %.2fx\n' \
+                "" "$(echo "${med[kdbus-proxy]} / ${med[xdg-dbus-proxy]}" | bc -l)" \
+                "$(echo "${med[kdbus-proxy]} / ${med[dbus-daemon]}" | bc -l)"
         unset results med
 done
 
 rss() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
-for c in kdbusd-endpoint xdg-dbus-proxy; do
+for c in kdbusd-endpoint kdbus-proxy xdg-dbus-proxy; do
         read -r bus client <<<"${addr[$c]}"
         taskset -c "$peer_cpu" "$build/bench/kdbus-bench" --address "$bus" --client-address \
                 "$client" --workload call --inflight 64 --repeat 1 --count 100000 \
                 --warmup 0 >/dev/null
 done
-printf 'RSS after 100000 calls per socket: kdbus-proxy %s KiB, kdbusd %s KiB; xdg-dbus-proxy %s KiB, dbus-daemon %s KiB\n' \
-        "$(rss $kproxy_pid)" "$(rss $kdbusd_pid)" "$(rss $xproxy_pid)" "$(rss $daemon_pid)"
+printf 'RSS after 100000 calls per socket: kdbus-proxy (endpoint) %s KiB, kdbusd %s KiB; kdbus-proxy (filtering) %s KiB, xdg-dbus-proxy %s KiB, dbus-daemon %s KiB\n' \
+        "$(rss $kproxy_pid)" "$(rss $kdbusd_pid)" "$(rss $kfilter_pid)" "$(rss $xproxy_pid)" \
+        "$(rss $daemon_pid)"

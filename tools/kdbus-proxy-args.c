@@ -355,3 +355,54 @@ void proxy_args_deinit(ProxyArgs *args) {
         args->buses = NULL;
         args->n_buses = 0;
 }
+
+/* Append an item of @a and @b; Return: the new offset, or 0 when @cap is exceeded. */
+static size_t put_item(uint8_t *buf, size_t at, size_t cap, uint64_t type, const void *a,
+                       size_t alen, const void *b, size_t blen) {
+        struct kdbus_item *item = (void *)(buf + at);
+
+        if (at + KDBUS_ITEM_SIZE(alen + blen) > cap)
+                return 0;
+        item->size = KDBUS_ITEM_HEADER_SIZE + alen + blen;
+        item->type = type;
+        memcpy(item->data, a, alen);
+        if (blen)
+                memcpy(item->data + alen, b, blen);
+        return at + KDBUS_ALIGN8(item->size);
+}
+
+int proxy_bus_args_policy_items(const ProxyBusArgs *b, uint8_t *buf, size_t cap,
+                                size_t *ret_size) {
+        size_t at = 0, i;
+        char name[256];
+
+        for (i = 0; i < b->n_rules; ++i) {
+                const ProxyRule *r = &b->rules[i];
+
+                (void) snprintf(name, sizeof(name), "%s%s", r->name, r->subtree ? ".*" : "");
+                at = put_item(buf, at, cap, KDBUS_ITEM_NAME, name, strlen(name) + 1, NULL, 0);
+                if (!at)
+                        return -E2BIG;
+                if (r->kind <= PROXY_RULE_OWN) {
+                        struct kdbus_policy_access a = {
+                                .type = KDBUS_POLICY_ACCESS_WORLD,
+                                .access = r->kind == PROXY_RULE_SEE ? KDBUS_POLICY_SEE :
+                                          r->kind == PROXY_RULE_TALK ? KDBUS_POLICY_TALK :
+                                                                       KDBUS_POLICY_OWN,
+                        };
+
+                        at = put_item(buf, at, cap, KDBUS_ITEM_POLICY_ACCESS, &a, sizeof(a),
+                                      NULL, 0);
+                } else {
+                        uint64_t type = r->kind == PROXY_RULE_CALL ? KDBUS_POLICY_RULE_CALL :
+                                                                     KDBUS_POLICY_RULE_BROADCAST;
+
+                        at = put_item(buf, at, cap, KDBUS_ITEM_POLICY_RULE, &type, sizeof(type),
+                                      r->rule, strlen(r->rule) + 1);
+                }
+                if (!at)
+                        return -E2BIG;
+        }
+        *ret_size = at;
+        return 0;
+}

@@ -19,6 +19,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum ProxyRuleKind {
         PROXY_RULE_SEE = 1,             /* --see: also the numeric order SEE < TALK < OWN */
@@ -62,6 +63,16 @@ typedef struct ProxyArgs {
  */
 int proxy_args_parse(ProxyArgs *ret, int argc, char *const *argv, char *err, size_t err_size);
 void proxy_args_deinit(ProxyArgs *args);
+
+/*
+ * The rules of @b as the kdbus items of an xdg-mode name ACL (bridge/name-acl.h): for each
+ * rule its NAME ("a.b.*" for a subtree), then a WORLD POLICY_ACCESS (SEE / TALK / OWN) or a
+ * POLICY_RULE (CALL / BROADCAST and the rule's text), into @buf (8-aligned, @cap bytes,
+ * zeroed by the caller). kdbusd's endpoint and the filtering proxy read the same items.
+ * Return: 0 with *ret_size the bytes used, or -E2BIG.
+ */
+int proxy_bus_args_policy_items(const ProxyBusArgs *b, uint8_t *buf, size_t cap,
+                                size_t *ret_size);
 
 /* Is @rule of the form [METHOD][@PATH] (see above)? */
 bool proxy_rule_is_valid(const char *rule);

@@ -18,8 +18,9 @@
  * DBUS_SESSION_BUS_ADDRESS lists kdbusd's native socket first works for every client, and
  * flatpak passes that address on to us as it is.
  *
- * Any other bus (dbus-daemon, dbus-broker): the filtering proxy process is not written
- * yet; kdbus-proxy says so and exits 1.
+ * Any other bus (dbus-daemon, dbus-broker), or a kdbusd with --log: kdbus-proxy is itself
+ * the filtering proxy (tools/kdbus-proxy-filter.h), with the rules of kdbusd's endpoints.
+ * One process serves every ADDRESS PATH group of its command line, of either kind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +37,7 @@
 #include "kdbus/kdbus.h"
 #include "libkdbus/libkdbus.h"
 #include "tools/kdbus-proxy-args.h"
+#include "tools/kdbus-proxy-filter.h"
 
 #define PROXY_CMD_MAX (256u * 1024u)
 
@@ -56,7 +58,7 @@ static void usage(FILE *out) {
               "    --args=FD                    Read NUL-separated arguments from FD\n\n"
               "Proxy options:\n"
               "    --filter                     Enable filtering\n"
-              "    --log                        Log filtered messages (kdbusd: its own log)\n"
+              "    --log                        Print each message and what became of it\n"
               "    --sloppy-names               Make every unique name visible\n"
               "    --see=NAME                   SEE NAME (NAME.* : NAME and all below it)\n"
               "    --talk=NAME                  TALK to NAME\n"
@@ -66,7 +68,9 @@ static void usage(FILE *out) {
               "RULE: [METHOD][@PATH], METHOD * | org.foo.* | org.foo.Bar.Method, PATH /a/b or "
               "/a/b/*.\n"
               "In front of a kdbusd (a kernel:path= entry in ADDRESS) PATH becomes a custom\n"
-              "endpoint of the bus, enforced inside kdbusd, with no process in the data path.\n",
+              "endpoint of the bus, enforced inside kdbusd, with no process in the data path.\n"
+              "In front of any other bus, or with --log, kdbus-proxy is a filtering proxy with\n"
+              "the same rules (one bus connection per client, as xdg-dbus-proxy).\n",
               out);
 }
 
@@ -113,16 +117,14 @@ static int listen_at(const char *path) {
 
 /* Append an item; Return: the new offset, or 0 when @cap is exceeded. */
 static size_t put_item(uint8_t *buf, size_t at, size_t cap, uint64_t type, const void *a,
-                       size_t alen, const void *b, size_t blen) {
+                       size_t alen) {
         struct kdbus_item *item = (void *)(buf + at);
 
-        if (at + KDBUS_ITEM_SIZE(alen + blen) > cap)
+        if (at + KDBUS_ITEM_SIZE(alen) > cap)
                 return 0;
-        item->size = KDBUS_ITEM_HEADER_SIZE + alen + blen;
+        item->size = KDBUS_ITEM_HEADER_SIZE + alen;
         item->type = type;
         memcpy(item->data, a, alen);
-        if (blen)
-                memcpy(item->data + alen, b, blen);
         return at + KDBUS_ALIGN8(item->size);
 }
 
@@ -130,8 +132,8 @@ static size_t put_item(uint8_t *buf, size_t at, size_t cap, uint64_t type, const
 static int endpoint_update(KdbusConn *c, const ProxyBusArgs *b) {
         static uint8_t buf[PROXY_CMD_MAX] __attribute__((aligned(8)));
         struct kdbus_cmd *cmd = (void *)buf;
-        size_t at = sizeof(*cmd), i;
-        char name[256];
+        size_t size;
+        int r;
 
         memset(buf, 0, sizeof(buf));
         cmd->flags = KDBUS_ENDPOINT_POLICY_XDG;
@@ -139,36 +141,11 @@ static int endpoint_update(KdbusConn *c, const ProxyBusArgs *b) {
                 cmd->flags |= KDBUS_ENDPOINT_SLOPPY_NAMES;
         if (!b->filter)
                 cmd->flags |= KDBUS_ENDPOINT_UNFILTERED;
-        for (i = 0; i < b->n_rules && at; ++i) {
-                const ProxyRule *r = &b->rules[i];
-
-                (void) snprintf(name, sizeof(name), "%s%s", r->name, r->subtree ? ".*" : "");
-                at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_NAME, name, strlen(name) + 1,
-                              NULL, 0);
-                if (!at)
-                        break;
-                if (r->kind <= PROXY_RULE_OWN) {
-                        struct kdbus_policy_access a = {
-                                .type = KDBUS_POLICY_ACCESS_WORLD,
-                                .access = r->kind == PROXY_RULE_SEE ? KDBUS_POLICY_SEE :
-                                          r->kind == PROXY_RULE_TALK ? KDBUS_POLICY_TALK :
-                                                                       KDBUS_POLICY_OWN,
-                        };
-
-                        at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_POLICY_ACCESS, &a,
-                                      sizeof(a), NULL, 0);
-                } else {
-                        uint64_t type = r->kind == PROXY_RULE_CALL ? KDBUS_POLICY_RULE_CALL :
-                                                                     KDBUS_POLICY_RULE_BROADCAST;
-
-                        at = put_item(buf, at, sizeof(buf), KDBUS_ITEM_POLICY_RULE, &type,
-                                      sizeof(type), r->rule, strlen(r->rule) + 1);
-                }
-        }
-        if (!at)
-                return -E2BIG;
-        cmd->size = at;
-        return kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_UPDATE, cmd, at, NULL, 0);
+        r = proxy_bus_args_policy_items(b, buf + sizeof(*cmd), sizeof(buf) - sizeof(*cmd), &size);
+        if (r < 0)
+                return r;
+        cmd->size = sizeof(*cmd) + size;
+        return kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_UPDATE, cmd, cmd->size, NULL, 0);
 }
 
 /* Make the endpoint of @b on the kdbusd whose native socket is @native. */
@@ -197,7 +174,7 @@ static int endpoint_open(const ProxyBusArgs *b, const char *native, unsigned ind
                         (unsigned)getpid(), index);
         cmd->flags = KDBUS_MAKE_LEGACY_FD;
         cmd->size = put_item(buf, sizeof(*cmd), sizeof(buf), KDBUS_ITEM_MAKE_NAME, name,
-                             strlen(name) + 1, NULL, 0);
+                             strlen(name) + 1);
         r = kdbus_conn_command(c, KDBUS_CMD_ENDPOINT_MAKE, cmd, cmd->size, &fd, 1);
         (void) close(fd);               /* kdbusd has its own copy now */
         if (r < 0) {
@@ -224,13 +201,26 @@ fail:
         return r;
 }
 
+/* Room for the poll set: signals, sync fd, endpoint owners, and every filter's fds. */
+static struct pollfd *poll_set(struct pollfd *pfd, size_t *alloc, size_t want) {
+        struct pollfd *grown;
+
+        if (want <= *alloc)
+                return pfd;
+        grown = realloc(pfd, want * sizeof(*grown));
+        if (grown)
+                *alloc = want;
+        return grown;
+}
+
 int main(int argc, char **argv) {
         ProxyArgs args = PROXY_ARGS_NULL;
         ProxyEndpointHandle *eps = NULL;
+        ProxyFilter **filters = NULL;
         struct pollfd *pfd = NULL;
         char err[512];
         sigset_t mask;
-        size_t i, n = 0;
+        size_t i, n = 0, n_filters = 0, alloc = 0;
         int r, sfd = -1, status = EXIT_FAILURE;
 
         if (argc == 1) {
@@ -251,7 +241,7 @@ int main(int argc, char **argv) {
                 goto out;
         }
 
-        /* the signals that end us, taken before any endpoint exists */
+        /* the signals that end us, taken before any socket exists */
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
@@ -260,25 +250,29 @@ int main(int argc, char **argv) {
         signal(SIGPIPE, SIG_IGN);       /* the sync fd's reader may be gone */
         sfd = signalfd(-1, &mask, SFD_CLOEXEC);
         eps = calloc(args.n_buses, sizeof(*eps));
-        pfd = calloc(args.n_buses + 2, sizeof(*pfd));
-        if (sfd < 0 || !eps || !pfd) {
+        filters = calloc(args.n_buses, sizeof(*filters));
+        if (sfd < 0 || !eps || !filters) {
                 fprintf(stderr, "kdbus-proxy: %s\n", sfd < 0 ? strerror(errno) : "out of memory");
                 goto out;
         }
         for (i = 0; i < args.n_buses; ++i) {
                 char *native = address_kdbus_path(args.buses[i].address);
 
-                if (!native) {
-                        fprintf(stderr, "kdbus-proxy: \"%s\" has no kernel:path= entry, so it is "
-                                "no kdbusd; kdbus-proxy's filtering proxy for other buses is not "
-                                "written yet: use xdg-dbus-proxy there\n", args.buses[i].address);
-                        goto out;
+                /* a kdbusd gets an endpoint, unless --log asks to see each message: then,
+                 * as for any other bus, a proxy process in the path does */
+                if (native && !args.buses[i].log) {
+                        r = endpoint_open(&args.buses[i], native, (unsigned)i, &eps[n]);
+                        free(native);
+                        if (r < 0)
+                                goto out;
+                        ++n;
+                        continue;
                 }
-                r = endpoint_open(&args.buses[i], native, (unsigned)i, &eps[n]);
                 free(native);
+                r = proxy_filter_new(&args.buses[i], args.buses[i].address, &filters[n_filters]);
                 if (r < 0)
                         goto out;
-                ++n;
+                ++n_filters;
         }
 
         if (args.sync_fd >= 0) {
@@ -292,14 +286,28 @@ int main(int argc, char **argv) {
                                 args.sync_fd, w < 0 ? strerror(errno) : "short write");
         }
 
-        /* hold the endpoints: until a signal, the sync fd's other end closing (POLLERR /
-         * POLLHUP on either end of a pipe or socket), or kdbusd going away */
-        pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-        pfd[1] = (struct pollfd){ .fd = args.sync_fd, .events = 0 };
-        for (i = 0; i < n; ++i)
-                pfd[2 + i] = (struct pollfd){ .fd = eps[i].handle->fd, .events = POLLIN };
+        /* hold the endpoints and run the filters: until a signal, the sync fd's other end
+         * closing (POLLERR / POLLHUP on either end of a pipe or socket), or a kdbusd going
+         * away */
         for (;;) {
-                if (poll(pfd, 2 + n, -1) < 0) {
+                size_t want = 2 + n, at;
+
+                for (i = 0; i < n_filters; ++i)
+                        want += proxy_filter_poll_count(filters[i]);
+                pfd = poll_set(pfd, &alloc, want);
+                if (!pfd) {
+                        fprintf(stderr, "kdbus-proxy: out of memory\n");
+                        goto out;
+                }
+                pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+                pfd[1] = (struct pollfd){ .fd = args.sync_fd, .events = 0 };
+                for (i = 0; i < n; ++i)
+                        pfd[2 + i] = (struct pollfd){ .fd = eps[i].handle->fd, .events = POLLIN };
+                for (i = 0, at = 2 + n; i < n_filters; ++i) {
+                        proxy_filter_poll_fill(filters[i], pfd + at);
+                        at += proxy_filter_poll_count(filters[i]);
+                }
+                if (poll(pfd, want, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
@@ -313,6 +321,12 @@ int main(int argc, char **argv) {
                                 eps[i].path);
                         break;
                 }
+                for (i = 0, at = 2 + n; i < n_filters; ++i) {
+                        size_t count = proxy_filter_poll_count(filters[i]);
+
+                        proxy_filter_poll_dispatch(filters[i], pfd + at);
+                        at += count;
+                }
         }
         status = EXIT_SUCCESS;
 out:
@@ -320,6 +334,9 @@ out:
                 (void) unlink(eps[i].path);
                 kdbus_conn_close(eps[i].handle);
         }
+        for (i = 0; i < n_filters; ++i)
+                proxy_filter_free(filters[i]);
+        free(filters);
         free(eps);
         free(pfd);
         if (sfd >= 0)

@@ -5,11 +5,18 @@ front of dbus-daemon with the same command line, passed as flatpak passes it (--
 with NUL-separated arguments, --fd=FD sync pipe).
 
   escape      a client on the filtered socket tries every way to learn of or reach the
-              hidden and SEE-only peers (escape-client.py); kdbusd's answers are checked
-              line by line; xdg-dbus-proxy's are compared with them, and every line where
-              it differs must be a named difference (XDG_DIFFERENCES, with the reason)
+              hidden and SEE-only peers (escape-client.py): (a) kdbus-proxy's endpoint on
+              kdbusd, checked line by line; (b) kdbus-proxy in front of dbus-daemon and of
+              dbus-broker, which must answer the same but where only the bus behind it can
+              (PROXY_DIFFERENCES, BROKER_DIFFERENCES); (c) xdg-dbus-proxy in front of
+              dbus-daemon, every line where it differs a named difference (XDG_DIFFERENCES,
+              with the reason)
+  live        nothing sticky (live-client.py: a released name's owner, a name acquired
+              later, a caller that left, the app's own pid) on (a) and (b), (c) compared
+              (LIVE_XDG_DIFFERENCES); --log in front of kdbusd and dbus-daemon
   flatpak     flatpak's real session and a11y command lines in one kdbus-proxy process
-              (two kdbusd buses), a client in a bwrap sandbox that sees only the socket:
+              (two kdbusd buses; then two dbus-daemons, kdbus-proxy filtering), a client
+              in a bwrap sandbox that sees only the socket:
               owns $APPID, calls a portal, gets its broadcasts; the service sees the app's
               own pid; the sync fd closing ends the endpoint and disconnects the app
   unprivileged  kdbus-proxy as an unprivileged user makes its endpoint
@@ -166,6 +173,20 @@ XDG_DIFFERENCES = {
 }
 
 
+# Where kdbus-proxy in front of dbus-daemon (b) answers otherwise than kdbusd's endpoint
+# (a), and why: only what the bus behind the proxy answers for itself.
+PROXY_DIFFERENCES = {
+    'GetConnectionCredentials org.example.Seen': 'kdbusd adds ProcessFD (a pidfd), '
+                                                 'dbus-daemon 1.14 does not',
+    'GetConnectionUnixProcessFD org.example.Hidden': 'kdbus-proxy checks the name before the '
+                                                     'bus sees the call (a bus that has the '
+                                                     'method must not hand out a hidden '
+                                                     'peer\'s pidfd): NameHasNoOwner; kdbusd '
+                                                     'has no such method (UnknownMethod)',
+    'GetConnectionUnixProcessFD hidden-unique': 'the same for the hidden peer\'s unique name',
+}
+
+
 def difference(key):
     """The recorded reason for @key (exact, or a "PREFIX *" / "* SUFFIX" pattern)."""
     if key in XDG_DIFFERENCES:
@@ -175,6 +196,42 @@ def difference(key):
            (k.startswith('* ') and key.endswith(k[1:])):
             return v
     return None
+
+
+# Nothing sticky (live-client.py), on (a) kdbusd's endpoint and (b) kdbus-proxy in front of
+# dbus-daemon alike.
+LIVE_EXPECTED = '''\
+svc unique while owning: ok 1
+call svc unique while owning: ok pong
+svc unique after release: ok 0
+call svc unique after release: org.freedesktop.DBus.Error.ServiceUnknown
+call svc name after release: org.freedesktop.DBus.Error.ServiceUnknown
+new owner visible: ok 1
+call new owner: ok pong
+peer before calling: ok 0
+app got the call: True
+peer while connected: ok 1
+peer uid while connected: ok %d
+peer got the app's unicast signal: True
+app saw the peer leave: True
+peer after leaving: ok 0
+own pid: ok
+own pid in credentials: ok
+leaks of hidden uniques in NameOwnerChanged: -
+''' % os.getuid()
+
+# (c) xdg-dbus-proxy 0.1.4 in front of dbus-daemon, where it differs, and why.
+LIVE_XDG_DIFFERENCES = {
+    'svc unique after release': 'xdg-dbus-proxy keeps a unique name visible once it saw it '
+                                'own a visible name (sticky)',
+    'call svc unique after release': 'the same: the released owner is still reachable',
+    'peer got the app\'s unicast signal': 'xdg-dbus-proxy lets the app answer a peer that '
+                                          'called it, not signal it; kdbusd\'s endpoints '
+                                          '(and kdbus-proxy) let a signal go back to a caller '
+                                          'while it is connected',
+    'own pid': 'xdg-dbus-proxy does not touch the answer: the bus gives the proxy\'s pid',
+    'own pid in credentials': 'the same',
+}
 
 
 def tap(ok, name, diag=''):
@@ -251,8 +308,9 @@ class Proxy:
         if user:
             argv = ['setpriv', '--reuid=%d' % user, '--regid=%d' % user, '--clear-groups'] + argv
         self.err = tempfile.TemporaryFile()
+        self.out = tempfile.TemporaryFile()     # --log's lines
         self.proc = subprocess.Popen(argv, pass_fds=(self.sync_w, mfd), stderr=self.err,
-                                     stdin=subprocess.DEVNULL)
+                                     stdout=self.out, stdin=subprocess.DEVNULL)
         os.close(mfd)
         os.close(self.sync_w)
         r, _, _ = select.select([self.sync_r], [], [], 20)
@@ -262,17 +320,56 @@ class Proxy:
         self.err.seek(0)
         return self.err.read().decode(errors='replace')
 
+    def stdout(self):
+        self.out.seek(0)
+        return self.out.read().decode(errors='replace')
+
     def stop(self):
         """flatpak's way: close our end of the sync pipe; the proxy must exit."""
         if self.sync_r >= 0:
             os.close(self.sync_r)
             self.sync_r = -1
         try:
-            return self.proc.wait(10)
+            status = self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-            return None
+            status = None
+        # an ASan/UBSan build's reports (a leak makes the exit status 23)
+        err = self.stderr()
+        if 'Sanitizer' in err or 'runtime error' in err:
+            Proxy.sanitizer_reports.append(err)
+        return status
+
+    sanitizer_reports = []
+
+
+class BrokerBus:
+    """dbus-broker run by bench/broker-controller.py (no systemd): session.conf's policy,
+    no service files, no activation."""
+
+    def __init__(self, tmp, tag):
+        self.dir = os.path.join(tmp, tag)
+        os.makedirs(self.dir)
+        os.chmod(self.dir, 0o755)
+        self.kdbusd = False
+        self.markers = []
+        self.sock = os.path.join(self.dir, 'bus')
+        self.err = open(os.path.join(self.dir, 'stderr'), 'wb')
+        self.proc = subprocess.Popen([PY, os.path.join(HERE, '..', '..', '..', 'bench',
+                                                       'broker-controller.py'),
+                                      '--listen', self.sock],
+                                     stdout=subprocess.PIPE, stderr=self.err,
+                                     stdin=subprocess.DEVNULL)
+        r, _, _ = select.select([self.proc.stdout], [], [], 20)
+        if not r or not self.proc.stdout.readline():
+            raise RuntimeError('dbus-broker did not start')
+        self.address = self.session_address = 'unix:path=' + self.sock
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(10)
+        self.err.close()
 
 
 def start_actors(address, portal_name=None):
@@ -313,7 +410,7 @@ def normalize(text, seen_unique):
 
 
 def run_escape(bus_bin, proxy_bin, tmp, tag):
-    bus = Bus(bus_bin, tmp, tag)
+    bus = BrokerBus(tmp, tag) if bus_bin == 'dbus-broker' else Bus(bus_bin, tmp, tag)
     actors = proxy = None
     try:
         actors, hidden, seen, _ = start_actors(bus.address)
@@ -357,6 +454,147 @@ def test_escape(kdbusd, kdbus_proxy, tmp):
     return lines
 
 
+# Where kdbus-proxy in front of dbus-broker answers otherwise than kdbusd's endpoint, beyond
+# PROXY_DIFFERENCES: what dbus-broker answers for itself.
+BROKER_DIFFERENCES = {
+    'ListActivatableNames': 'this dbus-broker (bench/broker-controller.py) has no service '
+                            'files',
+    'GetConnectionCredentials org.example.Seen': 'dbus-broker, as dbus-daemon 1.14, sends '
+                                                 'no ProcessFD',
+    'Properties.Get Features': 'dbus-broker lists no Features of its own (kdbusd and '
+                               'dbus-daemon 1.14: two)',
+}
+
+
+def test_escape_proxy(kdbusd_lines, kdbus_proxy, tmp, bus_name):
+    """(b): kdbus-proxy as the filtering proxy in front of @bus_name (dbus-daemon or
+    dbus-broker): the same answers as kdbusd's endpoint except where only the bus behind it
+    can answer (PROXY_DIFFERENCES, BROKER_DIFFERENCES), nothing reaches the hidden and
+    SEE-only peers, nothing is started."""
+    binary = shutil.which(bus_name)
+    what = 'escape: kdbus-proxy in front of ' + bus_name
+    if not binary:
+        tap(True, '%s # SKIP no %s' % (what, bus_name))
+        return
+    lines, logs, activated, err = run_escape(bus_name if bus_name == 'dbus-broker' else binary,
+                                             kdbus_proxy, tmp, 'escape-proxy-' + bus_name)
+    known = dict(PROXY_DIFFERENCES, **(BROKER_DIFFERENCES if bus_name == 'dbus-broker' else {}))
+    ours = dict(l.split(': ', 1) for l in kdbusd_lines)
+    theirs = dict(l.split(': ', 1) for l in lines)
+    unexplained = ['%s: kdbusd "%s", kdbus-proxy "%s"' % (k, ours.get(k), theirs.get(k))
+                   for k in sorted(set(ours) | set(theirs))
+                   if ours.get(k) != theirs.get(k) and k not in known]
+    tap(not unexplained and len(lines) == len(kdbusd_lines),
+        what + ' answers as kdbusd\'s endpoint',
+        '\n'.join(unexplained) + ('\n' + err if unexplained else ''))
+    for k in sorted(set(ours) | set(theirs)):
+        if ours.get(k) != theirs.get(k):
+            print('# recorded difference (%s) %s: kdbusd "%s", kdbus-proxy "%s" (%s)'
+                  % (bus_name, k, ours.get(k), theirs.get(k), known.get(k)), flush=True)
+    tap(logs['org.example.Hidden'] == ['signal Hello', 'signal Changed', 'signal Changed',
+                                       'call Secret'] and
+        logs['org.example.Seen'] == ['signal Hello', 'signal Changed', 'signal Changed'],
+        what + ': hidden and SEE-only peers received nothing but the broadcast', repr(logs))
+    tap(not activated, what + ' started nothing', repr(activated))
+
+
+def run_live(bus_bin, proxy_bin, tmp, tag):
+    bus = Bus(bus_bin, tmp, tag)
+    proxy = None
+    try:
+        path = os.path.join(bus.dir, 'proxy-live')
+        proxy = Proxy(proxy_bin, [(bus.session_address, path,
+                                   ['--filter', '--talk=org.example.Svc'])])
+        if not proxy.ready:
+            raise RuntimeError('proxy not ready: ' + proxy.stderr())
+        res = subprocess.run([PY, os.path.join(HERE, 'live-client.py'), bus.address,
+                              'unix:path=' + path], capture_output=True, timeout=120)
+        return res.stdout.decode().splitlines(), res.stderr.decode() + proxy.stderr()
+    finally:
+        if proxy:
+            proxy.stop()
+        bus.stop()
+
+
+def test_live(kdbusd, kdbus_proxy, tmp):
+    """Nothing is sticky: a released name's owner, a caller that left, a name acquired
+    later; the app's own pid. (a) and (b) answer LIVE_EXPECTED; (c) differs where
+    recorded."""
+    expected = LIVE_EXPECTED.splitlines()
+    lines, err = run_live(kdbusd, kdbus_proxy, tmp, 'live-kdbusd')
+    tap(lines == expected, 'live: kdbus-proxy on kdbusd, nothing sticky',
+        '\n'.join('got: ' + l for l in lines) + '\n' + err if lines != expected else '')
+    daemon = shutil.which('dbus-daemon')
+    if not daemon:
+        tap(True, 'live: kdbus-proxy in front of dbus-daemon # SKIP no dbus-daemon')
+        return
+    lines, err = run_live(daemon, kdbus_proxy, tmp, 'live-proxy')
+    tap(lines == expected, 'live: kdbus-proxy in front of dbus-daemon, nothing sticky',
+        '\n'.join('got: ' + l for l in lines) + '\n' + err if lines != expected else '')
+    xdg = shutil.which('xdg-dbus-proxy')
+    if not xdg:
+        tap(True, 'live: xdg-dbus-proxy comparison # SKIP no xdg-dbus-proxy')
+        return
+    lines, err = run_live(daemon, xdg, tmp, 'live-xdg')
+    ours = dict(l.split(': ', 1) for l in expected)
+    theirs = dict(l.split(': ', 1) for l in lines if ': ' in l)
+    unexplained = ['%s: ours "%s", xdg-dbus-proxy "%s"' % (k, ours.get(k), theirs.get(k))
+                   for k in sorted(set(ours) | set(theirs))
+                   if ours.get(k) != theirs.get(k) and k not in LIVE_XDG_DIFFERENCES]
+    tap(not unexplained, 'live: xdg-dbus-proxy differs only where recorded',
+        '\n'.join(unexplained) + ('\n' + err if unexplained else ''))
+    for k in sorted(set(ours) | set(theirs)):
+        if ours.get(k) != theirs.get(k):
+            print('# recorded difference %s: ours "%s", xdg-dbus-proxy "%s" (%s)'
+                  % (k, ours.get(k), theirs.get(k), LIVE_XDG_DIFFERENCES.get(k)), flush=True)
+
+
+def test_log(bus_bin, kdbus_proxy, tmp, tag):
+    """--log prints each message and what became of it (xdg-dbus-proxy's --log, with the
+    reason); in front of a kdbusd it makes kdbus-proxy the filtering proxy (kdbusd's
+    endpoint has no process in the path that could print)."""
+    bus = Bus(bus_bin, tmp, tag)
+    actors = proxy = None
+    try:
+        actors, hidden, seen, _ = start_actors(bus.address)
+        path = os.path.join(bus.dir, 'proxy-log')
+        proxy = Proxy(kdbus_proxy, [(bus.session_address, path, ESCAPE_RULES + ['--log'])])
+        if not proxy.ready:
+            raise RuntimeError('proxy not ready: ' + proxy.stderr())
+        app = dbus.bus.BusConnection('unix:path=' + path)
+        app.list_names()
+        for dest, member in (('org.freedesktop.portal.Test', 'Ping'),
+                             ('org.example.Seen', 'Ping'), ('org.example.Hidden', 'Ping'),
+                             ('org.freedesktop.DBus', 'GetStats')):
+            try:
+                app.call_blocking(dest, '/x', 'org.freedesktop.DBus.Debug.Stats'
+                                  if member == 'GetStats' else 'org.test.X', member, '', ())
+            except dbus.DBusException:
+                pass
+        app.close()
+        time.sleep(0.2)
+        log = proxy.stdout()
+        want = ['org.freedesktop.DBus call org.freedesktop.DBus.ListNames at /org/freedesktop/'
+                'DBus: allowed',
+                '-> org.freedesktop.portal.Test call org.test.X.Ping at /x: allowed',
+                '-> org.example.Seen call org.test.X.Ping at /x: DENIED',
+                '-> org.example.Hidden call org.test.X.Ping at /x: HIDDEN',
+                'call org.freedesktop.DBus.Debug.Stats.GetStats at /x: DENIED',
+                '<- org.freedesktop.DBus return',
+                ': filtered']
+        missing = [w for w in want if w not in log]
+        tap(not missing, 'log: kdbus-proxy --log in front of %s prints what it allowed and '
+            'denied' % ('kdbusd' if bus.kdbusd else 'dbus-daemon'),
+            'missing: %r\n%s%s' % (missing, log, proxy.stderr()) if missing else '')
+    finally:
+        if proxy:
+            proxy.stop()
+        if actors:
+            actors.kill()
+            actors.wait()
+        bus.stop()
+
+
 def test_escape_xdg(kdbusd_lines, tmp):
     xdg = shutil.which('xdg-dbus-proxy')
     daemon = shutil.which('dbus-daemon')
@@ -388,15 +626,27 @@ def main():
     try:
         if not which or 'escape' in which:
             lines = test_escape(kdbusd, kdbus_proxy, tmp)
+            test_escape_proxy(lines, kdbus_proxy, tmp, 'dbus-daemon')
+            test_escape_proxy(lines, kdbus_proxy, tmp, 'dbus-broker')
             test_escape_xdg(lines, tmp)
+        if not which or 'live' in which:
+            test_live(kdbusd, kdbus_proxy, tmp)
+            test_log(kdbusd, kdbus_proxy, tmp, 'log-kdbusd')
+            if shutil.which('dbus-daemon'):
+                test_log(shutil.which('dbus-daemon'), kdbus_proxy, tmp, 'log-daemon')
         if not which or 'flatpak' in which:
             sandbox_flatpak.run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors)
+            if shutil.which('dbus-daemon'):
+                sandbox_flatpak.run(shutil.which('dbus-daemon'), kdbus_proxy, tmp, tap, Bus,
+                                    Proxy, start_actors, proxied=True)
         if not which or 'unprivileged' in which:
             sandbox_flatpak.run_unprivileged(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy)
         if not which or 'update' in which:
             sandbox_flatpak.run_update(kdbusd, kdbus_proxy, kdbusctl, tmp, tap, Bus, Proxy)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    tap(not Proxy.sanitizer_reports, 'no sanitizer report from any proxy process',
+        '\n'.join(Proxy.sanitizer_reports))
     print('1..%d' % tap.n)
     return 1 if tap.failed else 0
 

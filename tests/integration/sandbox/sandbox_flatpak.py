@@ -67,12 +67,15 @@ def bwrap_argv(session_path, a11y_path):
     return argv
 
 
-def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors):
+def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors, proxied=False):
+    """@kdbusd: the bus binary (a kdbusd, or dbus-daemon with @proxied: kdbus-proxy is then
+    the filtering proxy in front of it)."""
+    what = 'flatpak (kdbus-proxy in front of dbus-daemon)' if proxied else 'flatpak'
     if not shutil.which('bwrap'):
-        tap(True, 'flatpak: # SKIP bwrap missing (tools/dev/deps.sh installs bubblewrap)')
+        tap(True, what + ': # SKIP bwrap missing (tools/dev/deps.sh installs bubblewrap)')
         return
-    session = Bus(kdbusd, tmp, 'flatpak-session')
-    a11y = Bus(kdbusd, tmp, 'flatpak-a11y')
+    session = Bus(kdbusd, tmp, 'flatpak-session' + ('-proxied' if proxied else ''))
+    a11y = Bus(kdbusd, tmp, 'flatpak-a11y' + ('-proxied' if proxied else ''))
     procs = []
     proxy = client = None
     try:
@@ -80,7 +83,8 @@ def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors):
         procs.append(p)
         p, _, _, _ = start_actors(a11y.address, R)
         procs.append(p)
-        runtime = os.path.join(tmp, 'flatpak-runtime', '.dbus-proxy')
+        runtime = os.path.join(tmp, 'flatpak-runtime' + ('-proxied' if proxied else ''),
+                               '.dbus-proxy')
         os.makedirs(runtime)
         spath = os.path.join(runtime, 'session-bus-proxy-AbC123')
         apath = os.path.join(runtime, 'a11y-bus-proxy-XyZ789')
@@ -88,7 +92,7 @@ def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors):
             open(path, 'w').close()     # create_proxy_socket(): g_mkstemp() then close
         proxy = Proxy(kdbus_proxy, [(session.session_address, spath, SESSION),
                                     (a11y.session_address, apath, A11Y)])
-        tap(proxy.ready, 'flatpak: kdbus-proxy wrote its sync byte for both buses',
+        tap(proxy.ready, what + ': kdbus-proxy wrote its sync byte for both buses',
             proxy.stderr())
         if not proxy.ready:
             return
@@ -104,7 +108,7 @@ def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors):
             lines.append(line)
         unique = [l for l in lines if l.startswith('unique ')]
         rest = [l for l in lines if not l.startswith('unique ')]
-        tap(rest == EXPECTED, 'flatpak: the app in bwrap owns its names, calls and hears the '
+        tap(rest == EXPECTED, what + ': the app in bwrap owns its names, calls and hears the '
             'portal, sees nothing hidden; a11y by its rules, unique names sloppy',
             '\n'.join('got: ' + l for l in rest) +
             ('' if rest == EXPECTED or client.poll() is None else
@@ -120,24 +124,31 @@ def run(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy, start_actors):
                                       'org.freedesktop.DBus', 'GetConnectionCredentials',
                                       's', (name,))
             bus.close()
-            tap(int(seen_pid) == int(pid) and int(creds['UnixUserID']) == os.getuid() and
-                'ProcessFD' in creds,
-                'flatpak: services see the app\'s own pid, uid and pidfd',
-                'pid in sandbox %s, bus says %s; %r' % (pid, seen_pid, dict(creds)))
+            if proxied:
+                # a proxy process cannot pass the app's pid on: the bus knows its own peer
+                tap(int(seen_pid) == proxy.proc.pid and
+                    int(creds['UnixUserID']) == os.getuid(),
+                    what + ': services see the proxy\'s pid and the app\'s uid',
+                    'proxy %d, bus says %s; %r' % (proxy.proc.pid, seen_pid, dict(creds)))
+            else:
+                tap(int(seen_pid) == int(pid) and int(creds['UnixUserID']) == os.getuid() and
+                    'ProcessFD' in creds,
+                    what + ': services see the app\'s own pid, uid and pidfd',
+                    'pid in sandbox %s, bus says %s; %r' % (pid, seen_pid, dict(creds)))
         else:
-            tap(False, 'flatpak: services see the app\'s own pid', 'no unique line')
+            tap(False, what + ': services see the app\'s own pid', 'no unique line')
         # flatpak closes the sync pipe when the app's sandbox ends: kdbus-proxy exits, the
         # endpoints go, the app's connections with them
         status = proxy.stop()
         tap(status == 0 and not os.path.exists(spath),
-            'flatpak: closing the sync fd ends kdbus-proxy (status 0) and its sockets',
+            what + ': closing the sync fd ends kdbus-proxy (status 0) and its sockets',
             'status %r, socket left: %s\n%s' % (status, os.path.exists(spath), proxy.stderr()))
         client.stdin.write(b'go\n')
         client.stdin.flush()
         r, _, _ = select.select([client.stdout], [], [], 30)
         after = client.stdout.readline().decode().strip() if r else ''
         tap(after.startswith('after org.freedesktop.DBus.Error.'),
-            'flatpak: the app\'s connection is closed with the endpoint', after)
+            what + ': the app\'s connection is closed with the endpoint', after)
     finally:
         if client:
             client.kill()
