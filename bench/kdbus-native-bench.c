@@ -8,6 +8,9 @@
  *          inline, the body passed on by reference); the service maps the memfd and reads
  *          its first and last byte, as a receiver that uses the data in place would.
  *          calls/s and MB/s of payload.
+ *   pipeline: the calls of `call` without SYNC_REPLY, --inflight N of them outstanding: the
+ *          client RECVs a reply (batched: a RECV the bus holds until one comes; --plain:
+ *          RECV, and the wakeup eventfd when nothing waits), FREEs it and sends the next.
  *
  * Each round runs --seconds; --repeat rounds; the RESULT line gives the median. With
  * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
@@ -41,6 +44,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench/bench-kmsg.h"
+#include "bench/bench-stat.h"
 #include "libkdbus/libkdbus.h"
 #include "wire/endian.h"
 #include "wire/message.h"
@@ -55,6 +60,7 @@ typedef struct Options {
         size_t size;
         double seconds;
         unsigned repeat;
+        unsigned inflight;                      /* pipeline: calls outstanding */
         int bus_pid;
         uint64_t client_hello_flags;
         uint64_t client_attach_send;            /* UINT64_MAX: libkdbus's default */
@@ -68,34 +74,6 @@ enum {
         WAIT_HELD,              /* a held RECV after its reply */
         WAIT_EVENTFD,           /* the eventfd, then RECV */
 };
-
-static double now_s(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
-}
-
-/* the bus's utime + stime in clock ticks, or -1 */
-static long bus_cpu_ticks(int pid) {
-        char path[64], buf[1024], *p;
-        unsigned long ut, st;
-        FILE *f;
-        size_t n;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -1;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        p = strrchr(buf, ')');
-        /* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-                return -1;
-        return (long) (ut + st);
-}
 
 /* UPDATE one attach-flags item (ATTACH_FLAGS_SEND or _RECV) unless @flags is UINT64_MAX. */
 static int update_attach(KdbusConn *c, uint64_t type, uint64_t flags) {
@@ -238,115 +216,125 @@ got:
         }
 }
 
-/* A call to :1.@dst with body "ay" of @n bytes: its header (and, for n <= 4096, body) */
-static uint8_t *call_build(uint64_t dst, size_t n, bool inline_body, size_t *ret_size,
-                           size_t *ret_body_offset) {
-        char dest[32];
-        WireMsgSpec spec = { .type = WIRE_MSG_METHOD_CALL, .serial = 1, .path = "/org/kdbus/Bench",
-                             .interface = "org.kdbus.Bench", .member = "Ping",
-                             .destination = dest };
-        uint8_t *data = NULL, y = 0;
-        WireWriter w;
-        WireHeader h;
-        size_t i;
+/* The client's call, sent again and again with a new serial. */
+typedef struct Call {
+        uint64_t service_id;
+        uint8_t *data;
+        size_t size;
+        int memfd;                      /* -1: the body is inline */
+        size_t memfd_size;
+        uint32_t serial;
+} Call;
 
-        snprintf(dest, sizeof(dest), ":1.%llu", (unsigned long long) dst);
-        wire_writer_init(&w);
-        (void) wire_writer_open(&w, 'a', "y");
-        for (i = 0; i < (inline_body ? n : 1); ++i)
-                (void) wire_writer_append_basic(&w, 'y', &y);
-        (void) wire_writer_close(&w);
-        if (wire_message_build(&spec, &w, &data, ret_size) ||
-            wire_message_parse(data, *ret_size, 0, 0, &h)) {
-                wire_writer_deinit(&w);
-                free(data);
-                return NULL;
+static int call_send(KdbusConn *c, Call *k, uint64_t send_flags, struct kdbus_msg_info *ret) {
+        KdbusSend s = { .dst_id = k->service_id, .send_flags = send_flags, .memfd = k->memfd,
+                        .memfd_start = 0, .memfd_size = k->memfd_size };
+        int r;
+
+        if (++k->serial == 0)
+                k->serial = 1;
+        wire_store32(k->data + 8, false, k->serial);
+        r = kdbus_send_from_dbus1(&s, k->data, k->size);
+        return r ? r : kdbus_conn_send(c, &s, k->data, k->size, ret);
+}
+
+/* One reply to a pipelined call: RECV (batched: held by the bus until a reply comes;
+ * plain: the eventfd when nothing waits). Return: 1 (a reply, FREEd), 0 (none yet), -errno */
+static int pipeline_reply(KdbusConn *c, bool plain, uint64_t service_id) {
+        const struct kdbus_msg *m;
+        int r = plain ? kdbus_conn_recv(c, 0, 0, &m, NULL) :
+                        kdbus_conn_recv_held(c, 0, 0, -1, &m, NULL);
+
+        if (r == -EAGAIN)       /* plain: nothing waits; batched: a dropped count */
+                return plain ? kdbus_conn_wait(c, -1) : 0;
+        if (r)
+                return r;
+        if (m->src_id != service_id || !m->cookie_reply) {
+                fprintf(stderr, "kdbus-native-bench: unexpected message from %llu\n",
+                        (unsigned long long) m->src_id);
+                return -EBADMSG;
         }
-        wire_writer_deinit(&w);
-        if (!inline_body)
-                wire_store32(data + 4, h.big_endian, (uint32_t) (4 + n));  /* body elsewhere */
-        *ret_body_offset = h.body_offset;
-        return data;
+        r = kdbus_conn_free_later(c, kdbus_conn_offset(c, m));
+        return r ? r : 1;
 }
 
-static int blob_memfd(size_t n) {
-        uint8_t *map;
-        uint32_t len = (uint32_t) n;
-        int fd = memfd_create("bench", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+/* --inflight calls outstanding until --seconds after @t0; *@in_flight carries over */
+static int pipeline_round(const Options *o, KdbusConn *c, Call *k, double t0,
+                          unsigned *in_flight, unsigned long *ret_n) {
+        unsigned long n = 0;
+        int r;
 
-        if (fd < 0 || ftruncate(fd, (off_t) (4 + n)) < 0)
-                return -errno;
-        map = mmap(NULL, 4 + n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (map == MAP_FAILED)
-                return -errno;
-        memcpy(map, &len, 4);           /* little-endian, as wire_message_build() writes */
-        memset(map + 4, 0x5a, n);
-        (void) munmap(map, 4 + n);
-        if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
-                return -errno;
-        return fd;
-}
-
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return x < y ? -1 : x > y;
+        for (;;) {
+                for (; *in_flight < o->inflight; ++*in_flight) {
+                        r = call_send(c, k, 0, NULL);
+                        if (r)
+                                return r;
+                }
+                if (bench_now() - t0 >= o->seconds)
+                        break;
+                r = pipeline_reply(c, o->plain, k->service_id);
+                if (r < 0)
+                        return r;
+                if (r > 0) {
+                        --*in_flight;
+                        ++n;
+                }
+        }
+        *ret_n = n;
+        return 0;
 }
 
 static int client_run(const Options *o, uint64_t service_id) {
-        bool memfd = !strcmp(o->workload, "memfd");
+        bool memfd = !strcmp(o->workload, "memfd"), pipeline = !strcmp(o->workload, "pipeline");
         double rates[MAX_REPEAT];
         unsigned long total_calls = 0;
         long cpu0, cpu1;
-        size_t size, body_offset;
-        uint32_t serial = 1;
+        size_t body_offset;
+        Call k = { .service_id = service_id, .memfd = -1, .serial = 1 };
         KdbusConn *c;
-        uint8_t *call;
-        unsigned i;
-        int fd = -1, r;
+        char dest[32];
+        unsigned i, in_flight = 0;
+        int r;
 
         r = connect_peer(o->native, o->client_hello_flags |
                          (o->plain ? 0 : KDBUS_HELLO_WIRE_BATCH), o->client_attach_send, UINT64_MAX,
                          &c);
         if (r)
                 return r;
-        call = call_build(service_id, memfd ? o->size : 8, !memfd, &size, &body_offset);
-        if (!call)
+        snprintf(dest, sizeof(dest), ":1.%llu", (unsigned long long) service_id);
+        /* with a memfd: the header inline, the body in the memfd */
+        k.data = bench_kmsg_call(dest, memfd ? o->size : 8, !memfd, &k.size, &body_offset);
+        if (!k.data)
                 return -EINVAL;
         if (memfd) {
-                fd = blob_memfd(o->size);
-                if (fd < 0)
-                        return fd;
-                size = body_offset;     /* the header inline, the body in the memfd */
+                k.memfd = bench_kmsg_memfd(o->size);
+                if (k.memfd < 0)
+                        return k.memfd;
+                k.memfd_size = 4 + o->size;
         }
-        cpu0 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
+        cpu0 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
         for (i = 0; i < o->repeat + 1; ++i) {     /* round 0: warm-up */
-                double t0 = now_s(), t;
+                double t0 = bench_now(), t;
                 unsigned long n = 0;
 
                 if (i == 1)
-                        cpu0 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
-                do {
-                        KdbusSend s = { .dst_id = service_id, .send_flags = KDBUS_SEND_SYNC_REPLY,
-                                        .memfd = fd, .memfd_start = 0,
-                                        .memfd_size = memfd ? 4 + o->size : 0 };
-                        struct kdbus_msg_info reply;
+                        cpu0 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+                if (pipeline)
+                        r = pipeline_round(o, c, &k, t0, &in_flight, &n);
+                else
+                        do {
+                                struct kdbus_msg_info reply;
 
-                        if (++serial == 0)
-                                serial = 1;
-                        wire_store32(call + 8, false, serial);
-                        r = kdbus_send_from_dbus1(&s, call, size);
-                        if (r == 0)
-                                r = kdbus_conn_send(c, &s, call, size, &reply);
-                        if (r == 0)     /* with batching: with the next SEND */
-                                r = kdbus_conn_free_later(c, reply.offset);
-                        if (r) {
-                                fprintf(stderr, "kdbus-native-bench: call: %s\n", strerror(-r));
-                                return r;
-                        }
-                        ++n;
-                        t = now_s();
-                } while (t - t0 < o->seconds);
+                                r = call_send(c, &k, KDBUS_SEND_SYNC_REPLY, &reply);
+                                if (r == 0)     /* with batching: with the next SEND */
+                                        r = kdbus_conn_free_later(c, reply.offset);
+                                ++n;
+                        } while (r == 0 && bench_now() - t0 < o->seconds);
+                t = bench_now();
+                if (r) {
+                        fprintf(stderr, "kdbus-native-bench: call: %s\n", strerror(-r));
+                        return r;
+                }
                 if (i == 0)     /* for per-call counts of a tracer attached throughout */
                         printf("warm-up: %lu calls\n", n);
                 if (i > 0) {
@@ -358,26 +346,28 @@ static int client_run(const Options *o, uint64_t service_id) {
                         printf("\n");
                 }
         }
-        cpu1 = o->bus_pid ? bus_cpu_ticks(o->bus_pid) : -1;
-        qsort(rates, o->repeat, sizeof(double), cmp_double);
+        cpu1 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+        while (in_flight) {     /* the last replies, before the service goes */
+                r = pipeline_reply(c, o->plain, k.service_id);
+                if (r < 0)
+                        return r;
+                in_flight -= (unsigned) r;
+        }
         {
-                double med = o->repeat % 2 ? rates[o->repeat / 2]
-                                           : (rates[o->repeat / 2 - 1] + rates[o->repeat / 2]) / 2;
-                double cpu_us = cpu0 >= 0 && cpu1 >= 0 ?
-                        (double) (cpu1 - cpu0) * 1e6 / (double) sysconf(_SC_CLK_TCK) /
-                        (double) total_calls : -1;
+                double med = bench_median(rates, o->repeat);
+                double cpu_us = bench_cpu_us_per_call(cpu0, cpu1, total_calls);
 
-                printf("RESULT native-%s%s size=%zu median=%.0f min=%.0f max=%.0f MBps=%.1f "
+                printf("RESULT native-%s%s size=%zu inflight=%u median=%.0f min=%.0f max=%.0f MBps=%.1f "
                        "bus_cpu_us_per_call=%.2f\n", o->workload,
                        o->plain ? "-plain" : o->wait == WAIT_REPLY_HELD ? "-reply-held" :
                        o->wait == WAIT_HELD ? "-held" : "-eventfd",
-                       memfd ? o->size : 8, med,
+                       memfd ? o->size : 8, pipeline ? o->inflight : 1, med,
                        rates[0], rates[o->repeat - 1],
                        memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
         }
-        if (fd >= 0)
-                (void) close(fd);
-        free(call);
+        if (k.memfd >= 0)
+                (void) close(k.memfd);
+        free(k.data);
         kdbus_conn_close(c);
         return 0;
 }
@@ -390,6 +380,7 @@ int main(int argc, char **argv) {
                 { "seconds", required_argument, NULL, 't' },
                 { "repeat", required_argument, NULL, 'r' },
                 { "bus-pid", required_argument, NULL, 'p' },
+                { "inflight", required_argument, NULL, 'i' },
                 { "client-hello-flags", required_argument, NULL, 'H' },
                 { "client-attach-send", required_argument, NULL, 'S' },
                 { "service-attach-recv", required_argument, NULL, 'R' },
@@ -398,6 +389,7 @@ int main(int argc, char **argv) {
                 {}
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
+                      .inflight = 64,
                       .client_attach_send = UINT64_MAX, .service_attach_recv = UINT64_MAX };
         const char *wait = "reply-held";
         uint64_t service_id;
@@ -412,6 +404,7 @@ int main(int argc, char **argv) {
                 case 't': o.seconds = strtod(optarg, NULL); break;
                 case 'r': o.repeat = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'p': o.bus_pid = atoi(optarg); break;
+                case 'i': o.inflight = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'H': o.client_hello_flags = strtoull(optarg, NULL, 0); break;
                 case 'S': o.client_attach_send = strtoull(optarg, NULL, 0); break;
                 case 'R': o.service_attach_recv = strtoull(optarg, NULL, 0); break;
@@ -422,11 +415,13 @@ int main(int argc, char **argv) {
         }
         o.wait = o.plain || !strcmp(wait, "eventfd") ? WAIT_EVENTFD :
                  !strcmp(wait, "held") ? WAIT_HELD : WAIT_REPLY_HELD;
-        if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd")) ||
+        if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd") &&
+                          strcmp(o.workload, "pipeline")) || !o.inflight || o.inflight > 1024 ||
             (strcmp(wait, "reply-held") && strcmp(wait, "held") && strcmp(wait, "eventfd")) ||
             !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
             !(o.seconds > 0)) {
-                fputs("usage: kdbus-native-bench --native PATH [--workload call|memfd] "
+                fputs("usage: kdbus-native-bench --native PATH [--workload call|pipeline|memfd] "
+                      "[--inflight N (pipeline, 1-1024)] "
                       "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
                       "[--client-hello-flags N] [--client-attach-send N] "
                       "[--service-attach-recv N] [--plain] "

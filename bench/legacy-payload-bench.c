@@ -7,48 +7,27 @@
  * MB/s of payload per round and the median. Every byte crosses the bus twice (client ->
  * bus -> service), which is what the native memfd path avoids.
  *
+ * --inflight N: N calls outstanding instead of one (pipelined calls: whenever replies come,
+ * one new call per reply), the classic path's counterpart of kdbus-native-bench --workload
+ * pipeline.
+ *
  * Usage: legacy-payload-bench --address ADDR --size BYTES [--seconds S] [--repeat N]
- *                             [--bus-pid PID]
+ *                             [--bus-pid PID] [--inflight N]
  * --bus-pid: also the bus's CPU time (utime + stime of /proc/PID/stat) per call over the
  * timed rounds, as kdbus-native-bench reports it.
  */
 #include <dbus/dbus.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench/bench-stat.h"
 
 #define SERVICE "org.kdbus.bench.Payload"
-
-static double now(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* the bus's utime + stime in clock ticks, or -1 */
-static long bus_cpu_ticks(int pid) {
-        char path[64], buf[1024], *p;
-        unsigned long ut, st;
-        FILE *f;
-        size_t n;
-
-        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-        f = fopen(path, "re");
-        if (!f)
-                return -1;
-        n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        p = strrchr(buf, ')');
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-                return -1;
-        return (long)(ut + st);
-}
 
 static DBusConnection *connect_bus(const char *address) {
         DBusError err = DBUS_ERROR_INIT;
@@ -93,17 +72,51 @@ static _Noreturn void serve(const char *address, int ready_fd) {
         exit(0);
 }
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *)a, y = *(const double *)b;
+/* One call of @call (a copy: a sent message keeps its serial), not waited for. */
+static bool call_queue(DBusConnection *conn, DBusMessage *call) {
+        DBusMessage *copy = dbus_message_copy(call);
+        bool ok = copy && dbus_connection_send(conn, copy, NULL);
 
-        return (x > y) - (x < y);
+        if (copy)
+                dbus_message_unref(copy);
+        return ok;
+}
+
+/* --inflight calls outstanding until @seconds after @start; *@in_flight carries over
+ * between rounds. Return: the replies counted, or -1 (an error reply, the bus gone). */
+static long run_pipelined(DBusConnection *conn, DBusMessage *call, int inflight, double start,
+                          double seconds, int *in_flight) {
+        long calls = 0;
+
+        for (;;) {
+                DBusMessage *m;
+
+                for (; *in_flight < inflight; ++*in_flight)
+                        if (!call_queue(conn, call))
+                                return -1;
+                if (bench_now() - start >= seconds)
+                        return calls;
+                if (!dbus_connection_read_write(conn, -1))
+                        return -1;
+                while ((m = dbus_connection_pop_message(conn))) {
+                        int type = dbus_message_get_type(m);
+
+                        dbus_message_unref(m);
+                        if (type == DBUS_MESSAGE_TYPE_ERROR)
+                                return -1;
+                        if (type == DBUS_MESSAGE_TYPE_METHOD_RETURN) {
+                                --*in_flight;
+                                ++calls;
+                        }
+                }
+        }
 }
 
 int main(int argc, char **argv) {
         const char *address = NULL;
-        double seconds = 1.0, rates[64];
+        double seconds = 1.0, rates[64], med;
         long size = 1024 * 1024;
-        int repeat = 3, pipefd[2], bus_pid = 0;
+        int repeat = 3, pipefd[2], bus_pid = 0, inflight = 1, in_flight = 0;
         long total_calls = 0, cpu0 = -1, cpu1 = -1;
         char c;
         pid_t pid;
@@ -119,11 +132,14 @@ int main(int argc, char **argv) {
                         repeat = atoi(argv[i + 1]);
                 else if (!strcmp(argv[i], "--bus-pid"))
                         bus_pid = atoi(argv[i + 1]);
+                else if (!strcmp(argv[i], "--inflight"))
+                        inflight = atoi(argv[i + 1]);
                 else
                         break;
         }
-        if (!address || size <= 0 || repeat < 1 || repeat > 64 || seconds <= 0) {
-                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)] [--bus-pid PID]\n",
+        if (!address || size <= 0 || repeat < 1 || repeat > 64 || seconds <= 0 || inflight < 1 ||
+            inflight > 1024) {
+                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)] [--bus-pid PID] [--inflight N (1-1024)]\n",
                         argv[0]);
                 return 2;
         }
@@ -149,12 +165,20 @@ int main(int argc, char **argv) {
                                       DBUS_TYPE_INVALID))
                 return 1;
         if (bus_pid)
-                cpu0 = bus_cpu_ticks(bus_pid);
+                cpu0 = bench_cpu_ticks(bus_pid);
         for (int r = 0; r < repeat; ++r) {
-                double start = now(), end;
+                double start = bench_now(), end;
                 long calls = 0;
 
-                do {
+                if (inflight > 1) {
+                        calls = run_pipelined(conn, call, inflight, start, seconds, &in_flight);
+                        if (calls < 0) {
+                                fprintf(stderr, "legacy-payload-bench: a pipelined call failed\n");
+                                kill(pid, SIGTERM);
+                                return 1;
+                        }
+                        end = bench_now();
+                } else do {
                         DBusError err = DBUS_ERROR_INIT;
                         DBusMessage *copy = dbus_message_copy(call);
                         DBusMessage *reply = copy ? dbus_connection_send_with_reply_and_block(
@@ -169,7 +193,7 @@ int main(int argc, char **argv) {
                         dbus_message_unref(reply);
                         dbus_message_unref(copy);
                         ++calls;
-                        end = now();
+                        end = bench_now();
                 } while (end - start < seconds);
                 rates[r] = (double)calls / (end - start);
                 total_calls += calls;
@@ -177,13 +201,13 @@ int main(int argc, char **argv) {
                        rates[r] * (double)size / 1e6);
         }
         if (bus_pid)
-                cpu1 = bus_cpu_ticks(bus_pid);
-        qsort(rates, (size_t)repeat, sizeof(rates[0]), cmp_double);
+                cpu1 = bench_cpu_ticks(bus_pid);
+        med = bench_median(rates, (unsigned)repeat);
         if (cpu0 >= 0 && cpu1 >= 0 && total_calls)
-                printf("bus_cpu_us_per_call: %.2f\n", (double)(cpu1 - cpu0) * 1e6 /
-                       (double)sysconf(_SC_CLK_TCK) / (double)total_calls);
-        printf("median: %.1f calls/s, %.0f MB/s (size %ld)\n", rates[repeat / 2],
-               rates[repeat / 2] * (double)size / 1e6, size);
+                printf("bus_cpu_us_per_call: %.2f\n",
+                       bench_cpu_us_per_call(cpu0, cpu1, (unsigned long)total_calls));
+        printf("median: %.1f calls/s, %.0f MB/s (size %ld, %d in flight)\n", med,
+               med * (double)size / 1e6, size, inflight);
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
         dbus_message_unref(call);

@@ -5,6 +5,10 @@
 # #4; bench/run.sh calls it unless --no-native; see bench/README.md):
 #
 #   small calls (8-byte `ay` body, one call in flight):
+#     kernel interface kdbus-kabi-bench --workload call under libkdbus-preload.so against
+#                      kdbusd --kdbusfs: open/ioctl/mmap/poll only, SEND with EXPECT_REPLY,
+#                      poll, RECV, FREE (a plain kdbus program; issue #18)
+#     kernel sync      the same with --sync (SEND with SYNC_REPLY, FREE)
 #     native batched   kdbus-native-bench --workload call (KDBUS_HELLO_WIRE_BATCH; the
 #                      service's reply and its held RECV for the next call in one
 #                      datagram: KDBUS_WIRE_BATCH_THEN_RECV | KDBUS_WIRE_BATCH_HOLD_RECV)
@@ -13,16 +17,25 @@
 #                      the wakeup eventfd, then RECV)
 #     native plain     the same with --plain (kdbus's commands only, one round trip each)
 #     kdbusd legacy, dbus-daemon, dbus-broker: legacy-payload-bench --size 8 (libdbus)
-#   payloads (1 MiB, 16 MiB): native sealed memfd against the same `ay` through kdbusd's
-#     dbus1 socket, dbus-daemon and dbus-broker
+#   pipelined calls (the same call, $BENCH_INFLIGHT (64) in flight): kdbus-kabi-bench
+#     --workload pipeline, kdbus-native-bench --workload pipeline (batched and --plain),
+#     legacy-payload-bench --inflight on kdbusd's dbus1 socket, dbus-daemon, dbus-broker
+#   payloads (1 MiB, 16 MiB): sealed memfd through the kernel interface (kdbus-kabi-bench
+#     --workload memfd: SEND, poll, RECV, FREE) and through libkdbus (kdbus-native-bench,
+#     SYNC_REPLY) against the same `ay` through kdbusd's dbus1 socket, dbus-daemon and
+#     dbus-broker
+#
+# The preload library is loaded into kdbus-kabi-bench alone (env LD_PRELOAD=... for that
+# one program), never into a bus or another peer.
 #
 # Buses on CPU $BENCH_BUS_CPU (0), peers on $BENCH_PEER_CPU (1). Rounds of $BENCH_SECONDS (1)
 # are interleaved, one per configuration in turn, $BENCH_ROUNDS (5) times, so background load
 # hits every configuration alike; medians. Bus CPU per call: utime + stime of the bus process
 # over the timed rounds (clock ticks: coarse at low rates).
 #
-# Usage: bench/native.sh BUILDDIR     (a release build with kdbus-native-bench and
-#        legacy-payload-bench: meson setup -Dbuildtype=release BUILDDIR)
+# Usage: bench/native.sh BUILDDIR     (a release build with kdbus-native-bench,
+#        kdbus-kabi-bench, libkdbus-preload.so and legacy-payload-bench:
+#        meson setup -Dbuildtype=release BUILDDIR)
 set -euo pipefail
 build=${1:?usage: bench/native.sh BUILDDIR}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +43,11 @@ seconds=${BENCH_SECONDS:-1}
 rounds=${BENCH_ROUNDS:-5}
 bus_cpu=${BENCH_BUS_CPU:-0}
 peer_cpu=${BENCH_PEER_CPU:-1}
+inflight=${BENCH_INFLIGHT:-64}
 py=/usr/bin/python3
-for f in "$build/proxy/kdbusd" "$build/bench/kdbus-native-bench" "$build/bench/legacy-payload-bench"; do
+preload=$build/preload/libkdbus-preload.so
+for f in "$build/proxy/kdbusd" "$build/bench/kdbus-native-bench" "$build/bench/kdbus-kabi-bench" \
+         "$build/bench/legacy-payload-bench" "$preload"; do
         [ -x "$f" ] || { echo "bench/native.sh: $f is missing (build it first)" >&2; exit 1; }
 done
 run=$(mktemp -d /tmp/kdbus-native-bench-XXXXXX)
@@ -54,7 +70,7 @@ sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
         /usr/share/dbus-1/session.conf >"$run/dbus-daemon.conf"
 taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
         --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
-        >/dev/null 2>"$run/kdbusd.err" &
+        --kdbusfs="$run/kdbusfs" >/dev/null 2>"$run/kdbusd.err" &
 pids+=($!)
 declare -A bus_pid=([kdbusd]=$!)
 taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" --nofork \
@@ -64,16 +80,30 @@ bus_pid[dbus-daemon]=$!
 taskset -c "$bus_cpu" "$py" "$root/bench/broker-controller.py" --listen "$run/dbus-broker.sock" \
         >/dev/null 2>"$run/dbus-broker.err" &
 pids+=($!)
-for b in kdbusd.sock kdbusd.native dbus-daemon.sock dbus-broker.sock; do wait_sock "$run/$b"; done
+for b in kdbusd.sock kdbusd.native kdbusfs/control dbus-daemon.sock dbus-broker.sock; do
+        wait_sock "$run/$b"
+done
 # the broker is the controller's child: that is the process doing the bus work
 bus_pid[dbus-broker]=$(pgrep -P "${pids[2]}" -x dbus-broker)
 
-# one round of configuration $1 at payload size $2: "RATE CPU_US" on stdout (CPU -1: unknown)
+# one round of configuration $1 at payload size $2 ($3: calls in flight, default 1): "RATE
+# CPU_US" on stdout (CPU -1: unknown)
 one() {
-        local cfg=$1 size=$2 out
+        local cfg=$1 size=$2 depth=${3:-1} out
         case "$cfg" in
-        native-batch|native-held|native-eventfd|native-plain|native-memfd)
+        kabi*)
                 local -a args=(--workload call)
+                [ "$cfg" = kabi-sync ] && args+=(--sync)
+                [ "$depth" -gt 1 ] && args=(--workload pipeline --inflight "$depth")
+                [ "$cfg" = kabi-memfd ] && args=(--workload memfd --size "$size")
+                out=$(taskset -c "$peer_cpu" env LD_PRELOAD="$preload" \
+                        "$build/bench/kdbus-kabi-bench" --root "$run/kdbusfs" "${args[@]}" \
+                        --seconds "$seconds" --repeat 1 --bus-pid "${bus_pid[kdbusd]}")
+                sed -n 's/^RESULT .* median=\([0-9.]*\) .*bus_cpu_us_per_call=\([-0-9.]*\).*/\1 \2/p' <<<"$out"
+                ;;
+        native-*)
+                local -a args=(--workload call)
+                [ "$depth" -gt 1 ] && args=(--workload pipeline --inflight "$depth")
                 [ "$cfg" = native-held ] && args+=(--service-wait held)
                 [ "$cfg" = native-eventfd ] && args+=(--service-wait eventfd)
                 [ "$cfg" = native-plain ] && args+=(--plain)
@@ -86,7 +116,7 @@ one() {
         *)
                 out=$(taskset -c "$peer_cpu" "$build/bench/legacy-payload-bench" \
                         --address "unix:path=$run/$cfg.sock" --size "$size" --seconds "$seconds" \
-                        --repeat 1 --bus-pid "${bus_pid[$cfg]}")
+                        --repeat 1 --bus-pid "${bus_pid[$cfg]}" --inflight "$depth")
                 echo "$(awk '/^median/ {print $2}' <<<"$out") $(awk '/^bus_cpu_us_per_call/ {print $2}' <<<"$out")"
                 ;;
         esac
@@ -95,12 +125,17 @@ one() {
 echo "native bench $(date -u +%FT%TZ): kdbusd $("$build/proxy/kdbusd" --version 2>/dev/null | head -1 || true)," \
      "load $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds of ${seconds}s," \
      "buses on CPU $bus_cpu, peers on CPU $peer_cpu"
-small=(native-batch native-held native-eventfd native-plain kdbusd dbus-daemon dbus-broker)
-big=(native-memfd kdbusd dbus-daemon dbus-broker)
+small=(kabi kabi-sync native-batch native-held native-eventfd native-plain kdbusd dbus-daemon
+       dbus-broker)
+piped=(kabi native-batch native-plain kdbusd dbus-daemon dbus-broker)
+big=(kabi-memfd native-memfd kdbusd dbus-daemon dbus-broker)
 : >"$run/results"
 for r in $(seq "$rounds"); do
         for cfg in "${small[@]}"; do
                 echo "small $cfg $(one "$cfg" 8)" >>"$run/results"
+        done
+        for cfg in "${piped[@]}"; do
+                echo "piped $cfg $(one "$cfg" 8 "$inflight")" >>"$run/results"
         done
         for size in 1048576 16777216; do
                 for cfg in "${big[@]}"; do
@@ -109,7 +144,7 @@ for r in $(seq "$rounds"); do
         done
 done
 
-"$py" - "$run/results" <<'PY'
+"$py" - "$run/results" "$inflight" <<'PY'
 import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -124,27 +159,43 @@ def med(key):
     return (statistics.median(rates), min(rates), max(rates),
             statistics.median(cpus) if cpus else float('nan'))
 
-names = {'native-batch': 'kdbusd native, batched, reply + held RECV in one',
-         'native-held': 'kdbusd native, batched, reply then held RECV',
-         'native-eventfd': 'kdbusd native, batched, eventfd', 'native-plain': 'kdbusd native, plain',
-         'kdbusd': 'kdbusd legacy', 'dbus-daemon': 'dbus-daemon', 'dbus-broker': 'dbus-broker'}
+names = {'kabi': 'kernel interface (preload): SEND, poll, RECV, FREE',
+         'kabi-sync': 'kernel interface (preload): SYNC_REPLY',
+         'native-batch': 'libkdbus, batched, reply + held RECV in one',
+         'native-held': 'libkdbus, batched, reply then held RECV',
+         'native-eventfd': 'libkdbus, batched, eventfd', 'native-plain': 'libkdbus, plain',
+         'kdbusd': 'kdbusd classic (dbus1 socket)', 'dbus-daemon': 'dbus-daemon',
+         'dbus-broker': 'dbus-broker'}
+
+
+def table(kind, cfgs, title):
+    print()
+    print(title + '; ratio: the kernel interface (SEND, poll, RECV, FREE) / that row')
+    print()
+    print('| path | calls/s median (min-max) | bus CPU µs per call | kernel interface / this |')
+    print('| --- | --- | --- | --- |')
+    ka = med((kind, 'kabi'))[0]
+    for cfg in cfgs:
+        m, lo, hi, cpu = med((kind, cfg))
+        print('| %s | %.0f (%.0f-%.0f) | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu, ka / m))
+
+
+table('small', ('kabi', 'kabi-sync', 'native-batch', 'native-held', 'native-eventfd',
+                'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'),
+      'Small calls (8-byte `ay` body, one in flight)')
+table('piped', ('kabi', 'native-batch', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'),
+      'Pipelined calls (8-byte `ay` body, %s in flight)' % sys.argv[2])
 print()
-print('Small calls (8-byte body, one in flight); ratio: native batched / that one')
+print('Payloads (one `ay` body, one call in flight): calls/s (MB/s), bus CPU µs per call;'
+      ' ratio: kernel interface memfd / that one')
 print()
-print('| path | calls/s median (min-max) | bus CPU µs per call | native batched / this |')
-print('| --- | --- | --- | --- |')
-nb = med(('small', 'native-batch'))[0]
-for cfg in ('native-batch', 'native-held', 'native-eventfd', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'):
-    m, lo, hi, cpu = med(('small', cfg))
-    print('| %s | %.0f (%.0f-%.0f) | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu, nb / m))
-print()
-print('Payloads (one `ay` body, one call in flight); ratio: native memfd / that one')
-print()
-print('| size | kdbusd native memfd | kdbusd legacy | dbus-daemon | dbus-broker | vs kdbusd legacy | vs dbus-daemon | vs dbus-broker |')
-print('| --- | --- | --- | --- | --- | --- | --- | --- |')
+cols = ('kabi-memfd', 'native-memfd', 'kdbusd', 'dbus-daemon', 'dbus-broker')
+print('| size | kernel interface memfd | libkdbus memfd | kdbusd classic | dbus-daemon | dbus-broker '
+      '| vs libkdbus | vs kdbusd classic | vs dbus-daemon | vs dbus-broker |')
+print('| --- |' + ' --- |' * 9)
 for size in ('1048576', '16777216'):
-    ms = [med((size, c))[0] for c in ('native-memfd', 'kdbusd', 'dbus-daemon', 'dbus-broker')]
-    cell = lambda r: '%.1f calls/s (%.0f MB/s)' % (r, r * int(size) / 1e6)
-    print('| %d MiB | %s | %.1fx | %.1fx | %.1fx |' % (
-        int(size) >> 20, ' | '.join(cell(r) for r in ms), ms[0] / ms[1], ms[0] / ms[2], ms[0] / ms[3]))
+    ms = [med((size, c)) for c in cols]
+    cell = lambda m: '%.1f (%.0f MB/s), %.0f µs' % (m[0], m[0] * int(size) / 1e6, m[3])
+    print('| %d MiB | %s | %s |' % (int(size) >> 20, ' | '.join(cell(m) for m in ms),
+                                    ' | '.join('%.2fx' % (ms[0][0] / m[0]) for m in ms[1:])))
 PY

@@ -26,9 +26,10 @@
 # system.conf + system.d + bench/policy/org.kdbus.Bench.conf; call-1, call-64, signal-8;
 # checks first that the system policy denies; adds instructions per operation (callgrind).
 # --only: just these workloads (names as in the table), e.g. --only signal-10,signal-10-idle1k.
-# Last, unless --no-native or --policy: bench/native.sh (native kdbus-ABI small calls, plain
-# and batched, against kdbusd's legacy path, dbus-daemon and dbus-broker; 1 MiB / 16 MiB
-# native memfd payloads against the legacy paths; ratios).
+# Last, unless --no-native or --policy: bench/native.sh (kdbus's kernel interface through
+# libkdbus-preload.so and libkdbus, plain and batched, against kdbusd's legacy path,
+# dbus-daemon and dbus-broker: small calls, pipelined calls, 1 MiB / 16 MiB memfd payloads
+# against the legacy paths; ratios).
 # --base REV: also kdbusd built from REV (any git revision, built in $BENCH_BUILDDIR-base) as
 # bus "kdbusd-base", interleaved with the others round by round, with kdbusd/kdbusd-base in the
 # table: a change's before and after in one run, both under the same background load.
@@ -106,7 +107,8 @@ if [ "$do_build" = 1 ]; then
         fi
         targets=(proxy/kdbusd bench/kdbus-bench bench/kdbus-relay bench/malloc-count.so)
         [ "$native" = 1 ] && [ "$policy" = 0 ] &&
-                targets+=(bench/kdbus-native-bench bench/legacy-payload-bench)
+                targets+=(bench/kdbus-native-bench bench/legacy-payload-bench bench/kdbus-kabi-bench
+                          preload/libkdbus-preload.so)
         if ! nice ninja -C "$build" -j2 "${targets[@]}" >"$run/ninja.log" 2>&1; then
                 tail -30 "$run/ninja.log" >&2
                 echo "bench/run.sh: build failed (log: $build.ninja.log)" >&2
