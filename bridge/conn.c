@@ -324,14 +324,15 @@ static int conn_queue_check(const BridgeConn *conn, const BridgeMsg *msg) {
 
 /*
  * A legacy peer needs dbus1 bytes: read a native sender's memfd parts now (once per
- * message; native peers get the memfds themselves). Return: 0, BRIDGE_E_MSG_TOO_LARGE
- * (whole, it exceeds max_message_size: never read), BRIDGE_E_BAD_BODY (invalid or
- * unreadable; either way this receiver does not get the message), or -ENOMEM.
+ * message; native peers get the memfds themselves, and opaque payloads as they are).
+ * Return: 0, BRIDGE_E_MSG_TOO_LARGE (whole, it exceeds max_message_size: never read),
+ * BRIDGE_E_BAD_BODY (invalid, unreadable, or no dbus1 message at all; either way this
+ * receiver does not get the message), or -ENOMEM.
  */
 static int conn_msg_prepare(const BridgeConn *conn, BridgeMsg *msg) {
         int r;
 
-        if (!msg->n_parts || bridge_conn_has_rule(conn, BRIDGE_RULE_MEMFDS_AS_IS))
+        if ((!msg->n_parts && !msg->opaque) || bridge_conn_has_rule(conn, BRIDGE_RULE_MEMFDS_AS_IS))
                 return 0;
         r = bridge_msg_materialize(msg);
         if (r == -ENOMEM)

@@ -71,7 +71,8 @@ typedef struct BridgeConnOps {
 /* BridgeConnOps.rules: where a peer written against kdbus gets kdbus's behaviour. */
 enum {
         BRIDGE_RULE_MEMFDS_AS_IS = 1u << 0,     /* receives memfd parts as they are: the
-                                                 * core never reads them into dbus1 bytes */
+                                                 * core never reads them into dbus1 bytes;
+                                                 * and opaque payloads (bridge/msg.h) */
         BRIDGE_RULE_NAMES_OLDEST_FIRST = 1u << 1, /* its names are released oldest first
                                                  * when it goes (kdbus_name_release_all) */
         BRIDGE_RULE_REPLY_SLOT_USED_UP = 1u << 2, /* an answer to it that cannot be queued

@@ -389,6 +389,65 @@ int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t
 }
 
 /**
+ * bridge_msg_new_opaque() - a message whose payload is no dbus1 message
+ * @cache:      where to take the buffer from (NULL: malloc)
+ * @hdr:        what routes it: type, flags, serial, reply_serial, n_fds, destination
+ *              (copied; NULL for a broadcast)
+ * @sender:     the sender's unique name (copied)
+ * @sender_id:  the sender's connection id
+ * @opaque_size: the room the caller fills (m->opaque) before it routes the message
+ * @parts:      memfd parts, malloc()ed, memfds owned (or NULL): taken, also on failure
+ * @n_parts:    their number
+ * @ret:        the new message, one reference
+ *
+ * See bridge/msg.h. Return: 0 or -ENOMEM.
+ */
+int bridge_msg_new_opaque(BridgeMsgCache *cache, const WireHeader *hdr, const char *sender,
+                          uint64_t sender_id, size_t opaque_size, BridgeMsgPart *parts,
+                          unsigned n_parts, BridgeMsg **ret) {
+        size_t dst_len = hdr->destination ? strlen(hdr->destination) + 1 : 0;
+        size_t sender_len = strlen(sender) + 1;
+        BridgeMsg *m;
+        uint8_t *buf;
+
+        if (opaque_size > SIZE_MAX / 2)
+                m = NULL;
+        else
+                m = bridge_msg_alloc(cache, ALIGN8(opaque_size) + dst_len + sender_len);
+        if (!m) {
+                msg_parts_free(parts, n_parts);
+                return error_origin(-ENOMEM);
+        }
+        buf = (uint8_t *)m + MSG_INLINE_OFFSET;
+        m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
+        m->parts = parts;
+        m->n_parts = n_parts;
+        m->opaque = buf;
+        m->opaque_size = opaque_size;
+        m->body_error = WIRE_E_NOT_DBUS;
+        m->hdr = (WireHeader){
+                .type = hdr->type,
+                .flags = hdr->flags,
+                .serial = hdr->serial,
+                .reply_serial = hdr->reply_serial,
+                .n_fds = hdr->n_fds,
+                .total_size = opaque_size > UINT32_MAX ? UINT32_MAX : (uint32_t)opaque_size,
+                .signature = "",
+        };
+        buf += ALIGN8(opaque_size);
+        if (hdr->destination) {
+                memcpy(buf, hdr->destination, dst_len);
+                m->hdr.destination = (const char *)buf;
+                buf += dst_len;
+        }
+        memcpy(buf, sender, sender_len);
+        m->hdr.sender = (const char *)buf;
+        *ret = m;
+        return 0;
+}
+
+/**
  * bridge_msg_footprint() - the memory a message holds in the bus
  * @m:          the message
  *
@@ -413,12 +472,15 @@ size_t bridge_msg_footprint(const BridgeMsg *m) {
  * bridge_msg_inline_size() - the bytes the bus holds for a message
  * @m:          the message
  *
- * Return: its size, memfd parts not counted (they are the sender's memory).
+ * Return: its size (an opaque payload's), memfd parts not counted (they are the sender's
+ * memory).
  */
 size_t bridge_msg_inline_size(const BridgeMsg *m) {
         size_t n = m->head_size;
         unsigned i;
 
+        if (m->opaque)
+                return m->opaque_size;
         if (!m->n_parts)
                 return m->size;
         for (i = 0; i < m->n_parts; ++i)
@@ -461,10 +523,12 @@ int bridge_msg_materialize(BridgeMsg *m) {
         unsigned i;
         int r;
 
-        if (!m->n_parts || m->data)
+        if (m->data)
                 return 0;
-        if (m->body_error)
+        if (m->body_error)              /* an opaque payload's too */
                 return m->body_error;
+        if (!m->n_parts)
+                return 0;
         buf = malloc(m->hdr.total_size);
         if (!buf)
                 return error_origin(-ENOMEM);

@@ -50,6 +50,10 @@ typedef struct BridgeMsg {
         BridgeMsgPart *parts;           /* owned */
         unsigned n_parts;
         uint8_t *tail;                  /* owned: the inline parts' bytes */
+        /* a payload that is no dbus1 message (bridge_msg_new_opaque()): @opaque_size bytes
+         * in the transport's own layout, in the message's buffer; NULL otherwise */
+        uint8_t *opaque;
+        size_t opaque_size;
         int body_error;                 /* WIRE_E_*: materializing found the body invalid */
         int *fds;                       /* owned; closed on last unref */
         unsigned n_fds;
@@ -136,6 +140,22 @@ int bridge_msg_new_stamped_parts(BridgeMsgCache *cache, const void *head, size_t
                                  const WireHeader *head_hdr, const char *sender,
                                  uint64_t sender_id, BridgeMsgPart *parts, unsigned n_parts,
                                  uint8_t *tail, BridgeMsg **ret);
+
+/*
+ * A message whose payload is no dbus1 message: kdbus carried payloads as opaque bytes
+ * (kdbus_msg.payload_type), and native receivers get them as the sender gave them. @hdr
+ * (type, flags, serial, reply_serial, n_fds, destination; nothing else is read) is made from
+ * the sender's kdbus fields and routes it like any message: reply slots, policy, matches,
+ * monitors. There are no dbus1 bytes: bridge_msg_materialize() fails with WIRE_E_NOT_DBUS,
+ * so a receiver that needs them (a legacy peer or monitor) never gets it (a unicast to one
+ * fails BRIDGE_E_BAD_BODY). m->opaque is room for @opaque_size bytes in the message's
+ * buffer, for the caller to fill before it routes the message. @parts (memfds only,
+ * malloc()ed, owned) are taken, also on failure.
+ * Return: 0 or -ENOMEM.
+ */
+int bridge_msg_new_opaque(BridgeMsgCache *cache, const WireHeader *hdr, const char *sender,
+                          uint64_t sender_id, size_t opaque_size, BridgeMsgPart *parts,
+                          unsigned n_parts, BridgeMsg **ret);
 
 /* The inline bytes of @m (@data, or @head with parts) and their size. */
 static inline const uint8_t *bridge_msg_head(const BridgeMsg *m, size_t *ret_size) {

@@ -192,6 +192,7 @@ static const CompatError wire_errors[_WIRE_E_N] = {
         [WIRE_E_BAD_VARIANT] = { E("InvalidArgs"), "Invalid variant: %s" },
         [WIRE_E_BAD_DICT] = { E("InvalidArgs"), "Invalid dict entry: %s" },
         [WIRE_E_LOCAL_PATH] = { E("AccessDenied"), "Reserved path or interface: %s" },
+        [WIRE_E_NOT_DBUS] = { E("InvalidArgs"), "Invalid message: %s" },
 };
 
 /* @a: the parser's explanation */

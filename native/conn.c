@@ -517,6 +517,29 @@ static struct kdbus_item *msg_write_payload(struct kdbus_msg *km, struct kdbus_i
         return item;
 }
 
+/*
+ * An opaque payload (bridge/msg.h; native/send.c made it: the sender's kdbus_msg with its
+ * items as kdbus kept them, then 8-aligned the payload bytes) as kdbus_staging_emit()
+ * wrote it: the kdbus_msg and its items, the metadata items 8-aligned after them (size
+ * covers both), the payload 8-aligned after that, each PAYLOAD_OFF's offset (but a NULL
+ * vec's ~0) now counted from the message's start. The sender's fields stay as it wrote
+ * them (dst_id too: 0 for a send by name, as kdbus), src_id is the sender's id.
+ */
+static void msg_write_opaque(const BridgeMsg *m, struct kdbus_msg *km, uint64_t msg_size) {
+        const struct kdbus_msg *okm = (const void *)m->opaque;
+        uint64_t head = ALIGN8(okm->size), payload_at = ALIGN8(msg_size);
+        struct kdbus_item *item;
+
+        /* no stale pool bytes in the gaps and the padding */
+        memset(km, 0, ALIGN8(payload_at + m->opaque_size - head));
+        memcpy(km, okm, okm->size);
+        km->size = msg_size;
+        KDBUS_ITEMS_FOREACH(item, km->items, okm->size - sizeof(*okm))
+                if (item->type == KDBUS_ITEM_PAYLOAD_OFF && item->vec.offset != UINT64_MAX)
+                        item->vec.offset += payload_at;
+        memcpy((uint8_t *)km + payload_at, m->opaque + head, m->opaque_size - head);
+}
+
 /* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, metadata of
  * @sender (@attach), the payload. */
 static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice,
@@ -527,6 +550,14 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
         struct kdbus_item *item;
         unsigned i;
 
+        if (m->opaque) {
+                const struct kdbus_msg *okm = (const void *)m->opaque;
+
+                msg_write_opaque(m, km, msg_size);
+                (void) native_meta_write((uint8_t *)km + ALIGN8(okm->size), attach, declined,
+                                         nc->conn->bus, sender, m, nc);
+                return;
+        }
         memset(km, 0, msg_size);
         km->size = msg_size;
         km->priority = m->priority;
@@ -563,8 +594,18 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
 static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const BridgeConn *sender,
                                uint64_t *ret_msg_size, uint64_t *ret_attach,
                                uint64_t *ret_declined) {
-        uint64_t msg_size, bytes;
+        uint64_t msg_size, bytes, meta;
 
+        if (m->opaque) {
+                const struct kdbus_msg *okm = (const void *)m->opaque;
+
+                *ret_attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender,
+                                                      ret_declined);
+                meta = native_meta_size(*ret_attach, *ret_declined, sender, m);
+                msg_size = meta ? ALIGN8(okm->size) + meta : okm->size;
+                *ret_msg_size = msg_size;
+                return ALIGN8(ALIGN8(msg_size) + m->opaque_size - ALIGN8(okm->size));
+        }
         msg_size = sizeof(struct kdbus_msg) + msg_payload_items_size(m, &bytes);
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
@@ -609,6 +650,13 @@ int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
         return 0;
 }
 
+/* The cookie a reply answers: kdbus's 64 bits for an opaque one, else its REPLY_SERIAL. */
+static uint64_t msg_cookie_reply(const BridgeMsg *m) {
+        if (m->opaque)
+                return ((const struct kdbus_msg *)(const void *)m->opaque)->cookie_reply;
+        return m->hdr.reply_serial;
+}
+
 /*
  * Write @m into the pool (its quota was checked when the core accepted it). Return: 0
  * (delivered or dropped), 1 (no free space now: leave it queued), or -ENOMEM.
@@ -632,7 +680,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 return error_trace(r);
         msg_write(nc, m, slice, msg_size, attach, declined, sender);
 
-        if (nc->sync_pending && m->hdr.reply_serial == nc->sync_cookie &&
+        if (nc->sync_pending && msg_cookie_reply(m) == nc->sync_cookie &&
             (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR)) {
                 int *fds;
                 unsigned n_fds;

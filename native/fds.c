@@ -29,7 +29,7 @@ int native_conn_fds_publish(NativeConn *nc, uint64_t offset, const int32_t *fds,
         struct kdbus_msg *km;
         struct kdbus_item *item;
         bool accept = nc->hello_flags & KDBUS_HELLO_ACCEPT_FD;
-        size_t want = 0, at = 0, k;
+        size_t want = 0, n_fds_item = 0, at_fds = 0, at_memfds = 0, k;
 
         if (!slice || !slice->peer)
                 return -ENXIO;
@@ -47,13 +47,18 @@ int native_conn_fds_publish(NativeConn *nc, uint64_t offset, const int32_t *fds,
 
                                 for (size_t i = 0; i < c; i++) {
                                         if (k == 1)
-                                                item->fds[i] = fds[at++];
+                                                item->fds[i] = fds[at_fds++];
                                         else
                                                 want++;
                                 }
+                                if (k == 0)
+                                        n_fds_item += c;
                         } else if (item->type == KDBUS_ITEM_PAYLOAD_MEMFD) {
+                                /* the memfds come after all of the FDS item's, wherever
+                                 * the items are (an opaque message keeps the sender's
+                                 * item order) */
                                 if (k == 1)
-                                        item->memfd.fd = fds[at++];
+                                        item->memfd.fd = fds[n_fds_item + at_memfds++];
                                 else
                                         want++;
                         }

@@ -3,19 +3,21 @@
  * SEND of a native peer. The datagram holds the kdbus_cmd_send, the kdbus_msg at
  * cmd->msg_address (an offset into the datagram, not a pointer) and the bytes the
  * PAYLOAD_VEC items point at (offsets again; offset 0 with a size means that many zero
- * bytes, as a NULL address meant padding in kdbus). The parts, in item order, must form
- * exactly one dbus1 message. Without PAYLOAD_MEMFD it is validated like any message from a
- * legacy peer. With sealed PAYLOAD_MEMFDs (kdbus: passed on, never copied) the bus reads
- * none of their bytes here: the dbus1 header must lie whole in the vec parts before the
- * first memfd (EBADMSG otherwise: the bus routes and checks policy on the header), is
+ * bytes, as a NULL address meant padding in kdbus). If the parts, in item order, form
+ * exactly one dbus1 message, every peer can receive it. Without PAYLOAD_MEMFD it is
+ * validated like any message from a legacy peer. With sealed PAYLOAD_MEMFDs (kdbus: passed
+ * on, never copied) the bus reads none of their bytes here: the dbus1 header lies whole in
+ * the vec parts before the first memfd (the bus routes and checks policy on the header), is
  * validated, and the message keeps duplicates of the memfds (bridge/msg.h); its body is
  * validated when a receiver first needs the bytes (bridge_msg_materialize()). The header
  * must agree with the kdbus fields (see native/conn.h). Then the bus stamps SENDER and
- * routes it through the core.
+ * routes it through the core. Any other payload is carried opaque, as kdbus carried every
+ * payload, to native receivers only (send_new_opaque_msg()).
  *
  * fds: the FDS item and PAYLOAD_MEMFD carry indices into the fds of the datagram; the
  * message keeps duplicates of the FDS ones (at most KDBUS_MSG_MAX_FDS).
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +517,156 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
                                             tail, ret);
 }
 
+/* The payload bytes kdbus_staging_import() made of a PAYLOAD_VEC or PAYLOAD_MEMFD item:
+ * a vec's data; for a NULL vec (padding) and a memfd, their size's remainder modulo 8 in
+ * zero bytes (so that what follows stays aligned as in the sender's layout). */
+static uint64_t opaque_item_bytes(const struct kdbus_item *item) {
+        if (item->type == KDBUS_ITEM_PAYLOAD_VEC)
+                return item->vec.offset ? item->vec.size : item->vec.size % 8;
+        if (item->type == KDBUS_ITEM_PAYLOAD_MEMFD)
+                return item->memfd.size % 8;
+        return 0;
+}
+
+/*
+ * The destination of an opaque message (what routes it): the DST_NAME, or ":1.<dst_id>",
+ * or none for a broadcast, into @buf. kdbus_pin_dst(): with a name and an id, the name's
+ * owner must be that id (EREMCHG). Return: 0 (*ret: the destination or NULL) or -errno.
+ */
+static int opaque_destination(NativeConn *nc, const struct kdbus_msg *km, const SendParts *p,
+                              char *buf, size_t size, const char **ret) {
+        BridgeConn *owner;
+
+        *ret = NULL;
+        if (km->dst_id == KDBUS_DST_ID_BROADCAST)
+                return 0;
+        if (!p->dst_name) {
+                (void) snprintf(buf, size, ":1.%llu", (unsigned long long)km->dst_id);
+                *ret = buf;
+                return 0;
+        }
+        owner = bus_find_conn_by_name(nc->conn->bus, p->dst_name);
+        if (!owner)
+                owner = bus_find_activator(nc->conn->bus, p->dst_name);
+        if (owner && km->dst_id != KDBUS_DST_ID_NAME && owner->id != km->dst_id)
+                return -EREMCHG;
+        *ret = p->dst_name;
+        return 0;
+}
+
+/*
+ * A SEND whose payload is no dbus1 message (another payload_type, or bytes that do not
+ * parse as one): kdbus carried it opaque, and so does the bus, for native receivers only
+ * (bridge_msg_new_opaque()). The message keeps what kdbus's staging kept: the sender's
+ * kdbus_msg and items, PAYLOAD_VEC items turned into PAYLOAD_OFF ones whose offsets count
+ * from the payload's start (~0 for a NULL vec), the fds of FDS and PAYLOAD_MEMFD items as
+ * -1 (the memfds themselves go into the message's parts, the FDS ones are the caller's),
+ * then, 8-aligned, the payload bytes (opaque_item_bytes()). native/conn.c writes that into
+ * a receiver's pool with the metadata items after the items. The dbus1 header the core
+ * routes by is made from the kdbus fields: a SIGNAL is a signal, a message with
+ * cookie_reply (and no EXPECT_REPLY) a method return, anything else a method call (with
+ * NO_REPLY_EXPECTED unless EXPECT_REPLY); serials are the low 32 bits of the cookies.
+ * Return: 0, -errno for the peer (EBADMSG: a bloom filter on a message that is no signal
+ * or none on a signal; EREMCHG; EMSGSIZE), or -ENOMEM.
+ */
+static int send_new_opaque_msg(NativeConn *nc, const struct kdbus_msg *km, const uint8_t *buf,
+                               size_t size, const SendParts *p, BridgeMsg **ret) {
+        char unique[sizeof(nc->conn->unique_name)];
+        const struct kdbus_item *item;
+        struct kdbus_item *out;
+        BridgeMsgPart *parts = NULL;
+        uint64_t payload = 0, at = 0, head;
+        struct kdbus_msg *okm;
+        WireHeader hdr = { .type = WIRE_MSG_METHOD_CALL };
+        BridgeMsg *m;
+        unsigned n = 0;
+        int r;
+
+        /* kdbus_msg_examine(): a bloom filter iff a signal (the bus computes no filter for
+         * bytes it cannot read) */
+        if (!(km->flags & KDBUS_MSG_SIGNAL) != !p->bloom)
+                return -EBADMSG;
+        r = opaque_destination(nc, km, p, unique, sizeof(unique), &hdr.destination);
+        if (r)
+                return r;
+        if (km->flags & KDBUS_MSG_SIGNAL)
+                hdr.type = WIRE_MSG_SIGNAL;
+        else if (!(km->flags & KDBUS_MSG_EXPECT_REPLY) && km->cookie_reply) {
+                hdr.type = WIRE_MSG_METHOD_RETURN;
+                hdr.reply_serial = (uint32_t)km->cookie_reply;
+        } else if (!(km->flags & KDBUS_MSG_EXPECT_REPLY))
+                hdr.flags |= WIRE_FLAG_NO_REPLY_EXPECTED;
+        if (km->flags & KDBUS_MSG_NO_AUTO_START)
+                hdr.flags |= WIRE_FLAG_NO_AUTO_START;
+        hdr.serial = (uint32_t)km->cookie;
+        hdr.n_fds = p->n_msg_fds;
+
+        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km))
+                payload += opaque_item_bytes(item);
+        head = ALIGN8(km->size);
+        if (head + payload > nc->conn->bus->limits.max_message_size)
+                return -EMSGSIZE;
+        if (p->n_memfds) {
+                parts = calloc(p->n_memfds, sizeof(*parts));
+                if (!parts)
+                        return -ENOMEM;
+                for (unsigned i = 0; i < p->n; ++i) {
+                        int fd;
+
+                        if (p->memfd[i] < 0)
+                                continue;
+                        fd = fcntl(p->memfd[i], F_DUPFD_CLOEXEC, 3);
+                        if (fd < 0) {
+                                r = -errno;
+                                while (n--)
+                                        (void) close(parts[n].memfd);
+                                free(parts);
+                                return r;
+                        }
+                        parts[n++] = (BridgeMsgPart){ .memfd = fd, .offset = p->start[i],
+                                                      .size = p->len[i] };
+                }
+        }
+        r = bridge_msg_new_opaque(nc->conn->bus->msg_cache, &hdr, nc->conn->unique_name,
+                                  nc->conn->id, head + payload, parts, n, &m);
+        if (r)
+                return r;
+
+        okm = (struct kdbus_msg *)m->opaque;
+        memset(m->opaque, 0, m->opaque_size);
+        memcpy(okm, km, km->size);
+        okm->src_id = nc->conn->id;
+        out = okm->items;
+        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
+                uint64_t bytes = opaque_item_bytes(item);
+
+                switch (item->type) {
+                case KDBUS_ITEM_PAYLOAD_VEC:
+                        out->type = KDBUS_ITEM_PAYLOAD_OFF;
+                        if (item->vec.offset) {
+                                /* in the datagram: send_collect() checked the range */
+                                memcpy(m->opaque + head + at, buf + item->vec.offset, bytes);
+                                out->vec.offset = at;
+                        } else
+                                out->vec.offset = UINT64_MAX;
+                        break;
+                case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        out->memfd.fd = -1;
+                        break;
+                case KDBUS_ITEM_FDS:
+                        memset(out->fds, 0xff, item->size - KDBUS_ITEM_HEADER_SIZE);
+                        break;
+                default:
+                        break;
+                }
+                at += bytes;
+                out = KDBUS_ITEM_NEXT(out);
+        }
+        assert(at == payload);
+        *ret = m;
+        return 0;
+}
+
 /**
  * native_conn_send() - SEND
  * @nc:         the sender
@@ -531,13 +683,13 @@ static int send_new_parts_msg(NativeConn *nc, const SendParts *p, const uint8_t 
  * a DST_NAME that is no well-known name; payload type KERNEL; EXPECT_REPLY with
  * timeout_ns 0; SYNC_REPLY without EXPECT_REPLY; a SIGNAL with cookie_reply; the header
  * and the kdbus fields disagree), EBADMSG (a broadcast that is no SIGNAL or has a
- * DST_NAME, a BLOOM_FILTER on a message that is no SIGNAL, the payload is not a valid
- * dbus1 message, the header is not whole before the first memfd, or a legacy receiver
- * would get an invalid memfd body), ENOTUNIQ (a broadcast with timeout_ns / cookie_reply
+ * DST_NAME, a BLOOM_FILTER on a message that is no SIGNAL, an opaque signal without
+ * one, a unicast to a legacy receiver of an opaque payload or an invalid memfd body),
+ * ENOTUNIQ (a broadcast with timeout_ns / cookie_reply
  * or fds, a SIGNAL with EXPECT_REPLY), EFAULT (an offset outside the datagram, a memfd
  * range past its end), EFAULT / EDOM (a bloom filter not of 8-byte words / not the bus's
- * size), EOPNOTSUPP (a payload type other than DBUS; an FDS fd is a connection to this
- * bus, as kdbus refused its handles), ETXTBSY (a memfd not sealed
+ * size), EOPNOTSUPP (an FDS fd is a connection to this bus, as kdbus refused its
+ * handles), ETXTBSY (a memfd not sealed
  * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
  * EMSGSIZE (the inline bytes exceed max_message_size, or the whole message with its memfds
  * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds),
@@ -553,7 +705,9 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         SendParts p = { .n = 0 };
         uint8_t *joined = NULL;
         const uint8_t *payload;
+        const WireHeader *h;
         WireHeader hdr;
+        bool opaque;
         size_t frame, head_size;
         uint64_t deadline_usec = 0;
         int cancel_fd = -1, cancel_dup = -1;
@@ -584,9 +738,6 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         r = send_examine(cmd, km, &nc->conn->bus->bloom);
         if (r)
                 return r;
-        /* kdbus passed any other payload type on; the bus needs dbus1 to route */
-        if (km->payload_type != KDBUS_PAYLOAD_DBUS)
-                return -EOPNOTSUPP;
         /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC
          * deadline (never 0, see send_examine()); UINT64_MAX is none of its own
          * (libkdbus's LIBKDBUS_DEADLINE_NEVER) */
@@ -596,43 +747,54 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         r = send_collect(&p, buf, size, km, io->fds, io->n_fds);
         if (r)
                 goto out;
-        /* the inline bytes: everything, or the vec parts before the first memfd */
-        r = parts_join(&p, p.with_memfd ? p.first_memfd : p.n, &payload, &head_size, &joined);
-        if (r)
-                goto out;
-        if (head_size < 16 || wire_message_frame(payload, head_size, &frame) ||
-            frame != p.total ||
-            wire_message_parse(payload, head_size, p.n_msg_fds,
-                               p.with_memfd ? WIRE_PARSE_HEADER_ONLY : 0, &hdr)) {
-                r = -EBADMSG;
-                goto out;
+        /* one dbus1 message goes to every peer; anything else is carried opaque, as kdbus
+         * carried every payload, to native peers only */
+        opaque = km->payload_type != KDBUS_PAYLOAD_DBUS;
+        if (!opaque) {
+                /* the inline bytes: everything, or the vec parts before the first memfd */
+                r = parts_join(&p, p.with_memfd ? p.first_memfd : p.n, &payload, &head_size,
+                               &joined);
+                if (r)
+                        goto out;
+                opaque = head_size < 16 || wire_message_frame(payload, head_size, &frame) ||
+                         frame != p.total ||
+                         wire_message_parse(payload, head_size, p.n_msg_fds,
+                                            p.with_memfd ? WIRE_PARSE_HEADER_ONLY : 0, &hdr);
         }
-        r = send_check_header(nc, km, &hdr, &p);
-        if (r)
-                goto out;
-        /* max_message_size bounds what the bus holds in its memory: the inline bytes,
-         * always (as for a legacy sender's message); memfd bytes only where the bus must
-         * read them (below) */
-        if (p.total - send_memfd_bytes(&p) > nc->conn->bus->limits.max_message_size) {
-                r = -EMSGSIZE;
-                goto out;
+        if (opaque) {
+                r = send_new_opaque_msg(nc, km, buf, size, &p, &m);
+                if (r)
+                        goto out;
+        } else {
+                r = send_check_header(nc, km, &hdr, &p);
+                if (r)
+                        goto out;
+                /* max_message_size bounds what the bus holds in its memory: the inline
+                 * bytes, always (as for a legacy sender's message); memfd bytes only where
+                 * the bus must read them (below) */
+                if (p.total - send_memfd_bytes(&p) > nc->conn->bus->limits.max_message_size) {
+                        r = -EMSGSIZE;
+                        goto out;
+                }
+                if (p.with_memfd)
+                        r = send_new_parts_msg(nc, &p, payload, head_size, &hdr, &m);
+                else
+                        r = bridge_msg_new_stamped_cached(nc->conn->bus->msg_cache, payload,
+                                                          &hdr, nc->conn->unique_name,
+                                                          nc->conn->id, &m);
+                if (r) {
+                        r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
+                        goto out;
+                }
+                /* kdbus let memfds be as large as they were (KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE
+                 * bounds the vecs only): a native receiver maps the sender's file, the bus
+                 * holds an fd. A legacy receiver needs the bytes in the bus: over
+                 * max_message_size they are never read (unicast: EMSGSIZE; broadcasts,
+                 * monitors: legacy ones skip it) */
+                if (p.with_memfd && p.total > nc->conn->bus->limits.max_message_size)
+                        bridge_msg_refuse_bytes(m, WIRE_E_TOO_LARGE);
         }
-
-        if (p.with_memfd)
-                r = send_new_parts_msg(nc, &p, payload, head_size, &hdr, &m);
-        else
-                r = bridge_msg_new_stamped_cached(nc->conn->bus->msg_cache, payload, &hdr,
-                                                  nc->conn->unique_name, nc->conn->id, &m);
-        if (r) {
-                r = r == WIRE_E_TOO_LARGE ? -EMSGSIZE : r < 0 ? r : -EIO;
-                goto out;
-        }
-        /* kdbus let memfds be as large as they were (KDBUS_MSG_MAX_PAYLOAD_VEC_SIZE bounds
-         * the vecs only): a native receiver maps the sender's file, the bus holds an fd.
-         * A legacy receiver needs the bytes in the bus: over max_message_size they are
-         * never read (unicast: EMSGSIZE; broadcasts, monitors: legacy ones skip it) */
-        if (p.with_memfd && p.total > nc->conn->bus->limits.max_message_size)
-                bridge_msg_refuse_bytes(m, WIRE_E_TOO_LARGE);
+        h = &m->hdr;
         m->priority = km->priority;
         m->reply_deadline_usec = deadline_usec;
         if (p.bloom) {
@@ -640,6 +802,10 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                                                 p.bloom->generation);
                 if (r)
                         goto out;
+                /* kdbus matched the sender's filter alone; the bus adds the entries of a
+                 * dbus1 header and arguments, which an opaque payload has not */
+                if (opaque)
+                        m->has_bloom = true;
         }
         if (nc->hello_flags & KDBUS_HELLO_CAPTURE_PER_MESSAGE) {
                 r = native_meta_capture_msg(nc, m);     /* the sender as it is now */
@@ -659,19 +825,19 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         }
 
         /* kdbus: a name held by an activator alone is no destination for NO_AUTO_START */
-        if (hdr.destination &&
-            ((km->flags & KDBUS_MSG_NO_AUTO_START) || (hdr.flags & WIRE_FLAG_NO_AUTO_START)) &&
-            hdr.destination[0] != ':' && !bus_find_conn_by_name(nc->conn->bus, hdr.destination) &&
-            bus_find_activator(nc->conn->bus, hdr.destination)) {
+        if (h->destination &&
+            ((km->flags & KDBUS_MSG_NO_AUTO_START) || (h->flags & WIRE_FLAG_NO_AUTO_START)) &&
+            h->destination[0] != ':' && !bus_find_conn_by_name(nc->conn->bus, h->destination) &&
+            bus_find_activator(nc->conn->bus, h->destination)) {
                 r = -EADDRNOTAVAIL;
                 goto out;
         }
         /* kdbus: a reply passes only through the reply slot its call opened, whatever a
          * dbus1 policy would let through for legacy peers */
-        if (hdr.type == WIRE_MSG_METHOD_RETURN || hdr.type == WIRE_MSG_ERROR) {
-                BridgeConn *dst = bus_find_conn_by_name(nc->conn->bus, hdr.destination);
+        if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
+                BridgeConn *dst = bus_find_conn_by_name(nc->conn->bus, h->destination);
 
-                if (dst && !bus_find_reply(nc->conn->bus, dst, nc->conn, hdr.reply_serial)) {
+                if (dst && !bus_find_reply(nc->conn->bus, dst, nc->conn, h->reply_serial)) {
                         r = -EBADSLT;
                         goto out;
                 }
@@ -694,7 +860,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         /* the core answers a legacy peer on a custom endpoint as if a hidden name did not
          * exist; kdbus fails SEND to an existing one with EPERM (no TALK) */
         if ((r == BRIDGE_E_NAME_UNKNOWN || r == BRIDGE_E_PEER_UNKNOWN) && nc->conn->endpoint &&
-            bus_find_conn_by_name(nc->conn->bus, hdr.destination))
+            bus_find_conn_by_name(nc->conn->bus, h->destination))
                 r = BRIDGE_E_ACCESS_DENIED;
         r = native_errno_from_bridge(r);
         if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {

@@ -54,6 +54,7 @@ static const char *const error_text[_WIRE_E_N] = {
         [WIRE_E_BAD_VARIANT] = "variant signature is not a single complete type",
         [WIRE_E_BAD_DICT] = "invalid dict entry",
         [WIRE_E_LOCAL_PATH] = "use of the reserved org.freedesktop.DBus.Local path or interface",
+        [WIRE_E_NOT_DBUS] = "not a D-Bus message (a kdbus peer's payload of another kind)",
 };
 
 /**

@@ -39,6 +39,7 @@ enum {
         WIRE_E_BAD_VARIANT,             /* variant signature not a single complete type */
         WIRE_E_BAD_DICT,                /* dict entry outside an array, or non-basic key */
         WIRE_E_LOCAL_PATH,              /* path or interface is the reserved org.freedesktop.DBus.Local */
+        WIRE_E_NOT_DBUS,                /* no dbus1 message at all (a kdbus peer's opaque payload) */
         _WIRE_E_N,
 };
 

@@ -12,7 +12,8 @@
  *   kabi-test --root DIR --serve               (a service for legacy clients, interop.py)
  *   kabi-test --root DIR --call BUS NAME       (a client of a dbus-python service)
  *
- * Prints "ok"/"FAIL" per case and exits 1 if any failed. Messages carry dbus1 payloads.
+ * Prints "ok"/"FAIL" per case and exits 1 if any failed. Messages carry dbus1 payloads,
+ * but those of the case "opaque" (kdbus-test's kind: strings, padding, a memfd of text).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -774,6 +775,96 @@ static int t_fd_passing(void) {
         return 0;
 }
 
+/* opaque payloads: kdbus carried any payload as bytes; kdbus-test sends strings, NULL vecs
+ * of padding and memfds of text. What arrives is the sender's items in its order, the
+ * vecs' bytes in the pool, the fds installed where they belong. */
+static int t_opaque(void) {
+        static const char ref[] = "0123456789_0";
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *m = (void *)buf;
+        struct kdbus_item *it = m->items;
+        struct kdbus_cmd_send cmd = { .size = sizeof(cmd) };
+        const struct kdbus_msg *r;
+        const struct kdbus_item *ri;
+        const uint8_t *data;
+        struct stat st;
+        Bus b;
+        Conn a, c;
+        int p[2], memfd;
+
+        CHECK(bus_make(&b, "opaque", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(pipe(p) == 0);
+        memfd = memfd_create("kabi", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        CHECK(memfd >= 0 && write(memfd, "kdbus memfd 1234567", 19) == 19);
+        CHECK(fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE |
+                                        F_SEAL_SEAL) == 0);
+        m->dst_id = c.id;
+        m->cookie = 0x1234abcd5678eeffull;
+        m->payload_type = KDBUS_PAYLOAD_DBUS;
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)ref;
+        it->vec.size = sizeof(ref);
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;      /* padding: address 0 */
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.size = KDBUS_ALIGN8(sizeof(ref)) - sizeof(ref);
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_PAYLOAD_MEMFD;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_memfd);
+        it->memfd.fd = memfd;
+        it->memfd.size = 16;
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_FDS;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(int);
+        it->fds[0] = p[1];
+        it = KDBUS_ITEM_NEXT(it);
+        m->size = (uint64_t)((uint8_t *)it - (uint8_t *)m);
+        cmd.msg_address = (uintptr_t)m;
+        CHECK(kio(a.fd, KDBUS_CMD_SEND, &cmd) == 0);
+        CHECK(recv_msg(&c, 0, 0, &r) == 0);
+        CHECK(r->cookie == 0x1234abcd5678eeffull && r->src_id == a.id &&
+              r->payload_type == KDBUS_PAYLOAD_DBUS);
+        ri = r->items;
+        CHECK(ri->type == KDBUS_ITEM_PAYLOAD_OFF && ri->vec.size == sizeof(ref));
+        data = (const uint8_t *)r + ri->vec.offset;
+        CHECK(memcmp(data, ref, sizeof(ref)) == 0);
+        ri = KDBUS_ITEM_NEXT(ri);
+        CHECK(ri->type == KDBUS_ITEM_PAYLOAD_OFF && ri->vec.offset == ~0ull);
+        ri = KDBUS_ITEM_NEXT(ri);
+        CHECK(ri->type == KDBUS_ITEM_PAYLOAD_MEMFD && ri->memfd.size == 16);
+        /* the memfd and the FDS item's fd each where it belongs, installed at RECV */
+        CHECK(fcntl(ri->memfd.fd, F_GET_SEALS) > 0);
+        {
+                char got[16];
+
+                CHECK(pread(ri->memfd.fd, got, 16, 0) == 16 &&
+                      memcmp(got, "kdbus memfd 1234", 16) == 0);
+        }
+        close(ri->memfd.fd);
+        ri = KDBUS_ITEM_NEXT(ri);
+        CHECK(ri->type == KDBUS_ITEM_FDS && ri->fds[0] >= 0);
+        CHECK(fstat(ri->fds[0], &st) == 0 && S_ISFIFO(st.st_mode));
+        close(ri->fds[0]);
+        CHECK(free_at(&c, r) == 0);
+        /* no payload at all */
+        memset(buf, 0, sizeof(buf));
+        m->size = sizeof(*m);
+        m->dst_id = c.id;
+        m->cookie = 2;
+        m->payload_type = KDBUS_PAYLOAD_DBUS;
+        CHECK(kio(a.fd, KDBUS_CMD_SEND, &cmd) == 0);
+        CHECK(recv_msg(&c, 0, 0, &r) == 0 && r->cookie == 2 && free_at(&c, r) == 0);
+        close(p[0]);
+        close(p[1]);
+        close(memfd);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
 /* match: broadcasts reach only connections with a matching entry */
 static int t_match(void) {
         struct {
@@ -951,6 +1042,7 @@ static const struct {
         { "sync", t_sync },
         { "timeout", t_timeout },
         { "fd-passing", t_fd_passing },
+        { "opaque", t_opaque },
         { "match", t_match },
         { "monitor", t_monitor },
         { "endpoint", t_endpoint },
