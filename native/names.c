@@ -9,8 +9,9 @@
  * translated here. return_flags as kdbus's final names.c (kdbus_name_update()): the
  * request's saved flags (ALLOW_REPLACEMENT, QUEUE) with PRIMARY or IN_QUEUE, and ACQUIRED
  * when the name was acquired or the caller queued by this very request; acquiring a name
- * one is already primary owner of fails EALREADY (return_flags: saved flags | PRIMARY),
- * re-queueing while queued is 0 with IN_QUEUE and no ACQUIRED.
+ * one is already primary owner of is 0 without ACQUIRED (its saved flags replaced),
+ * re-queueing while queued is 0 with IN_QUEUE and no ACQUIRED, and asking again without
+ * QUEUE while queued leaves the queue: 0 with the saved flags alone.
  *
  * LIST and CONN_INFO write kdbus_info records into a pool slice the peer must FREE.
  */
@@ -60,8 +61,8 @@ static int cmd_name(struct kdbus_cmd *cmd, bool well_known, const char **ret) {
  * @size:       bytes at @buf
  * @io:         the command's fds (none for this one)
  *
- * Return: 0 (return_flags say primary or queued, and whether just now), or -EALREADY
- * (already the primary owner), -EINVAL, -EPERM (org.freedesktop.DBus is the bus's, or the
+ * Return: 0 (return_flags say primary or queued, and whether just now; neither: it left
+ * the queue), or -EINVAL, -EPERM (org.freedesktop.DBus is the bus's, or the
  * policy denies it), -EEXIST, -E2BIG (too many names), -ECONNRESET, -ENOMEM.
  */
 int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io) {
@@ -92,8 +93,9 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size, NativeComma
                 cmd->return_flags = saved | KDBUS_NAME_PRIMARY | KDBUS_NAME_ACQUIRED;
                 return 0;
         case NAME_E_ALREADY_OWNER:
+                /* kdbus_name_update(): "already the primary owner ... nothing to do" */
                 cmd->return_flags = saved | KDBUS_NAME_PRIMARY;
-                return -EALREADY;
+                return 0;
         case NAME_E_IN_QUEUE:
                 cmd->return_flags = saved | KDBUS_NAME_IN_QUEUE;
                 if (nc->conn->n_names > n_names)
@@ -101,7 +103,9 @@ int native_conn_name_acquire(NativeConn *nc, void *buf, size_t size, NativeComma
                 return 0;
         case NAME_E_EXISTS:
                 cmd->return_flags = saved;
-                return -EEXIST;
+                /* kdbus_name_update(): a queued owner asking without QUEUE is taken off
+                 * the queue, and that is no error */
+                return nc->conn->n_names < n_names ? 0 : -EEXIST;
         case NAME_E_QUOTA:
                 return -E2BIG;
         case NAME_E_ACCESS_DENIED:

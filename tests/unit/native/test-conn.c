@@ -453,9 +453,10 @@ static void test_names(NFixture *n, gconstpointer ctx) {
                                   KDBUS_NAME_ALLOW_REPLACEMENT, &rf), ==, 0);
         g_assert_cmpuint(rf, ==, KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_PRIMARY |
                                  KDBUS_NAME_ACQUIRED);
-        /* the primary owner again: EALREADY (kdbus's final names.c), its new saved flags */
+        /* the primary owner again: 0 without ACQUIRED (kdbus's final names.c), its new
+         * saved flags */
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf), ==,
-                        -EALREADY);
+                        0);
         g_assert_cmpuint(rf, ==, KDBUS_NAME_PRIMARY);
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf),
                         ==, -EEXIST);
@@ -466,6 +467,17 @@ static void test_names(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
                                   KDBUS_NAME_QUEUE, &rf), ==, 0);
         g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE);
+        /* queued, asking without QUEUE: off the queue, and no error (kdbus_name_update());
+         * then queued again */
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf), ==,
+                        0);
+        g_assert_cmpuint(rf, ==, 0);
+        g_assert_cmpuint(n->b.nc->conn->n_names, ==, 0);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N", 0, &rf), ==,
+                        -EEXIST);
+        g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
+                                  KDBUS_NAME_QUEUE, &rf), ==, 0);
+        g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACQUIRED);
         assert_log(&n->f, "name org.example.N ->:1.1;");
         g_assert_true(bus_find_conn_by_name(n->f.bus, "org.example.N") == n->a.nc->conn);
         /* release: not the owner's, nobody's, then the queued owner takes over */
