@@ -489,6 +489,9 @@ void bridge_conn_queue_pop(BridgeConn *conn) {
                 bridge_conn_queue_remove(conn, e);
 }
 
+static int conn_match_addressed_signal(BridgeConn *dst, const BridgeConn *sender,
+                                       BridgeMsg *msg);
+
 /**
  * bridge_conn_queue_msg() - queue a message the bus itself sends
  * @dst:        the receiver: active, or one that has not said hello yet (the driver's
@@ -510,6 +513,14 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg) {
                 r = bus_monitor_capture(dst->bus, NULL, msg, dst);
                 if (r < 0)
                         return error_trace(r);
+        }
+        /* a kdbus receiver hears signals through its match entries only: the bus's signals
+         * (NameAcquired, NameLost) too, where an entry names the bus (kdbus had no driver) */
+        if (msg->hdr.type == WIRE_MSG_SIGNAL &&
+            bridge_conn_has_rule(dst, BRIDGE_RULE_SIGNALS_BY_MATCH)) {
+                r = conn_match_addressed_signal(dst, NULL, msg);
+                if (r <= 0)
+                        return r;
         }
         /* dbus-daemon checks the receiver's receive rules on what the bus sends (its replies
          * count as requested) and drops what they deny: no answer, monitors see the error */

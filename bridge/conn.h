@@ -78,8 +78,9 @@ enum {
         BRIDGE_RULE_REPLY_SLOT_USED_UP = 1u << 2, /* an answer to it that cannot be queued
                                                  * uses the reply slot up (kdbus_conn_reply) */
         BRIDGE_RULE_SIGNALS_BY_MATCH = 1u << 3, /* a signal addressed to it by a peer with
-                                                 * this rule arrives only through one of its
-                                                 * matches (kdbus_conn_unicast) */
+                                                 * this rule, or by the bus, arrives only
+                                                 * through one of its matches
+                                                 * (kdbus_conn_unicast) */
         BRIDGE_RULE_MONITOR_FDS_BLANKED = 1u << 4, /* as a monitor without ACCEPT_FDS it
                                                  * still gets messages with fds, the fds
                                                  * left out by its transport */

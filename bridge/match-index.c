@@ -128,7 +128,7 @@ void match_index_deinit(MatchIndex *idx) {
 }
 
 static uint64_t keys_hash(const BridgeMatchKeys *k) {
-        uint64_t h = k->type * UINT64_C(31) + k->eavesdrop;
+        uint64_t h = k->type * UINT64_C(31) + k->eavesdrop + k->peers_only * UINT64_C(2);
         unsigned i;
 
 #define MIX(s, tag) do { if (s) h = h * UINT64_C(0x100000001b3) ^ (hash_string(s) + (tag)); } while (0)

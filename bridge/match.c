@@ -89,6 +89,7 @@ int bridge_match_rule_new(const BridgeMatchKeys *keys, BridgeMatchRule **ret) {
         pos = rule->strings;
         rule->keys.type = keys->type;
         rule->keys.eavesdrop = keys->eavesdrop;
+        rule->keys.peers_only = keys->peers_only;
         rule->keys.sender = keys_copy_string(&pos, keys->sender);
         rule->keys.interface = keys_copy_string(&pos, keys->interface);
         rule->keys.member = keys_copy_string(&pos, keys->member);
@@ -154,7 +155,7 @@ BridgeMatchRule *bridge_match_rule_free(BridgeMatchRule *rule) {
 bool bridge_match_keys_equal(const BridgeMatchKeys *a, const BridgeMatchKeys *b) {
         unsigned i;
 
-        if (a->type != b->type || a->eavesdrop != b->eavesdrop ||
+        if (a->type != b->type || a->eavesdrop != b->eavesdrop || a->peers_only != b->peers_only ||
             !streq_ptr(a->sender, b->sender) || !streq_ptr(a->interface, b->interface) ||
             !streq_ptr(a->member, b->member) || !streq_ptr(a->path, b->path) ||
             !streq_ptr(a->path_namespace, b->path_namespace) ||
@@ -248,6 +249,8 @@ bool bridge_match_rule_matches(const BridgeMatchRule *rule, const BridgeMsg *msg
         Bus *bus = rule->owner ? rule->owner->bus : (sender ? sender->bus : NULL);
 
         if (k->type && k->type != h->type)
+                return false;
+        if (k->peers_only && msg->sender_id == 0)
                 return false;
         if (k->interface && !streq_ptr(k->interface, h->interface))
                 return false;

@@ -39,6 +39,8 @@ typedef struct BridgeMatchKeys {
         const char *destination;
         const char *arg0namespace;
         bool eavesdrop;
+        bool peers_only;                /* no message the bus itself sends (a native entry
+                                         * that does not name the bus: kdbus had no driver) */
         uint8_t arg_kind[WIRE_MAX_MATCH_ARGS];  /* BRIDGE_MATCH_ARG_* per index */
         const char *arg[WIRE_MAX_MATCH_ARGS];
 } BridgeMatchKeys;

@@ -271,6 +271,12 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size, NativeCommandI
                 native_match_free(m);
                 return -EMFILE;
         }
+        /* the bus's own messages (the dbus1 driver's signals) only where the entry names it
+         * (ID 0 or org.freedesktop.DBus) or has no item at all (it takes everything): any
+         * other rule of a kdbus entry matched connections only (kdbus_match_rule_conn()),
+         * and kdbus had no driver */
+        keys.peers_only = cmd->size > sizeof(*cmd) &&
+                          (!keys.sender || strcmp(keys.sender, "org.freedesktop.DBus") != 0);
         r = bridge_match_rule_new(&keys, &rule);
         if (r) {
                 free(masks);

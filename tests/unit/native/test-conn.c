@@ -976,6 +976,57 @@ static void test_match_addressed_signal(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->cookie, ==, 5);
 }
 
+/* The bus's own signals (the dbus1 driver's NameOwnerChanged, and NameAcquired addressed to
+ * the peer) reach a native peer only through an entry naming the bus (ID 0) or one without
+ * any item: kdbus had no driver, and an ID rule, even KDBUS_MATCH_ID_ANY, matched messages
+ * of connections only (kdbus_match_rule_conn(); kdbus-test's kdbus_add_match_empty()). */
+static void test_match_bus_signals(NFixture *n, gconstpointer ctx) {
+        TestMsg noc = { .type = WIRE_MSG_SIGNAL, .serial = 1, .path = "/org/freedesktop/DBus",
+                        .interface = "org.freedesktop.DBus", .member = "NameOwnerChanged" };
+        TestMsg acq = noc;
+        struct kdbus_cmd_match all = { .size = sizeof(all), .cookie = 3 };
+        struct {
+                struct kdbus_cmd_match cmd;
+                struct kdbus_item item;         /* ID: KDBUS_MATCH_ID_ANY */
+        } any = { .cmd = { .size = sizeof(struct kdbus_cmd_match) + KDBUS_ITEM_HEADER_SIZE + 8,
+                           .cookie = 1 },
+                  .item = { .size = KDBUS_ITEM_HEADER_SIZE + 8, .type = KDBUS_ITEM_ID,
+                            .id = KDBUS_MATCH_ID_ANY } };
+        const struct kdbus_msg *km;
+        TestPeer c;
+        BridgeMsg *m;
+
+        peer_hello(&n->f, &n->a, 0);
+        peer_hello(&n->f, &n->b, 0);
+        peer_hello(&n->f, &c, 0);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, &any, sizeof(any)), ==, 0);
+        g_assert_cmpint(peer_match(&n->b, 2, 0, NULL, 0, 0), ==, 0);
+        g_assert_cmpint(peer_cmd(&c, KDBUS_CMD_MATCH_ADD, &all, sizeof(all)), ==, 0);
+        m = test_msg_new(NULL, &noc);
+        g_assert_cmpint(bus_broadcast(n->f.bus, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->src_id, ==, KDBUS_SRC_ID_KERNEL);
+        g_assert_cmpint(peer_recv(&c, 0, 0, &km, NULL), ==, 0);
+        /* addressed to each: the same rule */
+        acq.member = "NameAcquired";
+        acq.destination = ":1.1";
+        m = test_msg_new(NULL, &acq);
+        g_assert_cmpint(bridge_conn_queue_msg(n->a.nc->conn, m), ==, 0);
+        g_assert_cmpint(bridge_conn_queue_msg(n->b.nc->conn, m), ==, 0);
+        g_assert_cmpint(bridge_conn_queue_msg(c.nc->conn, m), ==, 0);
+        bridge_msg_unref(m);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, 0);
+        g_assert_cmpint(peer_recv(&c, 0, 0, NULL, NULL), ==, 0);
+        /* a peer's broadcast still reaches the ID-any entry */
+        g_assert_cmpint(peer_signal(&n->b, "Changed", 4), ==, 0);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, &km, NULL), ==, 0);
+        g_assert_cmpuint(km->cookie, ==, 4);
+        peer_free(&c);
+}
+
 static void test_match_bloom(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_match rm = { .size = sizeof(rm), .cookie = 1 };
         const struct kdbus_msg *km;
@@ -1179,6 +1230,7 @@ int main(int argc, char **argv) {
         ADD("message/broadcast", test_broadcast);
         ADD("match/addressed-signal", test_match_addressed_signal);
         ADD("match/bloom-id-replace-remove", test_match_bloom);
+        ADD("match/bus-signals", test_match_bus_signals);
         ADD("interop/legacy", test_legacy_interop);
         ADD("name/acquire-release-queue", test_names);
         ADD("info/list-conn-info", test_list_info);

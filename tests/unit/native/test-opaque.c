@@ -345,7 +345,7 @@ static void test_bloom(NFixture *n, gconstpointer ctx) {
         cmd->cookie = 1;
         cmd->items[0].type = KDBUS_ITEM_BLOOM_MASK;
         cmd->items[0].size = KDBUS_ITEM_HEADER_SIZE + BUS_BLOOM_SIZE;
-        cmd->items[0].data64[0] = 3;
+        memcpy(cmd->items[0].data, &(uint64_t){ 3 }, sizeof(uint64_t));
         cmd->size = sizeof(*cmd) + KDBUS_ITEM_SIZE(BUS_BLOOM_SIZE);
         g_assert_cmpint(peer_cmd(&n->b, KDBUS_CMD_MATCH_ADD, cmd, cmd->size), ==, 0);
         filter[0] = 1;
