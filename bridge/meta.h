@@ -36,6 +36,9 @@ typedef struct BridgeMeta {
         uint64_t userns_ino;            /* 0: not known */
         bool have_euid;
         uint32_t euid;
+        /* PIDS: the parent's pid (field 4 of /proc/<pid>/stat, the bus's pid namespace) */
+        bool have_ppid;
+        uint32_t ppid;
         /* AUXGROUPS read per message (the Groups: line of /proc/<pid>/status) */
         bool have_groups;
         uint32_t *groups;

@@ -82,7 +82,8 @@ int native_meta_capture(NativeConn *nc) {
         r = bridge_ns_read(nc->conn->bus->proc, c->pid, &nc->ns);
         if (r)
                 return r;
-        r = bridge_meta_read(nc->conn->bus->proc, c->pid, c->pidfd, META_PROC, &nc->meta);
+        r = bridge_meta_read(nc->conn->bus->proc, c->pid, c->pidfd,
+                             META_PROC | KDBUS_ATTACH_PIDS, &nc->meta);
         if (r)
                 return r;
         if (!nc->meta) {        /* the process went: its pid may name another one now */
@@ -606,6 +607,12 @@ uint8_t *native_meta_write(uint8_t *p, uint64_t attach, uint64_t declined, Bus *
                         item->pids.pid = bridge_ns_pid(nc_ns(receiver),
                                                        pid == (uint32_t)sender->creds.pid ?
                                                        conn_ns(sender) : NULL, pid);
+                        /* kdbus: the thread that said HELLO (or sent); the bus sees the
+                         * process only, so its main thread */
+                        item->pids.tid = item->pids.pid;
+                        if (m && m->have_ppid)
+                                item->pids.ppid = bridge_ns_pid(nc_ns(receiver), NULL,
+                                                                m->ppid);
                 }
                 p += KDBUS_ALIGN8(item->size);
         }
@@ -751,7 +758,7 @@ int native_meta_capture_msg(NativeConn *nc, BridgeMsg *m) {
         }
         if (bus->attach_rule == BUS_ATTACH_KDBUS)
                 what |= META_PROC | META_IMPLICIT;
-        what &= meta_recv_union(bus) & (META_PROC | KDBUS_ATTACH_AUXGROUPS);
+        what &= meta_recv_union(bus) & (META_PROC | KDBUS_ATTACH_AUXGROUPS | KDBUS_ATTACH_PIDS);
         if (mm->have_creds && mm->pid > 0 && what && nc->next_send_pidfd >= 0) {
                 r = bridge_meta_read(bus->proc, (pid_t)mm->pid, nc->next_send_pidfd, what,
                                      &mm->proc);

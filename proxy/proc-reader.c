@@ -164,6 +164,17 @@ static int proc_read_meta(pid_t pid, int pidfd, uint64_t what, BridgeMeta **ret)
                         m->cmdline = NULL;
                 }
         }
+        if (what & KDBUS_ATTACH_PIDS) {
+                /* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+                char *stat = proc_line(pid, "stat"), *end = stat ? strrchr(stat, ')') : NULL;
+                unsigned long ppid;
+
+                if (end && sscanf(end + 1, " %*c %lu", &ppid) == 1) {
+                        m->have_ppid = true;
+                        m->ppid = (uint32_t)ppid;
+                }
+                free(stat);
+        }
         if (what & KDBUS_ATTACH_CGROUP)
                 m->cgroup = proc_read(pid, "cgroup", 4096, NULL);
         if (m->cgroup) {

@@ -107,6 +107,7 @@ static int hello_flags(const char *path, uint64_t flags, Conn *c) {
         memset(&h, 0, sizeof(h));
         h.size = sizeof(h);
         h.flags = flags | KDBUS_HELLO_ACCEPT_FD;
+        h.attach_flags_send = _KDBUS_ATTACH_ALL;       /* as kdbus-test offers */
         h.attach_flags_recv = _KDBUS_ATTACH_ALL;
         h.pool_size = POOL;
         r = kio(c->fd, KDBUS_CMD_HELLO, &h);
@@ -622,8 +623,10 @@ static int t_names(void) {
 
 /* connection-info */
 static int t_conn_info(void) {
-        struct kdbus_cmd_info i = { .size = sizeof(i), .attach_flags = KDBUS_ATTACH_CREDS };
+        struct kdbus_cmd_info i = { .size = sizeof(i),
+                                    .attach_flags = KDBUS_ATTACH_CREDS | KDBUS_ATTACH_PIDS };
         const struct kdbus_info *info;
+        const struct kdbus_item *it, *pids = NULL;
         Bus b;
         Conn a, c;
 
@@ -633,6 +636,13 @@ static int t_conn_info(void) {
         CHECK(kio(a.fd, KDBUS_CMD_CONN_INFO, &i) == 0);
         info = (const void *)(a.pool + i.offset);
         CHECK(info->id == c.id);
+        /* PIDS: pid, the thread that said HELLO (here the main one), the parent */
+        for (it = info->items; (const uint8_t *)it < (const uint8_t *)info + info->size;
+             it = (const void *)((const uint8_t *)it + KDBUS_ALIGN8(it->size)))
+                if (it->type == KDBUS_ITEM_PIDS)
+                        pids = it;
+        CHECK(pids && pids->pids.pid == (uint64_t)getpid() &&
+              pids->pids.tid == (uint64_t)getpid() && pids->pids.ppid == (uint64_t)getppid());
         CHECK(free_at(&a, info) == 0);
         i.id = 12345;
         CHECK(kio(a.fd, KDBUS_CMD_CONN_INFO, &i) == -ENXIO);
