@@ -65,32 +65,22 @@ typedef struct SendParts {
 } SendParts;
 
 /*
- * Is @fd a connection to this bus (either front end, a custom endpoint, a bus instance),
- * or one of its listening sockets? kdbus refused its own handles as payload (EOPNOTSUPP,
- * kdbus_get_fd()): a connection queued in a pool holds itself open, so a peer that sends
- * its own connection to itself (or two that send each other theirs) and closes it would
- * never be disconnected, and the kernel's unix garbage collector cannot see into the
- * bus's queues. Such a socket is a unix socket whose peer credentials are the bus
- * process's: the kernel gives a connected socket the credentials of whoever called
- * listen() (or socketpair()) for its peer, and kdbusd does that only for its own sockets
- * (it forks, if at all, before it listens). Sockets a service manager listened on for
- * kdbusd (LISTEN_FDS) carry the manager's pid and are not recognised. O_PATH fds are not
- * sockets one can talk through and pass, as kdbus let them.
+ * May @fd go as payload? kdbus_get_fd() refused its own handles and every unix socket
+ * (EOPNOTSUPP) and let O_PATH fds pass: an fd queued in a pool is out of the kernel's unix
+ * garbage collector's sight, so a socket that held its own connection (or two that held
+ * each other's) would never go. The same holds for kdbusd's queues, where a connection to
+ * this bus is a unix socket too.
  */
-static bool fd_is_bus_connection(int fd) {
-        struct ucred cred = { .pid = 0 };
-        socklen_t len = sizeof(cred);
-        int domain = 0;
+static bool fd_is_refused(int fd) {
+        int domain = 0, fl = fcntl(fd, F_GETFL);
         socklen_t dlen = sizeof(domain);
         struct stat st;
 
+        if (fl < 0 || (fl & O_PATH))
+                return false;
         if (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))
                 return false;
-        if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) < 0 || domain != AF_UNIX)
-                return false;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
-                return false;
-        return cred.pid > 0 && cred.pid == getpid();
+        return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dlen) == 0 && domain == AF_UNIX;
 }
 
 /* The bytes of @p's memfd parts. */
@@ -189,7 +179,7 @@ static int send_collect(SendParts *p, const uint8_t *buf, size_t size,
                         for (i = 0; i < n; ++i) {
                                 if (item->fds[i] < 0 || (unsigned)item->fds[i] >= n_fds)
                                         return -EBADF;
-                                if (fd_is_bus_connection(fds[item->fds[i]]))
+                                if (fd_is_refused(fds[item->fds[i]]))
                                         return -EOPNOTSUPP;
                                 p->msg_fds[i] = fcntl(fds[item->fds[i]], F_DUPFD_CLOEXEC, 3);
                                 if (p->msg_fds[i] < 0)
@@ -688,8 +678,7 @@ static int send_new_opaque_msg(NativeConn *nc, const struct kdbus_msg *km, const
  * ENOTUNIQ (a broadcast with timeout_ns / cookie_reply
  * or fds, a SIGNAL with EXPECT_REPLY), EFAULT (an offset outside the datagram, a memfd
  * range past its end), EFAULT / EDOM (a bloom filter not of 8-byte words / not the bus's
- * size), EOPNOTSUPP (an FDS fd is a connection to this bus, as kdbus refused its
- * handles), ETXTBSY (a memfd not sealed
+ * size), EOPNOTSUPP (an FDS fd is a unix socket, as kdbus refused them), ETXTBSY (a memfd not sealed
  * F_SEAL_SHRINK|GROW|WRITE|SEAL), EMEDIUMTYPE (not a memfd), E2BIG (more than 16 memfds),
  * EMSGSIZE (the inline bytes exceed max_message_size, or the whole message with its memfds
  * does and a legacy receiver would need its bytes), EMFILE (more than 16 fds),
