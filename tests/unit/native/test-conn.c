@@ -985,13 +985,8 @@ static void test_match_bus_signals(NFixture *n, gconstpointer ctx) {
                         .interface = "org.freedesktop.DBus", .member = "NameOwnerChanged" };
         TestMsg acq = noc;
         struct kdbus_cmd_match all = { .size = sizeof(all), .cookie = 3 };
-        struct {
-                struct kdbus_cmd_match cmd;
-                struct kdbus_item item;         /* ID: KDBUS_MATCH_ID_ANY */
-        } any = { .cmd = { .size = sizeof(struct kdbus_cmd_match) + KDBUS_ITEM_HEADER_SIZE + 8,
-                           .cookie = 1 },
-                  .item = { .size = KDBUS_ITEM_HEADER_SIZE + 8, .type = KDBUS_ITEM_ID,
-                            .id = KDBUS_MATCH_ID_ANY } };
+        uint8_t anybuf[256] __attribute__((aligned(8))) = { 0 };
+        struct kdbus_cmd_match *any = (void *)anybuf;
         const struct kdbus_msg *km;
         TestPeer c;
         BridgeMsg *m;
@@ -999,7 +994,13 @@ static void test_match_bus_signals(NFixture *n, gconstpointer ctx) {
         peer_hello(&n->f, &n->a, 0);
         peer_hello(&n->f, &n->b, 0);
         peer_hello(&n->f, &c, 0);
-        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, &any, sizeof(any)), ==, 0);
+        /* kdbus-test's kdbus_add_match_empty(): one ID item, KDBUS_MATCH_ID_ANY */
+        any->size = sizeof(*any) + KDBUS_ITEM_HEADER_SIZE + 8;
+        any->cookie = 1;
+        any->items[0].size = KDBUS_ITEM_HEADER_SIZE + 8;
+        any->items[0].type = KDBUS_ITEM_ID;
+        any->items[0].id = KDBUS_MATCH_ID_ANY;
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_MATCH_ADD, any, any->size), ==, 0);
         g_assert_cmpint(peer_match(&n->b, 2, 0, NULL, 0, 0), ==, 0);
         g_assert_cmpint(peer_cmd(&c, KDBUS_CMD_MATCH_ADD, &all, sizeof(all)), ==, 0);
         m = test_msg_new(NULL, &noc);
