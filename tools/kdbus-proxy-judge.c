@@ -787,6 +787,12 @@ static int judge_reply(ProxyClient *c, uint8_t *msg, size_t size, const WireHead
                 goto drop;
         }
         call = c->calls[i];
+        /* our own calls and the answers we filter went to the driver: only it answers them
+         * (a bus lets nobody else answer a call it did not get; not trusted blindly) */
+        if (call.kind != PROXY_CALL_CLIENT && !streq0(h->sender, DRIVER)) {
+                log_msg(c, true, h, "DROPPED (an answer to a call to the bus, not from it)");
+                goto drop;
+        }
         c->calls[i] = c->calls[--c->n_calls];
         if (call.kind >= PROXY_CALL_OWN_IGNORE) {
                 r = own_reply(c, &call, msg, h);

@@ -549,6 +549,49 @@ def test_live(kdbusd, kdbus_proxy, tmp):
                   % (k, ours.get(k), theirs.get(k), LIVE_XDG_DIFFERENCES.get(k)), flush=True)
 
 
+def test_clients(bus_bin, kdbus_proxy, tmp, tag):
+    """Three client libraries through the filtered socket: libdbus (dbus-send), GDBus (gdbus)
+    and sd-bus (busctl, which sends its whole SASL exchange and Hello at once): each lists
+    the visible names only."""
+    bus = Bus(bus_bin, tmp, tag)
+    actors = proxy = None
+    want = 'org.example.Seen org.freedesktop.DBus org.freedesktop.portal.Test'
+    try:
+        actors, _, _, _ = start_actors(bus.address)
+        path = os.path.join(bus.dir, 'proxy-clients')
+        proxy = Proxy(kdbus_proxy, [(bus.session_address, path, ESCAPE_RULES)])
+        if not proxy.ready:
+            raise RuntimeError('proxy not ready: ' + proxy.stderr())
+        addr = 'unix:path=' + path
+        call = ['org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',
+                'ListNames']
+        got = {}
+        for name, argv in (
+                ('dbus-send', ['dbus-send', '--bus=' + addr, '--print-reply',
+                               '--dest=' + call[0], call[1], call[2] + '.' + call[3]]),
+                ('gdbus', ['gdbus', 'call', '-a', addr, '-d', call[0], '-o', call[1], '-m',
+                           call[2] + '.' + call[3]]),
+                ('busctl', ['busctl', '--address=' + addr, 'call'] + call)):
+            if not shutil.which(argv[0]):
+                continue
+            res = subprocess.run(argv, capture_output=True, timeout=30)
+            text = res.stdout.decode()
+            got[name] = ' '.join(sorted(set(
+                w.strip('"\'(),[]') for w in text.split()
+                if w.strip('"\'(),[]').startswith('org.')))) or res.stderr.decode()
+        bad = {k: v for k, v in got.items() if v != want}
+        tap(len(got) == 3 and not bad, 'clients: dbus-send, gdbus and busctl through kdbus-proxy '
+            'in front of %s see the visible names only'
+            % ('kdbusd' if bus.kdbusd else 'dbus-daemon'), repr(got))
+    finally:
+        if proxy:
+            proxy.stop()
+        if actors:
+            actors.kill()
+            actors.wait()
+        bus.stop()
+
+
 def test_log(bus_bin, kdbus_proxy, tmp, tag):
     """--log prints each message and what became of it (xdg-dbus-proxy's --log, with the
     reason); in front of a kdbusd it makes kdbus-proxy the filtering proxy (kdbusd's
@@ -632,6 +675,9 @@ def main():
         if not which or 'live' in which:
             test_live(kdbusd, kdbus_proxy, tmp)
             test_log(kdbusd, kdbus_proxy, tmp, 'log-kdbusd')
+            test_clients(kdbusd, kdbus_proxy, tmp, 'clients-kdbusd')
+            if shutil.which('dbus-daemon'):
+                test_clients(shutil.which('dbus-daemon'), kdbus_proxy, tmp, 'clients-daemon')
             if shutil.which('dbus-daemon'):
                 test_log(shutil.which('dbus-daemon'), kdbus_proxy, tmp, 'log-daemon')
         if not which or 'flatpak' in which:
