@@ -35,6 +35,20 @@ long bench_cpu_ticks(int pid) {
         return (long) (ut + st);
 }
 
+long bench_cpu_ticks_sum(const int *pids, unsigned n) {
+        long sum = 0;
+        unsigned i;
+
+        for (i = 0; i < n; ++i) {
+                long t = bench_cpu_ticks(pids[i]);
+
+                if (t < 0)
+                        return -1;
+                sum += t;
+        }
+        return sum;
+}
+
 double bench_cpu_us_per_call(long ticks0, long ticks1, unsigned long calls) {
         if (ticks0 < 0 || ticks1 < 0 || !calls)
                 return -1;

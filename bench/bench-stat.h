@@ -11,6 +11,8 @@
 double bench_now(void);
 /* utime + stime of process @pid in clock ticks, or -1 (no such process, unreadable) */
 long bench_cpu_ticks(int pid);
+/* the sum of bench_cpu_ticks() over @pids[0..n-1], or -1 if any is unknown */
+long bench_cpu_ticks_sum(const int *pids, unsigned n);
 /* CPU µs per call from two bench_cpu_ticks() readings, or -1 if either failed or no calls */
 double bench_cpu_us_per_call(long ticks0, long ticks1, unsigned long calls);
 /* the median of @v[0..n-1] (n > 0); sorts @v, so v[0] and v[n-1] are min and max after */

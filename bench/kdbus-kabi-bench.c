@@ -24,7 +24,8 @@
  *
  * Each round runs --seconds, after a warm-up round; --repeat rounds; the RESULT line gives
  * the median calls/s (as kdbus-native-bench's) and, with --bus-pid, the bus's CPU time
- * (utime + stime from /proc/PID/stat) per call over the timed rounds.
+ * (utime + stime from /proc/PID/stat) per call over the timed rounds; the peers' (client
+ * and service, the preload library's work included) too.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -478,12 +479,13 @@ static int drain(const Conn *c, uint64_t service_id, unsigned in_flight) {
         return 0;
 }
 
-static int client_run(const Options *o, const char *bus, uint64_t service_id) {
+/* @peers: this process and the service, whose CPU per call is reported as the peers' */
+static int client_run(const Options *o, const char *bus, uint64_t service_id, const int *peers) {
         bool memfd = !strcmp(o->workload, "memfd"), pipeline = !strcmp(o->workload, "pipeline");
         double rates[MAX_REPEAT];
         unsigned long total = 0;
         unsigned i, in_flight = 0;
-        long cpu0 = -1, cpu1;
+        long cpu0 = -1, cpu1, peer0 = -1, peer1;
         Call call;
         Conn c;
         int fd = -1, r;
@@ -503,8 +505,10 @@ static int client_run(const Options *o, const char *bus, uint64_t service_id) {
                 double t0 = bench_now();
                 unsigned long n = 0;
 
-                if (i == 1)
+                if (i == 1) {
                         cpu0 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+                        peer0 = bench_cpu_ticks_sum(peers, 2);
+                }
                 r = pipeline ? run_pipeline(&c, &call, o, service_id, t0, &in_flight, &n) :
                                run_one(&c, &call, o, service_id, t0, &n);
                 if (r)
@@ -521,6 +525,7 @@ static int client_run(const Options *o, const char *bus, uint64_t service_id) {
                 printf("\n");
         }
         cpu1 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+        peer1 = bench_cpu_ticks_sum(peers, 2);
         r = drain(&c, service_id, in_flight);
         if (r)
                 return fail("collecting the last replies", r);
@@ -528,11 +533,13 @@ static int client_run(const Options *o, const char *bus, uint64_t service_id) {
                 double med = bench_median(rates, o->repeat);
 
                 printf("RESULT kabi-%s%s size=%zu inflight=%u median=%.0f min=%.0f max=%.0f "
-                       "MBps=%.1f bus_cpu_us_per_call=%.2f\n", o->workload,
+                       "MBps=%.1f bus_cpu_us_per_call=%.2f peers_cpu_us_per_call=%.2f\n",
+                       o->workload,
                        o->sync ? "-sync" : "", memfd ? o->size : 8, pipeline ? o->inflight : 1,
                        med, rates[0], rates[o->repeat - 1],
                        memfd ? med * (double) o->size / 1e6 : 0.0,
-                       bench_cpu_us_per_call(cpu0, cpu1, total));
+                       bench_cpu_us_per_call(cpu0, cpu1, total),
+                       bench_cpu_us_per_call(peer0, peer1, total));
         }
         if (fd >= 0)
                 (void) close(fd);
@@ -601,7 +608,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kdbus-kabi-bench: the service did not come up\n");
                 return 1;
         }
-        r = client_run(&o, bus, service_id);
+        r = client_run(&o, bus, service_id, (const int[]){ (int) getpid(), (int) pid });
         (void) kill(pid, SIGTERM);
         (void) waitpid(pid, NULL, 0);
         (void) close(control);

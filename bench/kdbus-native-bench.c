@@ -14,7 +14,7 @@
  *
  * Each round runs --seconds; --repeat rounds; the RESULT line gives the median. With
  * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
- * timed rounds is reported too.
+ * timed rounds is reported too; the peers' (client and service) always.
  *
  * Metadata: --client-hello-flags (e.g. 0x1000000000000000, KDBUS_HELLO_CAPTURE_PER_MESSAGE) and
  * --client-attach-send (the client's consent) and --service-attach-recv (what the service
@@ -284,11 +284,12 @@ static int pipeline_round(const Options *o, KdbusConn *c, Call *k, double t0,
         return 0;
 }
 
-static int client_run(const Options *o, uint64_t service_id) {
+/* @peers: this process and the service, whose CPU per call is reported as the peers' */
+static int client_run(const Options *o, uint64_t service_id, const int *peers) {
         bool memfd = !strcmp(o->workload, "memfd"), pipeline = !strcmp(o->workload, "pipeline");
         double rates[MAX_REPEAT];
         unsigned long total_calls = 0;
-        long cpu0, cpu1;
+        long cpu0, cpu1, peer0 = -1, peer1;
         size_t body_offset;
         Call k = { .service_id = service_id, .memfd = -1, .serial = 1 };
         KdbusConn *c;
@@ -317,8 +318,10 @@ static int client_run(const Options *o, uint64_t service_id) {
                 double t0 = bench_now(), t;
                 unsigned long n = 0;
 
-                if (i == 1)
+                if (i == 1) {
                         cpu0 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+                        peer0 = bench_cpu_ticks_sum(peers, 2);
+                }
                 if (pipeline)
                         r = pipeline_round(o, c, &k, t0, &in_flight, &n);
                 else
@@ -347,6 +350,7 @@ static int client_run(const Options *o, uint64_t service_id) {
                 }
         }
         cpu1 = o->bus_pid ? bench_cpu_ticks(o->bus_pid) : -1;
+        peer1 = bench_cpu_ticks_sum(peers, 2);
         while (in_flight) {     /* the last replies, before the service goes */
                 r = pipeline_reply(c, o->plain, k.service_id);
                 if (r < 0)
@@ -358,12 +362,13 @@ static int client_run(const Options *o, uint64_t service_id) {
                 double cpu_us = bench_cpu_us_per_call(cpu0, cpu1, total_calls);
 
                 printf("RESULT native-%s%s size=%zu inflight=%u median=%.0f min=%.0f max=%.0f MBps=%.1f "
-                       "bus_cpu_us_per_call=%.2f\n", o->workload,
+                       "bus_cpu_us_per_call=%.2f peers_cpu_us_per_call=%.2f\n", o->workload,
                        o->plain ? "-plain" : o->wait == WAIT_REPLY_HELD ? "-reply-held" :
                        o->wait == WAIT_HELD ? "-held" : "-eventfd",
                        memfd ? o->size : 8, pipeline ? o->inflight : 1, med,
                        rates[0], rates[o->repeat - 1],
-                       memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us);
+                       memfd ? med * (double) o->size / 1e6 : 0.0, cpu_us,
+                       bench_cpu_us_per_call(peer0, peer1, total_calls));
         }
         if (k.memfd >= 0)
                 (void) close(k.memfd);
@@ -442,7 +447,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kdbus-native-bench: the service did not come up\n");
                 return 1;
         }
-        r = client_run(&o, service_id);
+        r = client_run(&o, service_id, (const int[]){ (int) getpid(), (int) pid });
         (void) kill(pid, SIGTERM);
         (void) waitpid(pid, NULL, 0);
         return r ? 1 : 0;

@@ -14,7 +14,7 @@
  * Usage: legacy-payload-bench --address ADDR --size BYTES [--seconds S] [--repeat N]
  *                             [--bus-pid PID] [--inflight N]
  * --bus-pid: also the bus's CPU time (utime + stime of /proc/PID/stat) per call over the
- * timed rounds, as kdbus-native-bench reports it.
+ * timed rounds, as kdbus-native-bench reports it; the peers' (client and service) always.
  */
 #include <dbus/dbus.h>
 #include <signal.h>
@@ -117,7 +117,7 @@ int main(int argc, char **argv) {
         double seconds = 1.0, rates[64], med;
         long size = 1024 * 1024;
         int repeat = 3, pipefd[2], bus_pid = 0, inflight = 1, in_flight = 0;
-        long total_calls = 0, cpu0 = -1, cpu1 = -1;
+        long total_calls = 0, cpu0 = -1, cpu1 = -1, peer0, peer1;
         char c;
         pid_t pid;
 
@@ -166,6 +166,7 @@ int main(int argc, char **argv) {
                 return 1;
         if (bus_pid)
                 cpu0 = bench_cpu_ticks(bus_pid);
+        peer0 = bench_cpu_ticks_sum((const int[]){ (int)getpid(), (int)pid }, 2);
         for (int r = 0; r < repeat; ++r) {
                 double start = bench_now(), end;
                 long calls = 0;
@@ -202,10 +203,14 @@ int main(int argc, char **argv) {
         }
         if (bus_pid)
                 cpu1 = bench_cpu_ticks(bus_pid);
+        peer1 = bench_cpu_ticks_sum((const int[]){ (int)getpid(), (int)pid }, 2);
         med = bench_median(rates, (unsigned)repeat);
         if (cpu0 >= 0 && cpu1 >= 0 && total_calls)
                 printf("bus_cpu_us_per_call: %.2f\n",
                        bench_cpu_us_per_call(cpu0, cpu1, (unsigned long)total_calls));
+        if (peer0 >= 0 && peer1 >= 0 && total_calls)
+                printf("peers_cpu_us_per_call: %.2f\n",
+                       bench_cpu_us_per_call(peer0, peer1, (unsigned long)total_calls));
         printf("median: %.1f calls/s, %.0f MB/s (size %ld, %d in flight)\n", med,
                med * (double)size / 1e6, size, inflight);
         kill(pid, SIGTERM);

@@ -31,7 +31,8 @@
 # Buses on CPU $BENCH_BUS_CPU (0), peers on $BENCH_PEER_CPU (1). Rounds of $BENCH_SECONDS (1)
 # are interleaved, one per configuration in turn, $BENCH_ROUNDS (5) times, so background load
 # hits every configuration alike; medians. Bus CPU per call: utime + stime of the bus process
-# over the timed rounds (clock ticks: coarse at low rates).
+# over the timed rounds (clock ticks: coarse at low rates); peers CPU per call: the same of
+# the client and its service (with the preload library's or libkdbus's or libdbus's work).
 #
 # Usage: bench/native.sh BUILDDIR     (a release build with kdbus-native-bench,
 #        kdbus-kabi-bench, libkdbus-preload.so and legacy-payload-bench:
@@ -86,8 +87,13 @@ done
 # the broker is the controller's child: that is the process doing the bus work
 bus_pid[dbus-broker]=$(pgrep -P "${pids[2]}" -x dbus-broker)
 
+# "RATE BUS_CPU_US PEERS_CPU_US" from a RESULT line of kdbus-native-bench / kdbus-kabi-bench
+result_fields() {
+        sed -n 's/^RESULT .* median=\([0-9.]*\) .*bus_cpu_us_per_call=\([-0-9.]*\) peers_cpu_us_per_call=\([-0-9.]*\).*/\1 \2 \3/p'
+}
+
 # one round of configuration $1 at payload size $2 ($3: calls in flight, default 1): "RATE
-# CPU_US" on stdout (CPU -1: unknown)
+# BUS_CPU_US PEERS_CPU_US" on stdout (CPU -1: unknown; peers: the client and its service)
 one() {
         local cfg=$1 size=$2 depth=${3:-1} out
         case "$cfg" in
@@ -99,7 +105,7 @@ one() {
                 out=$(taskset -c "$peer_cpu" env LD_PRELOAD="$preload" \
                         "$build/bench/kdbus-kabi-bench" --root "$run/kdbusfs" "${args[@]}" \
                         --seconds "$seconds" --repeat 1 --bus-pid "${bus_pid[kdbusd]}")
-                sed -n 's/^RESULT .* median=\([0-9.]*\) .*bus_cpu_us_per_call=\([-0-9.]*\).*/\1 \2/p' <<<"$out"
+                result_fields <<<"$out"
                 ;;
         native-*)
                 local -a args=(--workload call)
@@ -111,13 +117,14 @@ one() {
                 out=$(taskset -c "$peer_cpu" "$build/bench/kdbus-native-bench" \
                         --native "$run/kdbusd.native" "${args[@]}" --seconds "$seconds" \
                         --repeat 1 --bus-pid "${bus_pid[kdbusd]}")
-                sed -n 's/^RESULT .* median=\([0-9.]*\) .*bus_cpu_us_per_call=\([-0-9.]*\).*/\1 \2/p' <<<"$out"
+                result_fields <<<"$out"
                 ;;
         *)
                 out=$(taskset -c "$peer_cpu" "$build/bench/legacy-payload-bench" \
                         --address "unix:path=$run/$cfg.sock" --size "$size" --seconds "$seconds" \
                         --repeat 1 --bus-pid "${bus_pid[$cfg]}" --inflight "$depth")
-                echo "$(awk '/^median/ {print $2}' <<<"$out") $(awk '/^bus_cpu_us_per_call/ {print $2}' <<<"$out")"
+                awk '/^median/ {r = $2} /^bus_cpu_us_per_call/ {b = $2}
+                     /^peers_cpu_us_per_call/ {p = $2} END {print r, b == "" ? -1 : b, p == "" ? -1 : p}' <<<"$out"
                 ;;
         esac
 }
@@ -149,15 +156,17 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     f = line.split()
-    if len(f) < 4:
+    if len(f) < 5 or not f[2]:
         sys.exit("bench/native.sh: a round failed: %r" % line)
-    rows.setdefault((f[0], f[1]), []).append((float(f[2]), float(f[3])))
+    rows.setdefault((f[0], f[1]), []).append((float(f[2]), float(f[3]), float(f[4])))
 
 def med(key):
-    rates = [r for r, _ in rows[key]]
-    cpus = [c for _, c in rows[key] if c >= 0]
+    rates = [r for r, _, _ in rows[key]]
+    cpus = [c for _, c, _ in rows[key] if c >= 0]
+    peers = [p for _, _, p in rows[key] if p >= 0]
     return (statistics.median(rates), min(rates), max(rates),
-            statistics.median(cpus) if cpus else float('nan'))
+            statistics.median(cpus) if cpus else float('nan'),
+            statistics.median(peers) if peers else float('nan'))
 
 names = {'kabi': 'kernel interface (preload): SEND, poll, RECV, FREE',
          'kabi-sync': 'kernel interface (preload): SYNC_REPLY',
@@ -172,12 +181,14 @@ def table(kind, cfgs, title):
     print()
     print(title + '; ratio: the kernel interface (SEND, poll, RECV, FREE) / that row')
     print()
-    print('| path | calls/s median (min-max) | bus CPU µs per call | kernel interface / this |')
-    print('| --- | --- | --- | --- |')
+    print('| path | calls/s median (min-max) | bus CPU µs per call | peers CPU µs per call '
+          '| kernel interface / this |')
+    print('| --- | --- | --- | --- | --- |')
     ka = med((kind, 'kabi'))[0]
     for cfg in cfgs:
-        m, lo, hi, cpu = med((kind, cfg))
-        print('| %s | %.0f (%.0f-%.0f) | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu, ka / m))
+        m, lo, hi, cpu, peers = med((kind, cfg))
+        print('| %s | %.0f (%.0f-%.0f) | %.1f | %.1f | %.2fx |' % (names[cfg], m, lo, hi, cpu,
+                                                                peers, ka / m))
 
 
 table('small', ('kabi', 'kabi-sync', 'native-batch', 'native-held', 'native-eventfd',
@@ -186,8 +197,8 @@ table('small', ('kabi', 'kabi-sync', 'native-batch', 'native-held', 'native-even
 table('piped', ('kabi', 'native-batch', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'),
       'Pipelined calls (8-byte `ay` body, %s in flight)' % sys.argv[2])
 print()
-print('Payloads (one `ay` body, one call in flight): calls/s (MB/s), bus CPU µs per call;'
-      ' ratio: kernel interface memfd / that one')
+print('Payloads (one `ay` body, one call in flight): calls/s (MB/s), bus / peers CPU µs per'
+      ' call; ratio: kernel interface memfd / that one')
 print()
 cols = ('kabi-memfd', 'native-memfd', 'kdbusd', 'dbus-daemon', 'dbus-broker')
 print('| size | kernel interface memfd | libkdbus memfd | kdbusd classic | dbus-daemon | dbus-broker '
@@ -195,7 +206,8 @@ print('| size | kernel interface memfd | libkdbus memfd | kdbusd classic | dbus-
 print('| --- |' + ' --- |' * 9)
 for size in ('1048576', '16777216'):
     ms = [med((size, c)) for c in cols]
-    cell = lambda m: '%.1f (%.0f MB/s), %.0f µs' % (m[0], m[0] * int(size) / 1e6, m[3])
+    cell = lambda m: '%.1f (%.0f MB/s), %.0f / %.0f µs' % (m[0], m[0] * int(size) / 1e6, m[3],
+                                                            m[4])
     print('| %d MiB | %s | %s |' % (int(size) >> 20, ' | '.join(cell(m) for m in ms),
                                     ' | '.join('%.2fx' % (ms[0][0] / m[0]) for m in ms[1:])))
 PY
