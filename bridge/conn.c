@@ -874,6 +874,21 @@ int bus_broadcast(Bus *bus, BridgeMsg *msg) {
         return error_trace(bus_route_broadcast(bus, NULL, msg));
 }
 
+/**
+ * bus_broadcast_has_audience() - could a broadcast of the bus reach anyone
+ * @bus:        the bus
+ *
+ * bus_broadcast() shows a message to the monitors and routes it to the connections with
+ * match rules (Bus.match_conns, eavesdroppers' too); with neither it delivers nothing.
+ * The driver asks this before it builds NameOwnerChanged and the like, so that a bus where
+ * nobody listens spends nothing on them (issue #16: connection churn).
+ *
+ * Return: true if a monitor or a connection with a match rule exists.
+ */
+bool bus_broadcast_has_audience(const Bus *bus) {
+        return !list_is_empty(&bus->monitors) || !list_is_empty(&bus->match_conns);
+}
+
 /*
  * kdbus's name policy on a unicast that is not an answer (bridge/endpoint.h). A sender on
  * a custom endpoint gets the answer of a name that does not exist for one it cannot see.

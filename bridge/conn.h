@@ -230,6 +230,10 @@ int bridge_conn_queue_msg(BridgeConn *dst, BridgeMsg *msg);
  * Never fails for the sender except with -ENOMEM. */
 int bus_broadcast(Bus *bus, BridgeMsg *msg);
 
+/* Whether bus_broadcast() could deliver anything: a monitor, or a connection with a match
+ * rule. Without one a broadcast of the bus need not be built at all. */
+bool bus_broadcast_has_audience(const Bus *bus);
+
 /* What a queued @msg counts in queued_bytes and against max_outgoing_bytes: the memory
  * the bus holds for it (struct, buffer, queue entry), not only its wire size. */
 size_t bridge_conn_queue_cost(const BridgeMsg *msg);

@@ -610,8 +610,10 @@ int bridge_msg_new_take(uint8_t *data, size_t size, uint64_t sender_id, BridgeMs
         m->sender_id = sender_id;
         m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
 
-        /* the builder declares the fds it will attach: accept any UNIX_FDS */
-        r = wire_message_parse(data, size, WIRE_MAX_UNIX_FDS, WIRE_PARSE_SKIP_BODY, &m->hdr);
+        /* the builder declares the fds it will attach: accept any UNIX_FDS; it checked the
+         * header's strings and the signature, and the body's values as it wrote them */
+        r = wire_message_parse(data, size, WIRE_MAX_UNIX_FDS,
+                               WIRE_PARSE_SKIP_BODY | WIRE_PARSE_BUILT, &m->hdr);
         if (r)
                 return error_origin(-EINVAL);
 

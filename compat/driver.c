@@ -108,6 +108,10 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
             list_is_empty(&driver->bus->monitors))
                 return BRIDGE_E_NOT_ACTIVE;
         spec->serial = driver_next_serial(driver);
+        /* a broadcast nobody can receive is not built (its serial is used up all the same,
+         * so the serials of what the bus sends do not depend on who listens) */
+        if (!dst && !bus_broadcast_has_audience(driver->bus))
+                return 0;
         spec->sender = anonymous ? NULL : WIRE_DRIVER_NAME;
         if (fd_owned >= 0)
                 spec->n_fds = 1;

@@ -715,11 +715,10 @@ void client_process(ProxyClient *c) {
         client_update_events(c);
 }
 
-static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
-        ProxyClient *c = userdata;
+/* Handle @revents of the client's socket; the caller calls server_flush() after it. */
+static void client_handle_io(ProxyClient *c, uint32_t revents) {
         int r;
 
-        server_update_time(c->server);
         if (revents & EPOLLOUT) {
                 c->write_blocked = false;
                 client_flush(c);
@@ -743,8 +742,29 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
                 }
         }
         client_update_events(c);
+}
+
+static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
+        ProxyClient *c = userdata;
+
+        server_update_time(c->server);
+        client_handle_io(c, revents);
         server_flush(c->server);        /* may free @c: last */
         return 0;
+}
+
+/**
+ * client_start() - read what a freshly accepted client sent with its connect
+ * @c:          the client (client_new() and its endpoint set)
+ *
+ * Clients speak first (the NUL byte and AUTH right after connect()), and by the time the
+ * listener's wakeup accepted it the first line is usually there: reading it now answers
+ * it in this wakeup, not after another epoll_wait() returns the new socket (issue #16:
+ * connection churn). Nothing there yet costs one recvmsg() that finds EAGAIN. The caller
+ * calls server_flush() (it may free @c).
+ */
+void client_start(ProxyClient *c) {
+        client_handle_io(c, EPOLLIN);
 }
 
 static int client_on_auth_timeout(LoopSource *source, uint64_t usec, void *userdata) {

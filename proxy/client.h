@@ -92,6 +92,7 @@ struct ProxyClient {
 /* Takes @fd (closes it on failure). Return: 0, negative errno; the peer may be refused
  * (quota), then 0 with *ret NULL. */
 int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret);
+void client_start(ProxyClient *c);
 ProxyClient *client_free(ProxyClient *c);
 
 /* Process buffered input with a fresh budget (from the server's ready list). */

@@ -39,6 +39,10 @@ static unsigned n_peer_names, next_peer_name;
 /* Whether this machine runs systemd: decided at boot, asked once. */
 static int booted = -1;
 
+/* The bus's own uid, asked once: peers are admitted only after the bus dropped its
+ * privileges (proxy/main.c), and it never changes after that. */
+static uid_t bus_uid = (uid_t)-1;
+
 /**
  * proxy_config_peer_forget() - forget the cached user names (a reload: as dbus-daemon)
  */
@@ -146,7 +150,9 @@ int proxy_config_admit_creds(Server *s, const BridgeCreds *cr, PolicySnapshot **
                 if (cr->groups[i] != cr->gid)
                         gids[n_gids++] = cr->groups[i];
 
-        r = policy_db_check_connect(db, cr->uid, gids, n_gids, getuid());
+        if (bus_uid == (uid_t)-1)
+                bus_uid = getuid();
+        r = policy_db_check_connect(db, cr->uid, gids, n_gids, bus_uid);
         if (r == POLICY_E_ACCESS_DENIED) {
                 free(gids);
                 return 1;

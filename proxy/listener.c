@@ -52,14 +52,31 @@ static void listener_pause(ProxyListener *l) {
         (void) loop_timer_set(l->retry, when);
 }
 
+/*
+ * How many connections one wakeup accepts: one, unless the listener was ready in the
+ * previous wakeup too (connections come faster than one per wakeup: a storm), then up to
+ * LISTENER_ACCEPT_BURST, bounded so that a storm cannot starve the clients already
+ * connected. The listener is level-triggered: what one wakeup leaves in the backlog makes
+ * the next one return at once. A single connection so costs no accept4() that finds
+ * EAGAIN (issue #16: connection churn).
+ */
+#define LISTENER_ACCEPT_BURST 32u
+
+static unsigned listener_accept_budget(ProxyListener *l) {
+        uint64_t now = loop_iteration(l->server->loop);
+        bool storm = l->last_iteration && now == l->last_iteration + 1;
+
+        l->last_iteration = now;
+        return storm ? LISTENER_ACCEPT_BURST : 1;
+}
+
 static int listener_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
         ProxyListener *l = userdata;
-        unsigned i;
+        unsigned i, budget = listener_accept_budget(l);
 
         server_update_time(l->server);
 
-        /* bounded, so a connection storm cannot starve the clients already connected */
-        for (i = 0; i < 32; ++i) {
+        for (i = 0; i < budget; ++i) {
                 ProxyClient *c = NULL;
                 int cfd, r;
 
@@ -98,11 +115,15 @@ static int listener_on_io(LoopSource *source, int fd, uint32_t revents, void *us
                         return 0;
                 }
                 r = client_new(l->server, cfd, true, &c);
-                if (r == 0 && c && l->endpoint)
-                        bridge_conn_set_endpoint(c->conn, l->endpoint);
                 if (r < 0)
                         proxy_log(LOG_ERR, "Cannot set up a new connection on %s: %s, ignoring",
                                   l->address, strerror(-r));
+                if (r < 0 || !c)
+                        continue;
+                if (l->endpoint)
+                        bridge_conn_set_endpoint(c->conn, l->endpoint);
+                client_start(c);
+                server_flush(l->server);        /* may free @c */
         }
         return 0;
 }

@@ -30,6 +30,7 @@ typedef struct ProxyListener {
         int fd;
         LoopSource *io;
         LoopSource *retry;              /* re-enables @io a while after EMFILE */
+        uint64_t last_iteration;        /* the loop iteration of the last accepting wakeup */
         ProxyLogLimit log_limit;
         List link;                      /* Server.listeners */
         char *unlink_path;              /* path socket we created, removed at exit */

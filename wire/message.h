@@ -83,6 +83,9 @@ enum {
          * message; the body is not checked (implies SKIP_BODY); total_size is the declared
          * one */
         WIRE_PARSE_HEADER_ONLY = 1u << 1,
+        /* a message wire_message_build() made: its header strings and signature were
+         * checked there, so only the framing is read (with SKIP_BODY: the bus's own) */
+        WIRE_PARSE_BUILT = 1u << 2,
 };
 
 /**

@@ -8,6 +8,7 @@
  * destination without any match rule; a broadcast reaches its sender when the sender has
  * a matching rule.
  */
+#include "bridge/monitor.h"
 #include "tests/unit/bridge/fixture.h"
 
 static void setup3(Fixture *f, gconstpointer ctx) {
@@ -476,12 +477,33 @@ static void test_recycle(Fixture *f, gconstpointer ctx) {
         bridge_msg_unref(m);
 }
 
+/* A broadcast of the bus can reach a connection with any match rule (an eavesdropper's too)
+ * or a monitor; with none, the driver does not build it (bus_broadcast_has_audience()). */
+static void test_audience(Fixture *f, gconstpointer ctx) {
+        BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL, .interface = "t.Unrelated" };
+        BridgeMatchKeys eav = { .interface = "t.T", .eavesdrop = true };
+
+        g_assert_false(bus_broadcast_has_audience(f->bus));
+        g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&k)), ==, 0);
+        g_assert_true(bus_broadcast_has_audience(f->bus));
+        g_assert_cmpint(bridge_conn_remove_match(f->c[1], &k), ==, 0);
+        g_assert_false(bus_broadcast_has_audience(f->bus));
+        g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&eav)), ==, 0);
+        g_assert_true(bus_broadcast_has_audience(f->bus));
+        bridge_conn_disconnect(f->c[2]);                /* its rules go with it */
+        g_assert_false(bus_broadcast_has_audience(f->bus));
+        g_assert_cmpint(bridge_conn_become_monitor(f->c[0], NULL, 0), ==, 0);
+        g_assert_true(bus_broadcast_has_audience(f->bus));
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/bridge/routing/hello", Fixture, NULL, fixture_setup, test_hello,
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast", Fixture, NULL, setup3, test_unicast, fixture_teardown);
         g_test_add("/bridge/routing/broadcast", Fixture, NULL, setup3, test_broadcast,
+                   fixture_teardown);
+        g_test_add("/bridge/routing/audience", Fixture, NULL, setup3, test_audience,
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast-ignores-matches", Fixture, NULL, setup3,
                    test_unicast_ignores_matches, fixture_teardown);

@@ -287,6 +287,47 @@ static void test_build_fds(void) {
         wire_writer_deinit(&w);
 }
 
+/* WIRE_PARSE_BUILT (the bus's own messages) reads the same header as a full check does. */
+static void test_parse_built(void) {
+        WireMsgSpec spec = {
+                .type = WIRE_MSG_SIGNAL, .flags = WIRE_FLAG_NO_REPLY_EXPECTED, .serial = 7,
+                .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
+                .member = "NameOwnerChanged", .destination = ":1.5",
+                .sender = "org.freedesktop.DBus", .n_fds = 1,
+        };
+        WireHeader full, built;
+        WireWriter w;
+        uint8_t *m;
+        size_t size;
+
+        wire_writer_init(&w);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', ":1.5"), ==, 0);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', ""), ==, 0);
+        g_assert_cmpint(wire_writer_append_basic(&w, 's', ":1.5"), ==, 0);
+        g_assert_cmpint(wire_message_build(&spec, &w, &m, &size), ==, 0);
+        g_assert_cmpint(wire_message_parse(m, size, 1, WIRE_PARSE_SKIP_BODY, &full), ==, 0);
+        g_assert_cmpint(wire_message_parse(m, size, 1, WIRE_PARSE_SKIP_BODY | WIRE_PARSE_BUILT,
+                                           &built), ==, 0);
+        g_assert_cmpuint(built.type, ==, full.type);
+        g_assert_cmpuint(built.flags, ==, full.flags);
+        g_assert_cmpuint(built.serial, ==, full.serial);
+        g_assert_cmpuint(built.body_offset, ==, full.body_offset);
+        g_assert_cmpuint(built.total_size, ==, full.total_size);
+        g_assert_cmpuint(built.sender_field_offset, ==, full.sender_field_offset);
+        g_assert_cmpuint(built.sender_field_size, ==, full.sender_field_size);
+        g_assert_true(built.path == full.path && built.interface == full.interface &&
+                      built.member == full.member && built.destination == full.destination &&
+                      built.sender == full.sender && built.signature == full.signature);
+        g_assert_cmpstr(built.member, ==, "NameOwnerChanged");
+        g_assert_cmpstr(built.signature, ==, "sss");
+        g_assert_cmpuint(built.n_fds, ==, 1);
+        /* framing is still checked: a cut message does not parse */
+        g_assert_cmpint(wire_message_parse(m, size - 1, 1, WIRE_PARSE_SKIP_BODY | WIRE_PARSE_BUILT,
+                                           &built), !=, 0);
+        free(m);
+        wire_writer_deinit(&w);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/wire/writer/basic-types", test_basic_types);
@@ -294,5 +335,6 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/writer/errors", test_errors);
         g_test_add_func("/wire/writer/build", test_build);
         g_test_add_func("/wire/writer/build-fds", test_build_fds);
+        g_test_add_func("/wire/writer/parse-built", test_parse_built);
         return g_test_run();
 }
