@@ -12,8 +12,10 @@
 #include "bridge/conn.h"
 #include "util/list.h"
 
-/* How many recycled queue entries a bus keeps (Bus.free_entries). */
-#define BUS_MAX_FREE_ENTRIES 4096u
+/* How many recycled queue entries a bus keeps (Bus.free_entries): enough for a broadcast
+ * burst to 100 receivers with 128 messages queued each (issue #16) to take no malloc() per
+ * delivery, at most 16384 * 40 bytes; bus_trim() gives them back after a flood. */
+#define BUS_MAX_FREE_ENTRIES 16384u
 
 typedef struct BridgeQueueEntry {
         List link;                      /* BridgeConn.queue or Bus.free_entries */

@@ -293,6 +293,17 @@ static uint64_t bus_parse_unique_name(const char *name) {
 }
 
 /**
+ * bus_trim() - free the queue entries kept for reuse
+ * @bus:        the bus
+ *
+ * The transport calls it once a flood drained, before malloc_trim(): the entries a burst
+ * left behind (up to BUS_MAX_FREE_ENTRIES) would otherwise pin heap pages.
+ */
+void bus_trim(Bus *bus) {
+        bus_free_entries_flush(bus);
+}
+
+/**
  * bus_find_conn_by_name() - resolve a unique or well-known name
  * @bus:        the bus
  * @name:       ":1.<id>" or a well-known name

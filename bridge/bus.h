@@ -199,6 +199,10 @@ BridgeConn *bus_find_conn(Bus *bus, uint64_t id);
  */
 BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name);
 
+/* Free what the bus keeps for reuse (recycled queue entries): after a flood drained, before
+ * the transport gives free memory back to the system (malloc_trim()). */
+void bus_trim(Bus *bus);
+
 /* Earliest pending deadline (reply timeouts): true and *ret_usec, or false if none. */
 bool bus_next_deadline(Bus *bus, uint64_t *ret_usec);
 /* Expire every pending reply whose deadline is <= bus->now_usec (reply_lost, timed_out). */

@@ -788,6 +788,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                 .n_words = bloom_words(&bus->bloom),
         };
         BridgeConn **own = NULL;
+        bool name_policy;
         WireArgs args;
         size_t i;
         int r;
@@ -814,6 +815,8 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
         route_find(bus, &rc, eavesdrop_only);
         if (rc.error < 0)
                 rc.n_hits = 0;
+        /* delivering changes no endpoint or policy holder: asked once per message */
+        name_policy = bus_has_name_policy(bus);
 
         for (i = 0, r = rc.error; i < rc.n_hits && r >= 0; ++i) {
                 BridgeConn *conn = rc.hits[i];
@@ -822,7 +825,7 @@ static int bus_route_matches(Bus *bus, BridgeConn *sender, BridgeMsg *msg,
                  * eavesdropping; its view is the endpoint's) */
                 if (conn->endpoint && msg->hdr.destination)
                         continue;
-                if (bus_has_name_policy(bus) &&
+                if (name_policy &&
                     !bridge_conn_may_receive(conn, sender, msg,
                                              args.n_args && args.type[0] == 's' ? args.str[0] : NULL))
                         continue;

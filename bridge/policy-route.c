@@ -147,6 +147,29 @@ static int copy_check(PolicyMsgInfo *info, const BridgeConn *sender, const Bridg
         return 0;
 }
 
+/* A copy was denied: only monitors hear of it. Out of line: the allowed copy, once per
+ * receiver of every broadcast, does not pay for this frame. Return: 1 or -ENOMEM. */
+static _noinline_ int copy_denied(PolicyMsgInfo *info, const BridgeConn *sender,
+                                  const BridgeConn *receiver, const BridgeMsg *msg,
+                                  bool requested_reply, bool eavesdropping) {
+        Bus *bus = receiver->bus;
+        PolicyVerdict verdict;
+        _cleanup_(freep) char *text = NULL;
+        bool send = false;
+        int r;
+
+        if (list_is_empty(&bus->monitors) || !bus->notify || !bus->notify->copy_denied)
+                return 1;
+        /* again, counting the matched rules for the text (the first check does not) */
+        (void) copy_check(info, sender, receiver, msg, requested_reply, eavesdropping, &send,
+                          &verdict);
+        r = policy_format_denial(send, &verdict, msg, sender, receiver, requested_reply, &text);
+        if (r < 0)
+                return error_trace(r);
+        r = bus->notify->copy_denied(bus->notify_userdata, sender, msg, text);
+        return r < 0 ? error_trace(r) : 1;
+}
+
 /**
  * bridge_policy_check_copy() - may @receiver get this copy of @msg?
  * @info:               the message's facts, cached across receivers (zeroed at first)
@@ -168,25 +191,12 @@ static int copy_check(PolicyMsgInfo *info, const BridgeConn *sender, const Bridg
 int bridge_policy_check_copy(PolicyMsgInfo *info, const BridgeConn *sender,
                              const BridgeConn *receiver, const BridgeMsg *msg,
                              bool requested_reply, bool eavesdropping) {
-        Bus *bus = receiver->bus;
-        PolicyVerdict verdict;
-        _cleanup_(freep) char *text = NULL;
         bool send = false;
-        int r;
 
         if (copy_check(info, sender, receiver, msg, requested_reply, eavesdropping, &send,
                        NULL) == 0)
                 return 0;
-        if (list_is_empty(&bus->monitors) || !bus->notify || !bus->notify->copy_denied)
-                return 1;
-        /* again, counting the matched rules for the text (the first check does not) */
-        (void) copy_check(info, sender, receiver, msg, requested_reply, eavesdropping, &send,
-                          &verdict);
-        r = policy_format_denial(send, &verdict, msg, sender, receiver, requested_reply, &text);
-        if (r < 0)
-                return error_trace(r);
-        r = bus->notify->copy_denied(bus->notify_userdata, sender, msg, text);
-        return r < 0 ? error_trace(r) : 1;
+        return copy_denied(info, sender, receiver, msg, requested_reply, eavesdropping);
 }
 
 /**

@@ -26,74 +26,30 @@ uint64_t bridge_quota_account(const BridgeConn *sender) {
         return (uint32_t)sender->creds.uid;
 }
 
-static BridgeQuotaUse *quota_find(const BridgeQuotaTable *t, uint64_t account) {
-        unsigned i;
-
-        for (i = 0; i < t->n; ++i)
-                if (t->use[i].account == account)
-                        return &t->use[i];
-        return NULL;
-}
-
 /**
- * bridge_quota_get() - what an account holds
+ * bridge_quota_add_row() - a row for an account that has none yet
  * @t:          the table
- * @account:    the account
+ * @account:    the account (no row in @t)
  *
- * Return: its row, or one of zeroes.
+ * Return: the new row (zeroes but the account), or NULL if the table cannot grow.
  */
-BridgeQuotaUse bridge_quota_get(const BridgeQuotaTable *t, uint64_t account) {
-        const BridgeQuotaUse *u = quota_find(t, account);
+BridgeQuotaUse *bridge_quota_add_row(BridgeQuotaTable *t, uint64_t account) {
+        BridgeQuotaUse *u;
 
-        return u ? *u : (BridgeQuotaUse){ .account = account };
-}
+        if (t->n == t->cap) {
+                unsigned cap = t->cap ? 2 * t->cap : 4;
+                BridgeQuotaUse *use = realloc(t->use, cap * sizeof(*use));
 
-/**
- * bridge_quota_charge() - one more message for an account
- * @t:          the table
- * @account:    the account
- * @bytes:      its bytes
- * @fds:        its fds
- *
- * Return: 0 or -ENOMEM (nothing changed).
- */
-int bridge_quota_charge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes, uint32_t fds) {
-        BridgeQuotaUse *u = quota_find(t, account);
-
-        if (!u) {
-                if (t->n == t->cap) {
-                        unsigned cap = t->cap ? 2 * t->cap : 4;
-                        BridgeQuotaUse *use = realloc(t->use, cap * sizeof(*use));
-
-                        if (!use)
-                                return error_origin(-ENOMEM);
-                        t->use = use;
-                        t->cap = cap;
+                if (!use) {
+                        (void) error_origin(-ENOMEM);
+                        return NULL;
                 }
-                u = &t->use[t->n++];
-                *u = (BridgeQuotaUse){ .account = account };
+                t->use = use;
+                t->cap = cap;
         }
-        u->bytes += bytes;
-        u->fds += fds;
-        ++u->msgs;
-        return 0;
-}
-
-/**
- * bridge_quota_discharge() - one message of an account went
- * @t:          the table
- * @account:    the account it was charged to
- * @bytes:      as charged
- * @fds:        as charged
- */
-void bridge_quota_discharge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes, uint32_t fds) {
-        BridgeQuotaUse *u = quota_find(t, account);
-
-        assert(u && u->msgs && u->bytes >= bytes && u->fds >= fds);
-        u->bytes -= bytes;
-        u->fds -= fds;
-        if (--u->msgs == 0)
-                *u = t->use[--t->n];    /* the last row takes its place */
+        u = &t->use[t->n++];
+        *u = (BridgeQuotaUse){ .account = account };
+        return u;
 }
 
 /**

@@ -13,6 +13,8 @@
  * accounts at a time (those with something queued), so it is a small array searched
  * linearly; an account's row goes when its last message does.
  */
+#include <assert.h>
+#include <errno.h>
 #include <stdint.h>
 #include "util/macro.h"
 
@@ -39,10 +41,52 @@ typedef struct BridgeQuotaTable {
 /* The account @sender's messages are charged to (NULL: the bus). */
 uint64_t bridge_quota_account(const BridgeConn *sender);
 
+/*
+ * The three below run once or twice per message and receiver (a broadcast to 100 peers:
+ * 100 charges and 100 discharges), so they are inline; only adding a row is not.
+ */
+
+/* @account's row in @t, or NULL. */
+static inline BridgeQuotaUse *bridge_quota_find(const BridgeQuotaTable *t, uint64_t account) {
+        for (unsigned i = 0; i < t->n; ++i)
+                if (t->use[i].account == account)
+                        return &t->use[i];
+        return NULL;
+}
+
+/* A new row of zeroes for @account (not in @t). Return: it, or NULL (-ENOMEM). */
+BridgeQuotaUse *bridge_quota_add_row(BridgeQuotaTable *t, uint64_t account);
+
 /* What @account holds in @t: zeroes if nothing. */
-BridgeQuotaUse bridge_quota_get(const BridgeQuotaTable *t, uint64_t account);
-/* Count one more message of @bytes and @fds for @account. Return: 0 or -ENOMEM. */
-int bridge_quota_charge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes, uint32_t fds);
+static inline BridgeQuotaUse bridge_quota_get(const BridgeQuotaTable *t, uint64_t account) {
+        const BridgeQuotaUse *u = bridge_quota_find(t, account);
+
+        return u ? *u : (BridgeQuotaUse){ .account = account };
+}
+
+/* Count one more message of @bytes and @fds for @account. Return: 0 or -ENOMEM (nothing
+ * changed). */
+static inline int bridge_quota_charge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes,
+                                      uint32_t fds) {
+        BridgeQuotaUse *u = bridge_quota_find(t, account);
+
+        if (!u && !(u = bridge_quota_add_row(t, account)))
+                return -ENOMEM;
+        u->bytes += bytes;
+        u->fds += fds;
+        ++u->msgs;
+        return 0;
+}
+
 /* Undo one bridge_quota_charge() with the same values. */
-void bridge_quota_discharge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes, uint32_t fds);
+static inline void bridge_quota_discharge(BridgeQuotaTable *t, uint64_t account, uint64_t bytes,
+                                          uint32_t fds) {
+        BridgeQuotaUse *u = bridge_quota_find(t, account);
+
+        assert(u && u->msgs && u->bytes >= bytes && u->fds >= fds);
+        u->bytes -= bytes;
+        u->fds -= fds;
+        if (--u->msgs == 0)
+                *u = t->use[--t->n];    /* the last row takes its place */
+}
 void bridge_quota_table_deinit(BridgeQuotaTable *t);

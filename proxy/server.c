@@ -152,6 +152,9 @@ static int server_on_ready(LoopSource *source, void *userdata) {
  * does not trim each time its queue empties.
  */
 static int server_on_trim(LoopSource *source, uint64_t usec, void *userdata) {
+        Server *s = userdata;
+
+        bus_trim(s->bus);
         (void) malloc_trim(0);
         return 0;
 }

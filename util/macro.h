@@ -17,6 +17,7 @@
 #define _printf_(a, b) __attribute__((__format__(printf, a, b)))
 #define _packed_ __attribute__((__packed__))
 #define _unused_ __attribute__((__unused__))
+#define _noinline_ __attribute__((__noinline__))
 #define _warn_unused_result_ __attribute__((__warn_unused_result__))
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))

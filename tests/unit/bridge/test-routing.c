@@ -496,6 +496,25 @@ static void test_audience(Fixture *f, gconstpointer ctx) {
         g_assert_true(bus_broadcast_has_audience(f->bus));
 }
 
+/* A burst of queued messages beyond the old 4096 recycled entries: all come back for reuse
+ * (no malloc() per delivery in the next burst), and bus_trim() frees them. */
+static void test_recycle_burst(Fixture *f, gconstpointer ctx) {
+        BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                                                        .destination = ":1.2" });
+        unsigned i;
+
+        f->bus->limits.max_outgoing_bytes = UINT32_MAX;
+        for (i = 0; i < 12800; ++i)
+                g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
+        while (bridge_conn_queue_peek(f->c[1]))
+                bridge_conn_queue_pop(f->c[1]);
+        g_assert_cmpuint(f->bus->n_free_entries, ==, 12800);
+        bus_trim(f->bus);
+        g_assert_cmpuint(f->bus->n_free_entries, ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
+        bridge_msg_unref(m);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/bridge/routing/hello", Fixture, NULL, fixture_setup, test_hello,
@@ -504,6 +523,8 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/routing/broadcast", Fixture, NULL, setup3, test_broadcast,
                    fixture_teardown);
         g_test_add("/bridge/routing/audience", Fixture, NULL, setup3, test_audience,
+                   fixture_teardown);
+        g_test_add("/bridge/routing/recycle-burst", Fixture, NULL, setup3, test_recycle_burst,
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast-ignores-matches", Fixture, NULL, setup3,
                    test_unicast_ignores_matches, fixture_teardown);
