@@ -90,6 +90,26 @@ void driver_kick_conn(BridgeConn *conn) {
 }
 
 /*
+ * Whether a message of the bus would reach nobody, so that it need not be built at all:
+ * a unicast to a peer that is gone when no monitor could see it (*ret: BRIDGE_E_NOT_ACTIVE;
+ * dbus-daemon shows monitors the NameLost signals of a leaving peer), or a broadcast when no
+ * connection has a match rule and there is no monitor (*ret: 0; its serial is used up all
+ * the same, so the serials of what the bus sends do not depend on who listens).
+ */
+static bool driver_emit_skip(Driver *driver, const BridgeConn *dst, int *ret) {
+        if (dst) {
+                *ret = BRIDGE_E_NOT_ACTIVE;
+                return !bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst) &&
+                       list_is_empty(&driver->bus->monitors);
+        }
+        *ret = 0;
+        if (bus_broadcast_has_audience(driver->bus))
+                return false;
+        (void) driver_next_serial(driver);
+        return true;
+}
+
+/*
  * Build a message from the bus and queue it to @dst, or broadcast it if @dst is NULL.
  * @fd (or -1) is attached as the message's only fd and taken, also on failure.
  * Return: 0, -errno, or BRIDGE_E_QUOTA / BRIDGE_E_NOT_ACTIVE from a unicast.
@@ -102,16 +122,9 @@ static int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
         size_t size;
         int r;
 
-        /* to a peer that is gone: only monitors could still see it (dbus-daemon shows them
-         * the NameLost signals of a leaving peer) */
-        if (dst && !bridge_conn_is_active(dst) && !bridge_conn_is_unregistered(dst) &&
-            list_is_empty(&driver->bus->monitors))
-                return BRIDGE_E_NOT_ACTIVE;
+        if (driver_emit_skip(driver, dst, &r))
+                return r;
         spec->serial = driver_next_serial(driver);
-        /* a broadcast nobody can receive is not built (its serial is used up all the same,
-         * so the serials of what the bus sends do not depend on who listens) */
-        if (!dst && !bus_broadcast_has_audience(driver->bus))
-                return 0;
         spec->sender = anonymous ? NULL : WIRE_DRIVER_NAME;
         if (fd_owned >= 0)
                 spec->n_fds = 1;
@@ -381,6 +394,10 @@ static int driver_signal(Driver *driver, BridgeConn *dst, const char *member, co
         WireWriter w;
         int r;
 
+        /* NameOwnerChanged nobody listens to, NameLost to a peer that is gone: not even
+         * the body is built (issue #16: connection churn) */
+        if (driver_emit_skip(driver, dst, &r))
+                return 0;
         wire_writer_init(&w);
         (void) wire_writer_append_basic(&w, 's', s1);
         if (s2) {

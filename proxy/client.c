@@ -749,7 +749,11 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
 
         server_update_time(c->server);
         client_handle_io(c, revents);
-        server_flush(c->server);        /* may free @c: last */
+        /* a client that must go is freed by the flush at the end of this wakeup (or by the
+         * next callback's), after what the other ready peers wait for, e.g. the answer to
+         * a new connection's AUTH (issue #16: connection churn) */
+        if (!c->close_pending)
+                server_flush(c->server);        /* may free @c: last */
         return 0;
 }
 

@@ -57,7 +57,11 @@ static bool uid_name(uid_t uid, char *buf, size_t size) {
 
         for (i = 0; i < n_peer_names; ++i)
                 if (peer_names[i].uid == uid) {
-                        snprintf(buf, size, "%s", peer_names[i].name);
+                        size_t n = strlen(peer_names[i].name);
+
+                        if (n >= size)
+                                return false;
+                        memcpy(buf, peer_names[i].name, n + 1);
                         return true;
                 }
         if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &res) != 0 || !res)
@@ -72,15 +76,16 @@ static bool uid_name(uid_t uid, char *buf, size_t size) {
 }
 
 static bool uid_is_at_console(uid_t uid) {
-        char name[4096], path[4200];
+        static const char dir[] = "/var/run/console/";
+        char path[sizeof(dir) - 1 + 4096];
 
         if (booted < 0)
                 booted = sd_booted() > 0;
         if (booted)
                 return sd_uid_get_seats(uid, 1, NULL) > 0;
-        if (!uid_name(uid, name, sizeof(name)))
+        memcpy(path, dir, sizeof(dir) - 1);
+        if (!uid_name(uid, path + sizeof(dir) - 1, sizeof(path) - (sizeof(dir) - 1)))
                 return false;
-        snprintf(path, sizeof(path), "/var/run/console/%s", name);
         return access(path, F_OK) == 0;
 }
 

@@ -81,6 +81,12 @@ static int listener_on_io(LoopSource *source, int fd, uint32_t revents, void *us
                 int cfd, r;
 
                 cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
+                        /* clients that went in this wakeup are freed at its end
+                         * (server_flush()); their fds may be the ones this needs */
+                        server_flush(l->server);
+                        cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+                }
                 if (cfd < 0) {
                         int e = errno;
 

@@ -12,7 +12,9 @@
  * list in this wakeup gets its next budget in the next one. So between two turns of any
  * client, every other ready client is served once, one budget each.
  * Each callback here and in client.c calls server_flush() last, so a reply goes out right
- * after the call that caused it, not after the whole wakeup's batch.
+ * after the call that caused it, not after the whole wakeup's batch; a client that must go
+ * is freed at the end of the wakeup (the flush defer), and server_flush() writes before it
+ * frees, so a teardown never delays another peer's answer.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -98,19 +100,27 @@ void server_mark_dirty(Server *s, ProxyClient *c) {
  * answer cannot be written) may be freed here.
  */
 void server_flush(Server *s) {
-        List *l;
+        List reap = LIST_INIT(reap), *l;
 
         server_update_time(s);
-        while ((l = list_first(&s->dirty))) {
-                ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
+        do {
+                /* writes first, then the clients that must go: a peer's answer does not
+                 * wait for another's teardown, which may queue more (NameOwnerChanged, lost
+                 * replies): those are written in the next round */
+                while ((l = list_first(&s->dirty))) {
+                        ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
 
-                list_unlink(l);
-                if (client_reap(c))
-                        continue;
-                client_flush(c);
-                if (c->close_pending && !list_is_linked(&c->dirty_link))
-                        client_reap(c);
-        }
+                        list_unlink(l);
+                        if (!c->close_pending)
+                                client_flush(c);
+                        if (c->close_pending && !list_is_linked(&c->dirty_link))
+                                list_append(&reap, &c->dirty_link);
+                }
+                while ((l = list_first(&reap))) {
+                        list_unlink(l);
+                        (void) client_reap(list_entry(l, ProxyClient, dirty_link));
+                }
+        } while (!list_is_empty(&s->dirty));
         (void) loop_source_set_enabled(s->flush_source, LOOP_OFF);
         /* native peers' held RECVs that this turn's messages answer, in this turn too */
         native_listener_flush_held();

@@ -4,7 +4,7 @@
  * on a path socket in a temporary directory: a client that spoke with its connect() is
  * answered in the wakeup that accepts it; a single connection is accepted alone, a storm
  * (the listener ready in consecutive wakeups) in bursts, and every connection of a storm
- * is answered.
+ * is answered; a client that hung up in the same wakeup is freed by its end.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -126,11 +126,30 @@ static void test_storm(Fixture *f, gconstpointer ctx) {
                 (void) close(fds[i]);
 }
 
+/* A client that hung up and a new one in the same wakeup (connection churn): the new one is
+ * answered, and the one that went is freed by the end of that wakeup all the same. */
+static void test_close_and_connect(Fixture *f, gconstpointer ctx) {
+        int old = client_connect_auth(f), fd;
+
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
+        g_assert_true(client_has_ok(old));
+        g_assert_cmpuint(f->s->n_clients, ==, 1);
+        (void) close(old);
+        fd = client_connect_auth(f);
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
+        g_assert_true(client_has_ok(fd));
+        g_assert_cmpuint(f->s->n_clients, ==, 1);
+        (void) close(fd);
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
+        g_assert_cmpuint(f->s->n_clients, ==, 0);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define T(name, fn) g_test_add("/proxy/listener/" name, Fixture, NULL, setup, fn, teardown)
         T("answer-at-accept", test_answer_at_accept);
         T("storm", test_storm);
+        T("close-and-connect", test_close_and_connect);
 #undef T
         return g_test_run();
 }
