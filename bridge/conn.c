@@ -391,12 +391,8 @@ int bridge_conn_queue_push(BridgeConn *conn, BridgeMsg *msg) {
         return error_trace(conn_queue_push(conn, msg));
 }
 
-/**
- * bridge_conn_queue_remove() - take @e out of @conn's queue, wherever it is
- * @conn:       the connection
- * @e:          one of its queue entries (recycled: invalid afterwards)
- */
-void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
+/* Take @e out of @conn's queue; its message's reference goes to the caller. */
+static BridgeMsg *conn_queue_steal(BridgeConn *conn, BridgeQueueEntry *e) {
         BridgeMsg *msg = e->msg;
 
         assert(conn->queued_msgs > 0 && conn->queued_bytes >= e->bytes &&
@@ -407,7 +403,16 @@ void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
         --conn->queued_msgs;
         bridge_quota_discharge(&conn->quota, e->account, e->bytes, msg->n_fds);
         bus_entry_put(conn->bus, e);
-        bridge_msg_unref(msg);
+        return msg;
+}
+
+/**
+ * bridge_conn_queue_remove() - take @e out of @conn's queue, wherever it is
+ * @conn:       the connection
+ * @e:          one of its queue entries (recycled: invalid afterwards)
+ */
+void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e) {
+        bridge_msg_unref(conn_queue_steal(conn, e));
 }
 
 /**
@@ -491,6 +496,21 @@ void bridge_conn_queue_pop(BridgeConn *conn) {
 
 static int conn_match_addressed_signal(BridgeConn *dst, const BridgeConn *sender,
                                        BridgeMsg *msg);
+
+/**
+ * bridge_conn_queue_take() - take the oldest queued message off the queue
+ * @conn:       the connection
+ *
+ * As bridge_conn_queue_peek() and bridge_conn_queue_pop(), but the queue's reference goes
+ * to the caller (a transport that keeps the message until it is written takes none more).
+ *
+ * Return: the message (one reference), or NULL if the queue is empty.
+ */
+BridgeMsg *bridge_conn_queue_take(BridgeConn *conn) {
+        BridgeQueueEntry *e = list_first_entry(&conn->queue, BridgeQueueEntry, link);
+
+        return e ? conn_queue_steal(conn, e) : NULL;
+}
 
 /**
  * bridge_conn_queue_msg() - queue a message the bus itself sends

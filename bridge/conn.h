@@ -243,6 +243,8 @@ int bridge_conn_get_pidfd(const BridgeConn *conn);
 /* The oldest queued message, or NULL. The transport writes it, then pops it. */
 BridgeMsg *bridge_conn_queue_peek(BridgeConn *conn);
 void bridge_conn_queue_pop(BridgeConn *conn);
+/* Pop the oldest message, its reference going to the caller; NULL if none. */
+BridgeMsg *bridge_conn_queue_take(BridgeConn *conn);
 
 /* The credentials the bus shows of @conn to others (the driver's GetConnectionUnixUser,
  * ...ProcessID, ...Credentials): BridgeConnOps.shown_creds, else its own. A shallow copy:

@@ -810,11 +810,10 @@ static void client_out_refill(ProxyClient *c) {
                 c->held_much = true;
         while (c->out_n < CLIENT_OUT_RING &&
                (c->out_n == 0 || c->out_ring_bytes < CLIENT_OUT_RING_BYTES) &&
-               (m = bridge_conn_queue_peek(c->conn))) {
-                c->out_ring[(c->out_head + c->out_n) % CLIENT_OUT_RING] = bridge_msg_ref(m);
+               (m = bridge_conn_queue_take(c->conn))) {
+                c->out_ring[(c->out_head + c->out_n) % CLIENT_OUT_RING] = m;
                 ++c->out_n;
                 c->out_ring_bytes += m->size;
-                bridge_conn_queue_pop(c->conn);
         }
 }
 

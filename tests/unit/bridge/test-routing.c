@@ -515,6 +515,33 @@ static void test_recycle_burst(Fixture *f, gconstpointer ctx) {
         bridge_msg_unref(m);
 }
 
+/* bridge_conn_queue_take(): the oldest message with the queue's reference, the counters and
+ * the quota row as after a pop. */
+static void test_queue_take(Fixture *f, gconstpointer ctx) {
+        BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
+                                                        .destination = ":1.2" });
+        BridgeMsg *t;
+        unsigned refs;
+
+        g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
+        g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
+        refs = m->n_refs;
+        t = bridge_conn_queue_take(f->c[1]);
+        g_assert_true(t == m);
+        g_assert_cmpuint(m->n_refs, ==, refs);          /* the queue's, now ours */
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 1);
+        g_assert_cmpuint(f->c[1]->quota.n, ==, 1);
+        bridge_msg_unref(t);
+        t = bridge_conn_queue_take(f->c[1]);
+        g_assert_true(t == m);
+        g_assert_cmpuint(f->c[1]->queued_msgs, ==, 0);
+        g_assert_cmpuint(f->c[1]->queued_bytes, ==, 0);
+        g_assert_cmpuint(f->c[1]->quota.n, ==, 0);
+        bridge_msg_unref(t);
+        g_assert_null(bridge_conn_queue_take(f->c[1]));
+        bridge_msg_unref(m);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add("/bridge/routing/hello", Fixture, NULL, fixture_setup, test_hello,
@@ -525,6 +552,8 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/routing/audience", Fixture, NULL, setup3, test_audience,
                    fixture_teardown);
         g_test_add("/bridge/routing/recycle-burst", Fixture, NULL, setup3, test_recycle_burst,
+                   fixture_teardown);
+        g_test_add("/bridge/routing/queue-take", Fixture, NULL, setup3, test_queue_take,
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast-ignores-matches", Fixture, NULL, setup3,
                    test_unicast_ignores_matches, fixture_teardown);
