@@ -499,7 +499,7 @@ def test_escape_proxy(kdbusd_lines, kdbus_proxy, tmp, bus_name):
 
 
 def run_live(bus_bin, proxy_bin, tmp, tag):
-    bus = Bus(bus_bin, tmp, tag)
+    bus = BrokerBus(tmp, tag) if bus_bin == 'dbus-broker' else Bus(bus_bin, tmp, tag)
     proxy = None
     try:
         path = os.path.join(bus.dir, 'proxy-live')
@@ -531,6 +531,10 @@ def test_live(kdbusd, kdbus_proxy, tmp):
     lines, err = run_live(daemon, kdbus_proxy, tmp, 'live-proxy')
     tap(lines == expected, 'live: kdbus-proxy in front of dbus-daemon, nothing sticky',
         '\n'.join('got: ' + l for l in lines) + '\n' + err if lines != expected else '')
+    if shutil.which('dbus-broker'):
+        lines, err = run_live('dbus-broker', kdbus_proxy, tmp, 'live-broker')
+        tap(lines == expected, 'live: kdbus-proxy in front of dbus-broker, nothing sticky',
+            '\n'.join('got: ' + l for l in lines) + '\n' + err if lines != expected else '')
     xdg = shutil.which('xdg-dbus-proxy')
     if not xdg:
         tap(True, 'live: xdg-dbus-proxy comparison # SKIP no xdg-dbus-proxy')
