@@ -65,6 +65,7 @@ static void preload_atfork_prepare(void) {
 
 /* A forked child has one thread: a lock some other thread of the parent held is free. */
 static void preload_atfork_child(void) {
+        preload_pid_forget();
         (void) pthread_mutex_init(&table_lock, NULL);
         for (int fd = 0; fd < PRELOAD_MAX_FD; fd++)
                 if (handles[fd] && handles[fd]->sock == fd)

@@ -28,13 +28,69 @@
 /* the largest reply: a batch reply and a command's fixed part */
 #define PRELOAD_REPLY_MAX 1024u
 
+/* Our pid for process_vm_readv/_writev, cached (getpid() is a system call each time);
+ * forgotten in a fork child (preload_pid_forget(), from pthread_atfork). */
+static pid_t self_pid;
+
+void preload_pid_forget(void) {
+        __atomic_store_n(&self_pid, 0, __ATOMIC_RELAXED);
+}
+
+static pid_t preload_self(void) {
+        pid_t pid = __atomic_load_n(&self_pid, __ATOMIC_RELAXED);
+
+        if (pid == 0) {
+                pid = getpid();
+                __atomic_store_n(&self_pid, pid, __ATOMIC_RELAXED);
+        }
+        return pid;
+}
+
+/* The calling thread's stack [lo, hi) (pthread_getattr_np() once per thread; 0, 0: unknown,
+ * e.g. a thread made by a bare clone()). */
+static __thread uintptr_t stack_lo, stack_hi;
+static __thread bool stack_known;
+
+/*
+ * Is [@p, @p + @n) certainly readable and writable without asking the kernel? Yes when it
+ * lies between the current frame and the top of this thread's stack: that is one mapping,
+ * in use right now. Commands are mostly built on the caller's stack, so most copies need
+ * no system call; anything else (the heap, a signal stack, a coroutine's) goes through
+ * process_vm_readv/_writev, which say EFAULT instead of crashing.
+ */
+static bool preload_mem_on_stack(const void *p, size_t n) {
+        volatile char here = 0;
+        uintptr_t a = (uintptr_t)p, sp = (uintptr_t)&here;
+
+        if (!stack_known) {
+                pthread_attr_t attr;
+                void *addr;
+                size_t size;
+
+                stack_known = true;
+                if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+                        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+                                stack_lo = (uintptr_t)addr;
+                                stack_hi = stack_lo + size;
+                        }
+                        (void) pthread_attr_destroy(&attr);
+                }
+        }
+        return sp >= stack_lo && sp < stack_hi && a >= sp && a < stack_hi &&
+               n <= stack_hi - a;
+}
+
 int preload_mem_read(void *dst, const void *src, size_t n) {
         struct iovec local = { dst, n }, remote = { (void *)src, n };
         ssize_t r;
 
         if (n == 0)
                 return 0;
-        r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (preload_mem_on_stack(src, n)) {
+                memcpy(dst, src, n);
+                return 0;
+        }
+        r = process_vm_readv(preload_self(), &local, 1, &remote, 1, 0);
         if (r < 0 && errno != EFAULT) {
                 /* process_vm_readv refused (seccomp, no CONFIG_CROSS_MEMORY_ATTACH): read
                  * directly, a bad address then crashes as it would without us */
@@ -50,7 +106,11 @@ int preload_mem_write(void *dst, const void *src, size_t n) {
 
         if (n == 0)
                 return 0;
-        r = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+        if (preload_mem_on_stack(dst, n)) {
+                memcpy(dst, src, n);
+                return 0;
+        }
+        r = process_vm_writev(preload_self(), &local, 1, &remote, 1, 0);
         if (r < 0 && errno != EFAULT) {
                 memcpy(dst, src, n);
                 return 0;
@@ -148,11 +208,22 @@ static void reply_close_fds(Reply *rep) {
         rep->n_fds = 0;
 }
 
-/* A growing request: the fixed parts and the PAYLOAD_VEC bytes. */
+/* PAYLOAD_VECs of one SEND the datagram takes straight from the program's memory (with
+ * their padding: two iovecs each); a message with more is copied */
+#define PRELOAD_DIRECT_VECS 32u
+
+/* A growing request: the fixed parts, then (ext) the PAYLOAD_VEC bytes, which sendmsg()
+ * reads from the program's memory itself: EFAULT for an address it cannot read, as
+ * kdbus's copy of the vector, and no copy of ours. */
 typedef struct Buf {
         uint8_t *p;
         size_t size, cap;
+        struct iovec ext[2 * PRELOAD_DIRECT_VECS];
+        unsigned n_ext;
+        size_t ext_size;
 } Buf;
+
+static const uint8_t preload_zeros[8];
 
 static int buf_reserve(Buf *b, size_t n) {
         size_t cap;
@@ -199,6 +270,24 @@ static int fds_add(int *fds, unsigned *n, int fd) {
         return (int)(*n)++;
 }
 
+/* How many PAYLOAD_VEC items with an address the message @m (@size bytes) has. */
+static size_t preload_msg_vecs(const uint8_t *m, uint64_t size) {
+        size_t pos = offsetof(struct kdbus_msg, items), n = 0;
+
+        while (pos + KDBUS_ITEM_HEADER_SIZE <= size) {
+                const struct kdbus_item *item = (const void *)(m + pos);
+
+                if (item->size < KDBUS_ITEM_HEADER_SIZE || item->size > size - pos)
+                        break;
+                if (item->type == KDBUS_ITEM_PAYLOAD_VEC &&
+                    item->size >= KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec) &&
+                    item->vec.address)
+                        n++;
+                pos += (item->size + 7) & ~(uint64_t)7;
+        }
+        return n;
+}
+
 /*
  * The message of a SEND, read from the program's memory at @address, appended to @b
  * with its PAYLOAD_VEC bytes behind it (their addresses become offsets from @cmd_off,
@@ -210,6 +299,7 @@ static int64_t preload_send_msg(Buf *b, size_t cmd_off, uint64_t address, int *f
         uint64_t msize, vec_total = 0;
         struct kdbus_item *item;
         size_t msg_off, pos;
+        bool direct;
         int64_t r;
 
         if (address & 7)
@@ -225,6 +315,7 @@ static int64_t preload_send_msg(Buf *b, size_t cmd_off, uint64_t address, int *f
         if (r < 0)
                 return r;
         msg_off = (size_t)r;
+        direct = preload_msg_vecs(b->p + msg_off, msize) <= PRELOAD_DIRECT_VECS;
         /* walk the items as they are; malformed ones go to the bus unchanged, it refuses
          * them as kdbus did */
         pos = offsetof(struct kdbus_msg, items);
@@ -248,6 +339,19 @@ static int64_t preload_send_msg(Buf *b, size_t cmd_off, uint64_t address, int *f
                         vec_total += sz;
                         if (vec_total > PRELOAD_MSG_MAX_VEC_SIZE)
                                 return -EMSGSIZE;
+                        if (direct) {
+                                size_t pad = (size_t)(-sz & 7);
+
+                                item->vec.address = b->size + b->ext_size - cmd_off;
+                                if (sz)
+                                        b->ext[b->n_ext++] = (struct iovec){
+                                                (void *)(uintptr_t)addr, (size_t)sz };
+                                if (pad)
+                                        b->ext[b->n_ext++] = (struct iovec){
+                                                (void *)preload_zeros, pad };
+                                b->ext_size += (size_t)sz + pad;
+                                break;
+                        }
                         r = buf_append(b, (const void *)(uintptr_t)addr, sz, true);
                         if (r < 0)
                                 return r;
@@ -343,9 +447,9 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
         unsigned n_fds = 0;
         struct kdbus_wire_request req, breq;
         struct kdbus_wire_batch batch = { 0 };
-        struct iovec iov[4];
+        struct iovec iov[4 + 2 * PRELOAD_DIRECT_VECS];
         unsigned n_iov = 0;
-        Buf b = { 0 };
+        Buf b = { .n_ext = 0 };
         Reply *rep = NULL;
         uint64_t size, user_flags = 0, user_msg = 0;
         bool use_batch = false;
@@ -393,7 +497,7 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
          * keeps the wakeup eventfd level-triggered (preload/preload.h) */
         use_batch = command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED;
         req.command = command;
-        req.size = b.size;
+        req.size = b.size + b.ext_size;
         if (use_batch) {
                 uint64_t v;
 
@@ -406,6 +510,8 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
         }
         iov[n_iov++] = (struct iovec){ &req, sizeof(req) };
         iov[n_iov++] = (struct iovec){ b.p, b.size };
+        memcpy(iov + n_iov, b.ext, b.n_ext * sizeof(*b.ext));
+        n_iov += b.n_ext;
         rep = malloc(sizeof(*rep));
         if (!rep) {
                 r = -ENOMEM;

@@ -69,3 +69,5 @@ void preload_handle_close(PreloadHandle *h, int fd);
 /* Read / write the program's memory, EFAULT where the kernel would have said so. */
 int preload_mem_read(void *dst, const void *src, size_t n);
 int preload_mem_write(void *dst, const void *src, size_t n);
+/* A fork child: its pid is not the parent's (process_vm_readv on ourselves). */
+void preload_pid_forget(void);

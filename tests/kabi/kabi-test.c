@@ -489,7 +489,8 @@ static int t_message(void) {
         Conn a, c;
         W w;
         char dest[32];
-        size_t n;
+        size_t n, pg;
+        uint8_t *two;
 
         CHECK(bus_make(&b, "msg", KDBUS_MAKE_ACCESS_WORLD) == 0);
         CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
@@ -505,9 +506,26 @@ static int t_message(void) {
 
                 CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == -EFAULT);
         }
+        /* off the stack (the library copies stack memory itself): a payload that runs
+         * into an inaccessible page, a message or a command in one: EFAULT, nothing sent */
+        pg = (size_t)sysconf(_SC_PAGESIZE);
+        two = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        CHECK(two != MAP_FAILED && mprotect(two + pg, pg, PROT_NONE) == 0);
+        memcpy(two + pg - 8, w.b, 8);
+        CHECK(send_raw(&a, c.id, 7, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)(two + pg - 8),
+                       n, 0, 0, NULL, 0, NULL) == -EFAULT);
+        {
+                struct kdbus_cmd_send s = { .size = sizeof(s),
+                                            .msg_address = (uintptr_t)(two + pg) };
+
+                CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == -EFAULT);
+                CHECK(kio(a.fd, KDBUS_CMD_SEND, two + pg) == -EFAULT);
+        }
         CHECK(recv_msg(&c, 0, 0, NULL) == -EAGAIN);
-        CHECK(send_raw(&a, c.id, 7, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n, 0,
+        memcpy(two, w.b, n);
+        CHECK(send_raw(&a, c.id, 7, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)two, n, 0,
                        1000000000, NULL, 0, NULL) == 0);
+        CHECK(munmap(two, 2 * pg) == 0);
         CHECK(call_noreply(&a, &c, 8, 0) == 0);
         CHECK(poll1(c.fd, POLLIN, 1000) == POLLIN);
         CHECK(recv_msg(&c, 0, 0, &m) == 0);
