@@ -129,14 +129,14 @@ const NameAclEntry *name_acl_db_lookup(const NameAclDb *db, const char *name) {
  * @entry:      the entry (NULL: nothing granted)
  * @creds:      the peer's credentials, captured at connect
  *
- * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NAME_ACL_NONE.
+ * Return: NAME_ACL_SEE, _TALK, _OWN, or NAME_ACL_NONE.
  */
 unsigned name_acl_entry_query(const NameAclEntry *entry, const BridgeCreds *creds) {
         unsigned highest = NAME_ACL_NONE, i, k;
 
         if (!entry)
                 return NAME_ACL_NONE;
-        for (i = 0; i < entry->n_access && highest < KDBUS_POLICY_OWN; ++i) {
+        for (i = 0; i < entry->n_access && highest < NAME_ACL_OWN; ++i) {
                 const NameAclAccess *a = &entry->access[i];
                 bool match = false;
 
@@ -167,7 +167,7 @@ unsigned name_acl_entry_query(const NameAclEntry *entry, const BridgeCreds *cred
  * @name:       a well-known name
  * @creds:      the peer's credentials
  *
- * Return: KDBUS_POLICY_SEE, _TALK, _OWN, or NAME_ACL_NONE.
+ * Return: NAME_ACL_SEE, _TALK, _OWN, or NAME_ACL_NONE.
  */
 unsigned name_acl_db_query(const NameAclDb *db, const char *name,
                                 const BridgeCreds *creds) {
@@ -182,8 +182,8 @@ unsigned name_acl_db_query(const NameAclDb *db, const char *name,
                 if (!entry_covers(e, name))
                         continue;
                 a = name_acl_entry_query(e, creds);
-                if (e->n_rules && a < KDBUS_POLICY_TALK)
-                        a = KDBUS_POLICY_TALK;
+                if (e->n_rules && a < NAME_ACL_TALK)
+                        a = NAME_ACL_TALK;
                 if (a > best)
                         best = a;
         }
@@ -210,13 +210,13 @@ bool name_acl_db_allows(const NameAclDb *db, const char *name, const BridgeCreds
         unsigned i;
 
         if (!db || !db->xdg)
-                return name_acl_db_query(db, name, creds) >= KDBUS_POLICY_TALK;
+                return name_acl_db_query(db, name, creds) >= NAME_ACL_TALK;
         list_for_each(pos, &db->entries) {
                 const NameAclEntry *e = container_of(pos, NameAclEntry, link);
 
                 if (!entry_covers(e, name))
                         continue;
-                if (name_acl_entry_query(e, creds) >= KDBUS_POLICY_TALK)
+                if (name_acl_entry_query(e, creds) >= NAME_ACL_TALK)
                         return true;
                 for (i = 0; i < e->n_rules; ++i)
                         if (e->rules[i].type == rule_type &&
@@ -277,7 +277,7 @@ static int entry_add_access(NameAclEntry *e, const struct kdbus_item *item,
                 return -EINVAL;
         if (pa->access != KDBUS_POLICY_SEE && pa->access != KDBUS_POLICY_TALK &&
             pa->access != KDBUS_POLICY_OWN)
-                return -EINVAL;
+                return -EINVAL;         /* kdbus_policy_set(): SEE (0), TALK, OWN only */
         if (pa->type != KDBUS_POLICY_ACCESS_USER && pa->type != KDBUS_POLICY_ACCESS_GROUP &&
             pa->type != KDBUS_POLICY_ACCESS_WORLD)
                 return -EINVAL;
@@ -297,7 +297,7 @@ static int entry_add_access(NameAclEntry *e, const struct kdbus_item *item,
                 return -ENOMEM;
         e->access = a;
         a[e->n_access].type = (uint8_t)pa->type;
-        a[e->n_access].access = (uint8_t)pa->access;
+        a[e->n_access].access = (uint8_t)NAME_ACL_LEVEL(pa->access);
         a[e->n_access].id = id;
         ++e->n_access;
         return 0;

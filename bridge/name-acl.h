@@ -37,12 +37,19 @@
 struct kdbus_item;
 typedef struct BridgeCreds BridgeCreds;
 
-/* name_acl_db_query() when nothing is granted (kdbus returns -EPERM there). */
-#define NAME_ACL_NONE 0
+/* The access levels queries return and entries keep: kdbus's KDBUS_POLICY_SEE / TALK / OWN
+ * (0, 1, 2 in its ABI) plus one, so that nothing granted (kdbus returns -EPERM there) is
+ * NAME_ACL_NONE, below every level. */
+#define NAME_ACL_NONE 0u
+#define NAME_ACL_SEE 1u
+#define NAME_ACL_TALK 2u
+#define NAME_ACL_OWN 3u
+#define NAME_ACL_LEVEL(kdbus_access) ((unsigned)(kdbus_access) + 1u)
+#define NAME_ACL_KDBUS_ACCESS(level) ((uint64_t)(level) - 1u)
 
 typedef struct NameAclAccess {
         uint8_t type;                   /* KDBUS_POLICY_ACCESS_USER / GROUP / WORLD */
-        uint8_t access;                 /* KDBUS_POLICY_SEE / TALK / OWN */
+        uint8_t access;                 /* NAME_ACL_SEE / TALK / OWN */
         uint32_t id;                    /* uid or gid */
 } NameAclAccess;
 

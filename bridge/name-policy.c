@@ -86,7 +86,7 @@ bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name) {
         if (!conn->endpoint || conn->endpoint->unfiltered)
                 return true;
         return name_acl_db_query(conn->endpoint->policy, name, &conn->creds) >=
-               KDBUS_POLICY_SEE;
+               NAME_ACL_SEE;
 }
 
 /**
@@ -104,8 +104,8 @@ bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom) {
         /* a peer that called it, while that peer is connected (xdg mode) */
         if (bridge_conn_has_caller(conn, whom))
                 return true;
-        return query_any_name(conn->endpoint->policy, conn, whom, KDBUS_POLICY_SEE, NULL) >=
-               KDBUS_POLICY_SEE;
+        return query_any_name(conn->endpoint->policy, conn, whom, NAME_ACL_SEE, NULL) >=
+               NAME_ACL_SEE;
 }
 
 /*
@@ -122,8 +122,8 @@ static bool endpoint_allows(const BridgeConn *conn, const BridgeConn *peer,
         if (conn->endpoint->unfiltered)
                 return true;
         if (!msg || !db->xdg)
-                return query_any_name(db, conn, peer, KDBUS_POLICY_TALK, NULL) >=
-                       KDBUS_POLICY_TALK;
+                return query_any_name(db, conn, peer, NAME_ACL_TALK, NULL) >=
+                       NAME_ACL_TALK;
         activated = bridge_conn_activator_name(peer);
         if (activated)
                 return name_acl_db_allows(db, activated, &conn->creds, rule_type,
@@ -148,8 +148,8 @@ static bool holders_allow_talk(const BridgeConn *conn, const BridgeConn *dst) {
                 return true;
         if (!holders || !holders->n_entries)
                 return true;
-        return query_any_name(holders, conn, dst, KDBUS_POLICY_TALK, &covered) >=
-               KDBUS_POLICY_TALK || !covered;
+        return query_any_name(holders, conn, dst, NAME_ACL_TALK, &covered) >=
+               NAME_ACL_TALK || !covered;
 }
 
 /**
@@ -187,7 +187,7 @@ bool bridge_conn_may_send_name(const BridgeConn *conn, const char *name, const B
                 return true;
         db = conn->endpoint->policy;
         if (!msg)
-                return name_acl_db_query(db, name, &conn->creds) >= KDBUS_POLICY_TALK;
+                return name_acl_db_query(db, name, &conn->creds) >= NAME_ACL_TALK;
         return name_acl_db_allows(db, name, &conn->creds, KDBUS_POLICY_RULE_CALL, msg->hdr.path,
                                   msg->hdr.interface, msg->hdr.member);
 }
@@ -216,12 +216,12 @@ bool bridge_conn_can_own(const BridgeConn *conn, const char *name) {
         const NameAclEntry *e;
 
         if (conn->endpoint && !conn->endpoint->unfiltered &&
-            name_acl_db_query(conn->endpoint->policy, name, &conn->creds) < KDBUS_POLICY_OWN)
+            name_acl_db_query(conn->endpoint->policy, name, &conn->creds) < NAME_ACL_OWN)
                 return false;
         if (bridge_conn_is_privileged(conn))
                 return true;
         e = name_acl_db_lookup(conn->bus->holder_policy, name);
-        return !e || name_acl_entry_query(e, &conn->creds) >= KDBUS_POLICY_OWN;
+        return !e || name_acl_entry_query(e, &conn->creds) >= NAME_ACL_OWN;
 }
 
 static bool msg_is_name_owner_changed(const BridgeMsg *msg) {

@@ -284,7 +284,8 @@ static int list_one(const BusEndpoint *ep, uint8_t **buf, size_t *size, size_t *
                                 NULL, 0);
                 for (i = 0; i < e->n_access && !r; ++i) {
                         struct kdbus_policy_access a = { .type = e->access[i].type,
-                                                         .access = e->access[i].access,
+                                                         .access = NAME_ACL_KDBUS_ACCESS(
+                                                                 e->access[i].access),
                                                          .id = e->access[i].id };
 
                         r = put(buf, size, alloc, KDBUS_ITEM_POLICY_ACCESS, &a, sizeof(a),

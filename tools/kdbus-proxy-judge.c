@@ -445,7 +445,7 @@ static int from_client_to_driver(ProxyClient *c, uint8_t *msg, size_t size, cons
         } else if (!strcmp(member, "RemoveMatch") && name) {
                 match_remove(c, name);
         } else if (!strcmp(member, "RequestName") && name) {
-                if (proxy_view_level(&c->view, name) < KDBUS_POLICY_OWN) {
+                if (proxy_view_level(&c->view, name) < NAME_ACL_OWN) {
                         log_msg(c, false, h, "DENIED (no OWN)");
                         (void) snprintf(text, sizeof(text), "Connection is not allowed to own "
                                         "the service \"%s\" through the filtered socket %s",
@@ -468,7 +468,7 @@ static int from_client_to_driver(ProxyClient *c, uint8_t *msg, size_t size, cons
                         r = answer(c, h, E_PREFIX "ServiceUnknown", text, NULL);
                         goto drop;
                 }
-                if (proxy_view_level(&c->view, name) < KDBUS_POLICY_TALK) {
+                if (proxy_view_level(&c->view, name) < NAME_ACL_TALK) {
                         log_msg(c, false, h, "DENIED (SEE only: starting needs TALK)");
                         (void) snprintf(text, sizeof(text), "\"%s\" may be seen but not started "
                                         "through the filtered socket %s", name, c->args->path);

@@ -62,7 +62,7 @@ void proxy_view_deinit(ProxyView *v) {
 
 unsigned proxy_view_level(const ProxyView *v, const char *name) {
         if (!v->filter)
-                return KDBUS_POLICY_OWN;
+                return NAME_ACL_OWN;
         return name_acl_db_query(v->db, name, &world_creds);
 }
 
@@ -162,7 +162,7 @@ void proxy_view_forget_unique(ProxyView *v, const char *unique) {
 }
 
 bool proxy_view_can_see_name(const ProxyView *v, const char *name) {
-        return proxy_view_level(v, name) >= KDBUS_POLICY_SEE;
+        return proxy_view_level(v, name) >= NAME_ACL_SEE;
 }
 
 /* The highest level one of @unique's names has (kdbus checks a peer's primary names). */
@@ -183,7 +183,7 @@ static unsigned unique_level(const ProxyView *v, const char *unique) {
 bool proxy_view_can_see_unique(const ProxyView *v, const char *unique) {
         if (!v->filter || v->sloppy_names || (v->self && !strcmp(unique, v->self)))
                 return true;
-        return proxy_view_is_caller(v, unique) || unique_level(v, unique) >= KDBUS_POLICY_SEE;
+        return proxy_view_is_caller(v, unique) || unique_level(v, unique) >= NAME_ACL_SEE;
 }
 
 /* Does one of @unique's names let a message of @rule_type with these headers pass? */
@@ -233,5 +233,5 @@ bool proxy_view_may_receive(const ProxyView *v, const char *sender, bool broadca
                 return unique_allows(v, sender, KDBUS_POLICY_RULE_BROADCAST, path, interface,
                                      member);
         /* a unicast signal: only from a peer the client may talk to (kdbus's rule) */
-        return unique_level(v, sender) >= KDBUS_POLICY_TALK;
+        return unique_level(v, sender) >= NAME_ACL_TALK;
 }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "bridge/name-acl.h"
 #include "tools/kdbus-proxy-args.h"
 
 typedef struct NameAclDb NameAclDb;
@@ -69,7 +70,7 @@ bool proxy_view_is_caller(const ProxyView *v, const char *unique);
 /* @unique left the bus: no longer a caller, owns nothing. */
 void proxy_view_forget_unique(ProxyView *v, const char *unique);
 
-/* The KDBUS_POLICY_* level the rules give @name (0: none), a rule counting as TALK. */
+/* The NAME_ACL_* level the rules give @name (NAME_ACL_NONE: none), a rule counting as TALK. */
 unsigned proxy_view_level(const ProxyView *v, const char *name);
 bool proxy_view_can_see_name(const ProxyView *v, const char *name);
 bool proxy_view_can_see_unique(const ProxyView *v, const char *unique);

@@ -262,7 +262,7 @@ static int endpoint_cmd_update(int argc, char **argv) {
 /* kdbusctl endpoint list --native=PATH: our endpoints (everybody's for root), their rules. */
 static int endpoint_cmd_list(int argc, char **argv) {
         static uint8_t buf[256 * 1024] __attribute__((aligned(8)));
-        static const char *const levels[] = { "?", "see", "talk", "own" };
+        static const char *const levels[] = { "see", "talk", "own", "?" };      /* kdbus: SEE 0 */
         struct kdbus_cmd *cmd = (void *)buf;
         const struct kdbus_item *item;
         const char *native = NULL, *name = "";

@@ -118,9 +118,9 @@ enum kdbus_policy_access_type {
         KDBUS_POLICY_ACCESS_WORLD,
 };
 
+/* kdbus's final values: SEE is 0 (each level implies the ones below it) */
 enum kdbus_policy_type {
-        _KDBUS_POLICY_NULL,
-        KDBUS_POLICY_SEE,
+        KDBUS_POLICY_SEE = 0,
         KDBUS_POLICY_TALK,
         KDBUS_POLICY_OWN,
 };

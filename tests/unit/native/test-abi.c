@@ -95,6 +95,13 @@ static void test_item_types(void) {
         g_assert_cmpuint(KDBUS_ITEM_POLICY_ACCESS, ==, 0x2000);
         g_assert_cmpuint(KDBUS_ITEM_NAME_ADD, ==, 0x8000);
         g_assert_cmpuint(KDBUS_ITEM_REPLY_DEAD, ==, 0x8006);
+        /* kdbus_policy_access.access: kdbus's final enum starts at SEE = 0 (no NULL
+         * value, unlike the access types) */
+        g_assert_cmpuint(KDBUS_POLICY_SEE, ==, 0);
+        g_assert_cmpuint(KDBUS_POLICY_TALK, ==, 1);
+        g_assert_cmpuint(KDBUS_POLICY_OWN, ==, 2);
+        g_assert_cmpuint(KDBUS_POLICY_ACCESS_USER, ==, 1);
+        g_assert_cmpuint(KDBUS_POLICY_ACCESS_WORLD, ==, 3);
 }
 
 /* Each metadata item type is its attach flag's bit index above the attach base. */

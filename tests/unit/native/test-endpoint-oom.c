@@ -70,7 +70,7 @@ static void run(int fail_at, bool *ret_hit) {
         r = name_acl_db_set(db, (void *)items, size, 0, true, &f);
         g_assert_true(r == 0 || r == -ENOMEM);
         g_assert_cmpuint(name_acl_db_query(db, "org.n0", &c1003), ==,
-                         r ? KDBUS_POLICY_OWN : KDBUS_POLICY_SEE);
+                         r ? NAME_ACL_OWN : NAME_ACL_SEE);
         g_assert_cmpuint(db->n_entries, ==, r ? 4 : 6);
 
         /* an endpoint, its policy, a connection through it that is denied */

@@ -78,7 +78,9 @@ static void items_build(Items *it, const char *const *spec) {
                                         KDBUS_POLICY_ACCESS_USER : KDBUS_POLICY_ACCESS_GROUP;
                         }
                         item->policy_access.id = id;
-                        item->policy_access.access = access;
+                        /* specs give levels 1..3 (see, talk, own); kdbus's ABI counts
+                         * from KDBUS_POLICY_SEE = 0 */
+                        item->policy_access.access = (uint64_t)access - 1;
                 }
                 it->size += KDBUS_ALIGN8(item->size);
         }
@@ -92,9 +94,9 @@ static int db_set(NameAclDb *db, const void *owner, unsigned max, bool wild,
         return name_acl_db_set(db, (const void *)it.buf, it.size, max, wild, owner);
 }
 
-#define SEE KDBUS_POLICY_SEE
-#define TALK KDBUS_POLICY_TALK
-#define OWN KDBUS_POLICY_OWN
+#define SEE NAME_ACL_SEE
+#define TALK NAME_ACL_TALK
+#define OWN NAME_ACL_OWN
 
 /* ---- the database ---- */
 

@@ -40,13 +40,13 @@ static void test_levels(void) {
         ProxyView v;
 
         view_of(&v, &a, flatpak);
-        g_assert_cmpuint(proxy_view_level(&v, "org.example.App"), ==, KDBUS_POLICY_OWN);
-        g_assert_cmpuint(proxy_view_level(&v, "org.example.App.A.B"), ==, KDBUS_POLICY_OWN);
+        g_assert_cmpuint(proxy_view_level(&v, "org.example.App"), ==, NAME_ACL_OWN);
+        g_assert_cmpuint(proxy_view_level(&v, "org.example.App.A.B"), ==, NAME_ACL_OWN);
         g_assert_cmpuint(proxy_view_level(&v, "org.example.Application"), ==, 0);
-        g_assert_cmpuint(proxy_view_level(&v, "org.example.Seen"), ==, KDBUS_POLICY_SEE);
+        g_assert_cmpuint(proxy_view_level(&v, "org.example.Seen"), ==, NAME_ACL_SEE);
         /* a --call rule counts as TALK for the name itself */
         g_assert_cmpuint(proxy_view_level(&v, "org.freedesktop.portal.Desktop"), ==,
-                         KDBUS_POLICY_TALK);
+                         NAME_ACL_TALK);
         g_assert_true(proxy_view_covers(&v, "org.example.Seen"));
         g_assert_false(proxy_view_covers(&v, "org.example.Hidden"));
         view_done(&v, &a);
