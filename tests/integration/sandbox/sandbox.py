@@ -563,7 +563,10 @@ def test_clients(bus_bin, kdbus_proxy, tmp, tag):
     try:
         actors, _, _, _ = start_actors(bus.address)
         path = os.path.join(bus.dir, 'proxy-clients')
-        proxy = Proxy(kdbus_proxy, [(bus.session_address, path, ESCAPE_RULES)])
+        open_path = os.path.join(bus.dir, 'proxy-unfiltered')
+        # a second socket of the same process without --filter: nothing is restricted
+        proxy = Proxy(kdbus_proxy, [(bus.session_address, path, ESCAPE_RULES),
+                                    (bus.session_address, open_path, [])])
         if not proxy.ready:
             raise RuntimeError('proxy not ready: ' + proxy.stderr())
         addr = 'unix:path=' + path
@@ -587,6 +590,13 @@ def test_clients(bus_bin, kdbus_proxy, tmp, tag):
         tap(len(got) == 3 and not bad, 'clients: dbus-send, gdbus and busctl through kdbus-proxy '
             'in front of %s see the visible names only'
             % ('kdbusd' if bus.kdbusd else 'dbus-daemon'), repr(got))
+        b = dbus.bus.BusConnection('unix:path=' + open_path)
+        names = sorted(str(n) for n in b.list_names() if not n.startswith(':'))
+        b.close()
+        tap(names == ['org.example.Hidden', 'org.example.Seen', 'org.freedesktop.DBus',
+                      'org.freedesktop.portal.Test'],
+            'clients: without --filter (the same kdbus-proxy process) everything is visible',
+            repr(names))
     finally:
         if proxy:
             proxy.stop()
