@@ -66,6 +66,7 @@ static void preload_atfork_prepare(void) {
 /* A forked child has one thread: a lock some other thread of the parent held is free. */
 static void preload_atfork_child(void) {
         preload_pid_forget();
+        preload_freed_forget_all();
         (void) pthread_mutex_init(&table_lock, NULL);
         for (int fd = 0; fd < PRELOAD_MAX_FD; fd++)
                 if (handles[fd] && handles[fd]->sock == fd)
@@ -109,6 +110,7 @@ static void preload_handle_alias(int fd, PreloadHandle *h);
 static void preload_handle_unref(PreloadHandle *h) {
         if (--h->refs)
                 return;
+        preload_handle_forget(h);
         if (h->pool_fd >= 0)
                 (void) preload_real_close(h->pool_fd);
         if (h->wake_fd >= 0)
@@ -421,6 +423,10 @@ static int preload_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts
                         any = true;
                         break;
                 }
+        /* about to wait: the FREEs the library answered were done by now in kdbus (a
+         * message may wait for that pool space) */
+        if (!ts || ts->tv_sec || ts->tv_nsec)
+                preload_flush_freed(NULL, true);
         if (!any)
                 return real_ppoll(fds, n, ts, mask);
         x = calloc(n * 2, sizeof(*x));
@@ -461,9 +467,12 @@ static int preload_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts
                 else {
                         fds[i].revents = preload_poll_now(h, fds[i].events);
                         if (h->type == PRELOAD_HANDLE_CONNECTED && !h->byebye) {
-                                if (x[n + n_x].revents & (POLLHUP | POLLRDHUP | POLLERR))
+                                if (x[n + n_x].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
                                         fds[i].revents = POLLERR | POLLHUP;
-                                else
+                                        /* the bus closed it: RECV and FREE go to the
+                                         * bus now (ECONNRESET), not answered here */
+                                        __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
+                                } else
                                         fds[i].revents |= x[i].revents &
                                                           (POLLIN | POLLRDNORM);
                                 n_x++;

@@ -437,6 +437,117 @@ static bool preload_command_known(unsigned long cmd) {
 }
 
 
+/* Handles with FREEs answered but not sent (preload_flush_freed()); a handle stays listed
+ * until a flush finds it has none. */
+#define PRELOAD_FREEING_MAX 16u
+static PreloadHandle *freeing[PRELOAD_FREEING_MAX];
+static unsigned n_freeing;
+static pthread_mutex_t freeing_lock = PTHREAD_MUTEX_INITIALIZER;
+/* this thread is sending FREEs of preload_flush_freed() */
+static __thread bool in_flush;
+
+/* @offset was handed out (RECV, SYNC_REPLY): its FREE may be answered here. */
+static void preload_held_add(PreloadHandle *h, uint64_t offset) {
+        if (h->n_held < PRELOAD_HELD_MAX && !h->shared)
+                h->held[h->n_held++] = offset;
+}
+
+/* A FREE of @offset goes to the bus: it is no longer ours to answer. */
+static void preload_held_drop(PreloadHandle *h, uint64_t offset) {
+        for (unsigned i = 0; i < h->n_held; i++)
+                if (h->held[i] == offset) {
+                        h->held[i] = h->held[--h->n_held];
+                        return;
+                }
+}
+
+/* FREE of @offset: if it was handed out to us, answer 0 (kdbus's answer: the slice is the
+ * peer's) and send it later. Return: answered. */
+static bool preload_free_later(PreloadHandle *h, uint64_t offset) {
+        unsigned i;
+
+        for (i = 0; i < h->n_held && h->held[i] != offset; i++)
+                ;
+        if (i == h->n_held || h->n_freed == PRELOAD_HELD_MAX)
+                return false;
+        if (!h->listed) {
+                (void) pthread_mutex_lock(&freeing_lock);
+                if (n_freeing < PRELOAD_FREEING_MAX) {
+                        freeing[n_freeing] = h;
+                        __atomic_store_n(&n_freeing, n_freeing + 1, __ATOMIC_RELEASE);
+                        h->listed = true;
+                }
+                (void) pthread_mutex_unlock(&freeing_lock);
+                if (!h->listed)
+                        return false;
+        }
+        h->held[i] = h->held[--h->n_held];
+        h->freed[h->n_freed++] = offset;
+        return true;
+}
+
+static void freeing_remove_locked(unsigned i) {
+        freeing[i]->listed = false;
+        freeing[i] = freeing[n_freeing - 1];
+        __atomic_store_n(&n_freeing, n_freeing - 1, __ATOMIC_RELEASE);
+}
+
+static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command, void *arg);
+
+void preload_flush_freed(PreloadHandle *except, bool try_only) {
+        unsigned i = 0;
+
+        if (!__atomic_load_n(&n_freeing, __ATOMIC_ACQUIRE))
+                return;
+        if (try_only ? pthread_mutex_trylock(&freeing_lock) != 0 :
+                       pthread_mutex_lock(&freeing_lock) != 0)
+                return;
+        in_flush = true;
+        while (i < n_freeing) {
+                PreloadHandle *h = freeing[i];
+
+                if (h == except || pthread_mutex_trylock(&h->lock) != 0) {
+                        i++;
+                        continue;
+                }
+                /* the last FREE as the command, the others in its batch */
+                if (h->n_freed && preload_handle_get(h->sock) == h) {
+                        struct kdbus_cmd_free f = { .size = sizeof(f),
+                                                    .offset = h->freed[--h->n_freed] };
+
+                        (void) preload_ioctl_locked(h, h->sock, KDBUS_CMD_FREE, &f);
+                }
+                if (h->n_freed == 0)
+                        freeing_remove_locked(i);
+                else
+                        i++;
+                (void) pthread_mutex_unlock(&h->lock);
+        }
+        in_flush = false;
+        (void) pthread_mutex_unlock(&freeing_lock);
+}
+
+void preload_handle_forget(PreloadHandle *h) {
+        if (!h->listed)
+                return;
+        (void) pthread_mutex_lock(&freeing_lock);
+        for (unsigned i = 0; i < n_freeing; i++)
+                if (freeing[i] == h) {
+                        freeing_remove_locked(i);
+                        break;
+                }
+        (void) pthread_mutex_unlock(&freeing_lock);
+}
+
+void preload_freed_forget_all(void) {
+        (void) pthread_mutex_init(&freeing_lock, NULL);
+        for (unsigned i = 0; i < n_freeing; i++) {
+                freeing[i]->listed = false;
+                freeing[i]->n_freed = 0;
+        }
+        n_freeing = 0;
+}
+
 /* kdbus's own HELLO flags: anything else is EINVAL (our extensions are the library's) */
 #define PRELOAD_HELLO_FLAGS (KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_ACTIVATOR | \
                              KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
@@ -447,18 +558,21 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
         unsigned n_fds = 0;
         struct kdbus_wire_request req, breq;
         struct kdbus_wire_batch batch = { 0 };
-        struct iovec iov[4 + 2 * PRELOAD_DIRECT_VECS];
+        struct iovec iov[5 + 2 * PRELOAD_DIRECT_VECS];
         unsigned n_iov = 0;
         Buf b = { .n_ext = 0 };
         Reply *rep = NULL;
         uint64_t size, user_flags = 0, user_msg = 0;
-        bool use_batch = false;
+        bool use_batch = false, local;
         int64_t off;
         int r;
 
         /* kdbus_copy_from_user(): a struct must be 8-aligned (EFAULT) */
         if ((uintptr_t)arg & 7)
                 return -EFAULT;
+        /* the FREEs other handles answered were done before this, in kdbus */
+        if (!in_flush)
+                preload_flush_freed(h, false);
         r = preload_mem_read(&size, arg, sizeof(size));
         if (r < 0)
                 return r;
@@ -493,34 +607,76 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 }
                 ((struct kdbus_cmd_send *)(void *)b.p)->msg_address = (uint64_t)off;
         }
-        /* RECV in a batch: its reply says whether the queue is empty after it, which
-         * keeps the wakeup eventfd level-triggered (preload/preload.h) */
-        use_batch = command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED;
-        req.command = command;
-        req.size = b.size + b.ext_size;
-        if (use_batch) {
+        local = h->type == PRELOAD_HANDLE_CONNECTED && !h->shared &&
+                !__atomic_load_n(&h->byebye, __ATOMIC_RELAXED);
+        if (command == KDBUS_CMD_FREE && size >= sizeof(struct kdbus_cmd_free)) {
+                struct kdbus_cmd_free *f = (void *)b.p;
+
+                if (local && size == sizeof(*f) && f->flags == 0 &&
+                    preload_free_later(h, f->offset)) {
+                        /* kdbus's answer to a FREE of a slice it handed out */
+                        f->return_flags = 0;
+                        r = preload_mem_write(arg, f, sizeof(*f));
+                        goto out;
+                }
+                preload_held_drop(h, f->offset);
+        }
+        if (command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED) {
                 uint64_t v;
 
-                breq.command = KDBUS_WIRE_BATCH;
-                breq.size = sizeof(batch) + sizeof(req) + b.size;
-                iov[n_iov++] = (struct iovec){ &breq, sizeof(breq) };
-                iov[n_iov++] = (struct iovec){ &batch, sizeof(batch) };
+                /* the eventfd is cleared before each RECV, written again after it unless
+                 * the queue is empty (below); kdbusd writes it when a message is queued */
                 while (read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
                         ;
         }
-        iov[n_iov++] = (struct iovec){ &req, sizeof(req) };
-        iov[n_iov++] = (struct iovec){ b.p, b.size };
-        memcpy(iov + n_iov, b.ext, b.n_ext * sizeof(*b.ext));
-        n_iov += b.n_ext;
+        /* RECV in a batch: its reply says whether the queue is empty after it, which
+         * keeps the wakeup eventfd level-triggered (preload/preload.h); any command in
+         * one when FREEs wait to be sent (done first, as they were before it) */
         rep = malloc(sizeof(*rep));
         if (!rep) {
                 r = -ENOMEM;
                 goto out;
         }
+again:
+        n_iov = 0;
+        use_batch = h->type == PRELOAD_HANDLE_CONNECTED &&
+                    (command == KDBUS_CMD_RECV || h->n_freed);
+        req.command = command;
+        req.size = b.size + b.ext_size;
+        if (use_batch) {
+                batch.n_free = h->n_freed;
+                breq.command = KDBUS_WIRE_BATCH;
+                breq.size = sizeof(batch) + h->n_freed * sizeof(uint64_t) + sizeof(req) +
+                            req.size;
+                iov[n_iov++] = (struct iovec){ &breq, sizeof(breq) };
+                iov[n_iov++] = (struct iovec){ &batch, sizeof(batch) };
+                iov[n_iov++] = (struct iovec){ h->freed, h->n_freed * sizeof(uint64_t) };
+        }
+        iov[n_iov++] = (struct iovec){ &req, sizeof(req) };
+        iov[n_iov++] = (struct iovec){ b.p, b.size };
+        memcpy(iov + n_iov, b.ext, b.n_ext * sizeof(*b.ext));
+        n_iov += b.n_ext;
         r = preload_wire_call(fd, iov, n_iov, fds, n_fds, use_batch, rep);
         if (r < 0)
                 goto out;
-        if (use_batch && !(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY)) {
+        if (use_batch && h->n_freed) {
+                uint64_t done = rep->batch.n_freed;
+
+                if (rep->batch.free_error == 0 || done >= h->n_freed)
+                        h->n_freed = 0;
+                else if (rep->batch.free_error == -ECONNRESET)
+                        h->n_freed = 0;         /* the command says it too */
+                else {
+                        /* a FREE the library answered failed (the bus is not kdbus?): it
+                         * goes, the others and the command are sent again */
+                        h->n_freed -= (unsigned)done + 1;
+                        memmove(h->freed, h->freed + done + 1, h->n_freed * sizeof(uint64_t));
+                        reply_close_fds(rep);
+                        goto again;
+                }
+        }
+        if (command == KDBUS_CMD_RECV && use_batch &&
+            !(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY)) {
                 uint64_t one = 1;
 
                 (void) !write(h->wake_fd, &one, sizeof(one));
@@ -560,6 +716,12 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 h->type = PRELOAD_HANDLE_OWNER;
         else if (r == 0 && command == KDBUS_CMD_BYEBYE)
                 h->byebye = true;
+        if (r == 0 && command == KDBUS_CMD_RECV && rep->size >= sizeof(struct kdbus_cmd_recv) &&
+            !(((struct kdbus_cmd_recv *)(void *)b.p)->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP)))
+                preload_held_add(h, ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset);
+        if (r == 0 && command == KDBUS_CMD_SEND && rep->size >= sizeof(struct kdbus_cmd_send) &&
+            (((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY))
+                preload_held_add(h, ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset);
         if (r == 0 && rep->n_fds && (command == KDBUS_CMD_RECV || command == KDBUS_CMD_SEND)) {
                 uint64_t offset = command == KDBUS_CMD_RECV ?
                         ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset :

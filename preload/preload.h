@@ -40,6 +40,10 @@ enum {
         PRELOAD_HANDLE_OWNER,           /* BUS_MAKE or ENDPOINT_MAKE */
 };
 
+/* FREEs the library answers itself and sends later, per handle (at most what one
+ * KDBUS_WIRE_BATCH carries) */
+#define PRELOAD_HELD_MAX 64u
+
 typedef struct PreloadHandle {
         unsigned refs;                  /* fd numbers pointing at it */
         int sock;                       /* the fd number open() returned (may be closed
@@ -53,6 +57,15 @@ typedef struct PreloadHandle {
         int pool_fd;                    /* after HELLO: the pool memfd, else -1 */
         uint64_t pool_size;
         int wake_fd;                    /* after HELLO: kdbusd's wakeup eventfd, else -1 */
+        /* Slices RECV and SYNC_REPLY handed out: a FREE of one is answered by the library
+         * (its answer is known) and sent with the handle's next request, in a
+         * KDBUS_WIRE_BATCH; before any request on another handle and before poll() waits
+         * (preload_flush_freed()). Not on a handle shared with another process. */
+        uint64_t held[PRELOAD_HELD_MAX];
+        unsigned n_held;
+        uint64_t freed[PRELOAD_HELD_MAX];       /* those FREEs, not sent yet */
+        unsigned n_freed;
+        bool listed;                    /* in the list preload_flush_freed() goes through */
 } PreloadHandle;
 
 /* real libc functions (preload-io.c resolves them with dlsym(RTLD_NEXT)) */
@@ -71,3 +84,11 @@ int preload_mem_read(void *dst, const void *src, size_t n);
 int preload_mem_write(void *dst, const void *src, size_t n);
 /* A fork child: its pid is not the parent's (process_vm_readv on ourselves). */
 void preload_pid_forget(void);
+/* Send the FREEs the library answered but did not send yet, of every handle but @except
+ * whose lock is free (@try_only: give up if another thread is at it), as kdbus had done
+ * them when FREE returned: before a request on another handle, before a wait. */
+void preload_flush_freed(PreloadHandle *except, bool try_only);
+/* @h goes (its last fd was closed): out of the list preload_flush_freed() goes through. */
+void preload_handle_forget(PreloadHandle *h);
+/* A fork child: the parent sends the FREEs it answered; none of ours is listed. */
+void preload_freed_forget_all(void);
