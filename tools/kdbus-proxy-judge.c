@@ -6,10 +6,11 @@
  *
  * From the client:
  *  - Hello goes up; then, before any other message of the client, the proxy learns the
- *    primary owners of every name the rules cover (AddMatch for NameOwnerChanged,
- *    ListNames, GetNameOwner per covered name, on the client's own connection so that
- *    every later NameOwnerChanged arrives in the bus's order); the client's messages wait
- *    until the answers are in.
+ *    primary owners of every name the rules cover (AddMatch for the NameOwnerChanged of
+ *    each name of the rules, ListNames, GetNameOwner per covered name, on the client's own
+ *    connection so that every later NameOwnerChanged arrives in the bus's order); the
+ *    client's messages wait until the answers are in. A caller's unique name gets a match
+ *    too, so that the proxy learns when it leaves.
  *  - the driver: what tells about the whole bus or is privileged (Debug.Stats, ReloadConfig,
  *    UpdateActivationEnvironment, BecomeMonitor, Verbose) and eavesdropping match rules:
  *    AccessDenied; a query about a hidden name is answered as for a name nobody owns;
@@ -44,6 +45,40 @@
 #define E_PREFIX "org.freedesktop.DBus.Error."
 #define NOC_RULE "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus'," \
                  "member='NameOwnerChanged'"
+
+/* AddMatch / RemoveMatch of our own for the NameOwnerChanged of @name (@subtree: it and
+ * every name below it, arg0namespace) on the client's connection. Return: 0 or -errno. */
+static int call_driver(ProxyClient *c, const char *member, const char *arg, ProxyCallKind kind);
+static int watch_owner(ProxyClient *c, const char *member, const char *name, bool subtree) {
+        char rule[512];
+
+        if (snprintf(rule, sizeof(rule), "%s,%s='%s'", NOC_RULE,
+                     subtree ? "arg0namespace" : "arg0", name) >= (int)sizeof(rule))
+                return -ENAMETOOLONG;
+        return call_driver(c, member, rule, PROXY_CALL_OWN_IGNORE);
+}
+
+/* The NameOwnerChanged the view needs, and only those (as xdg-dbus-proxy, one match per
+ * name of the rules; a bus's every connect and disconnect would otherwise wake the proxy
+ * once per sandboxed client). Return: 0 or -errno. */
+static int watch_rule_names(ProxyClient *c) {
+        const ProxyBusArgs *b = c->args;
+        size_t i, j;
+        int r;
+
+        for (i = 0; i < b->n_rules; ++i) {
+                for (j = 0; j < i; ++j)
+                        if (b->rules[j].subtree == b->rules[i].subtree &&
+                            !strcmp(b->rules[j].name, b->rules[i].name))
+                                break;
+                if (j < i)
+                        continue;       /* one match per name is enough */
+                r = watch_owner(c, "AddMatch", b->rules[i].name, b->rules[i].subtree);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
 
 static bool streq0(const char *a, const char *b) {
         return a && b && !strcmp(a, b);
@@ -610,7 +645,7 @@ int proxy_judge_from_client(ProxyClient *c, uint8_t *msg, size_t size, const Wir
                         return r;
                 c->snapshot_started = true;
                 c->snapshot_pending = 1;
-                r = call_driver(c, "AddMatch", NOC_RULE, PROXY_CALL_OWN_IGNORE);
+                r = watch_rule_names(c);
                 return r < 0 ? r : call_driver(c, "ListNames", NULL, PROXY_CALL_OWN_NAMES);
         }
         if (c->snapshot_pending || c->held) {
@@ -854,6 +889,8 @@ static int judge_noc(ProxyClient *c, uint8_t *msg, size_t size, const WireHeader
                        (a[0][0] == ':' ? c->view.sloppy_names || proxy_view_is_caller(&c->view, a[0]) ||
                                          (c->view.self && !strcmp(a[0], c->view.self)) :
                                          proxy_view_can_see_name(&c->view, a[0]));
+                if (a[0][0] == ':' && !a[2][0] && proxy_view_is_caller(&c->view, a[0]))
+                        r = watch_owner(c, "RemoveMatch", a[0], false);
                 if (a[0][0] == ':' && !a[2][0])
                         proxy_view_forget_unique(&c->view, a[0]);
                 else if (a[0][0] != ':' && proxy_view_covers(&c->view, a[0]))
@@ -868,10 +905,10 @@ static int judge_noc(ProxyClient *c, uint8_t *msg, size_t size, const WireHeader
                 if (r < 0)
                         goto drop;
         }
-        if (show) {
-                log_msg(c, true, h, "allowed");
+        proxy_client_log(c, "B%u: <- org.freedesktop.DBus NameOwnerChanged of %s: %s", h->serial,
+                         a[0], show ? "allowed" : "FILTERED (not asked for, or not visible)");
+        if (show)
                 return proxy_side_queue(&c->down, msg, size, fds, n_fds);
-        }
 drop:
         free(msg);
         close_fds(fds, n_fds);
@@ -885,8 +922,13 @@ int proxy_judge_from_bus(ProxyClient *c, uint8_t *msg, size_t size, const WireHe
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR)
                 return judge_reply(c, msg, size, h, fds, n_fds);
         if (h->type == WIRE_MSG_METHOD_CALL && h->sender && c->view.filter) {
-                /* the caller becomes visible while it is connected; it may be answered */
+                /* the caller becomes visible while it is connected (we learn when it leaves);
+                 * it may be answered */
+                bool known = proxy_view_is_caller(&c->view, h->sender);
+
                 r = proxy_view_add_caller(&c->view, h->sender);
+                if (!r && !known && h->sender[0] == ':')
+                        r = watch_owner(c, "AddMatch", h->sender, false);
                 if (!r && !(h->flags & WIRE_FLAG_NO_REPLY_EXPECTED)) {
                         ProxyIncoming *in = realloc(c->incoming,
                                                     (c->n_incoming + 1) * sizeof(*in));

@@ -628,6 +628,14 @@ def test_log(bus_bin, kdbus_proxy, tmp, tag):
                                   if member == 'GetStats' else 'org.test.X', member, '', ())
             except dbus.DBusException:
                 pass
+        # a name no rule covers changes owner: the proxy does not even hear of it (its
+        # matches are per name of the rules, as xdg-dbus-proxy's)
+        other = dbus.bus.BusConnection(bus.address)
+        other.request_name('org.example.Unrelated')
+        other.close()
+        app.get_unique_name()
+        app.call_blocking('org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus',
+                          'GetId', '', ())
         app.close()
         time.sleep(0.2)
         log = proxy.stdout()
@@ -640,6 +648,8 @@ def test_log(bus_bin, kdbus_proxy, tmp, tag):
                 '<- org.freedesktop.DBus return',
                 ': filtered']
         missing = [w for w in want if w not in log]
+        if 'org.example.Unrelated' in log:
+            missing.append('nothing about org.example.Unrelated')
         tap(not missing, 'log: kdbus-proxy --log in front of %s prints what it allowed and '
             'denied' % ('kdbusd' if bus.kdbusd else 'dbus-daemon'),
             'missing: %r\n%s%s' % (missing, log, proxy.stderr()) if missing else '')
