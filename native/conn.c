@@ -59,10 +59,22 @@ static void native_bridge_queue_nonempty(BridgeConn *conn, void *userdata) {
         native_conn_drain(userdata);
 }
 
-static void native_bridge_kick(BridgeConn *conn, void *userdata) {
-        NativeConn *nc = userdata;
+/**
+ * native_conn_count_drop() - a message lost for @nc
+ * @nc:         the connection
+ *
+ * Counted for its next RECV; and news for a poller, as kdbus raised POLLIN for it: the
+ * first loss since the last RECV makes the connection readable (the wakeup eventfd, a
+ * held RECV answered with the count), so a RECV that the preload library answers EAGAIN
+ * itself while the eventfd is quiet never hides a count.
+ */
+void native_conn_count_drop(NativeConn *nc) {
+        if (nc->dropped_msgs++ == 0 && nc->ops && nc->ops->readable)
+                nc->ops->readable(nc, nc->userdata);
+}
 
-        ++nc->dropped_msgs;
+static void native_bridge_kick(BridgeConn *conn, void *userdata) {
+        native_conn_count_drop(userdata);
 }
 
 static void native_bridge_disconnected(BridgeConn *conn, void *userdata) {
@@ -673,7 +685,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         if (r == POOL_E_NO_SPACE) {
                 if (!list_is_empty(&nc->recv_list) || nc->pool->used > nc->pool->queued)
                         return 1;       /* RECV or FREE will make room */
-                ++nc->dropped_msgs;     /* larger than the whole pool: never fits */
+                native_conn_count_drop(nc);     /* larger than the whole pool: never fits */
                 return 0;
         }
         if (r)

@@ -42,7 +42,8 @@ struct kdbus_item;
 
 typedef struct NativeConnOps {
         /* The receive list went from empty to non-empty (with @readable_each: a message
-         * was added to it): wake the peer. */
+         * was added to it), or a first message since the last RECV was lost
+         * (native_conn_count_drop()): wake the peer. */
         void (*readable)(NativeConn *nc, void *userdata);
         /* A SEND with SYNC_REPLY finished: @error (0 or -errno) and, on success, where the
          * reply lies in the pool; @fds (owned by the callee now) go with it. */
@@ -143,6 +144,8 @@ int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
 /* true when RECV would answer EAGAIN now: nothing in the pool or the core's queue
  * (KDBUS_WIRE_RETURN_RECV_EMPTY). No drain, so safe inside a delivery. */
 bool native_conn_recv_empty(NativeConn *nc);
+/* A message lost for @nc: counted for its next RECV, the peer woken (kdbus's POLLIN). */
+void native_conn_count_drop(NativeConn *nc);
 /* The fd numbers a peer's received message got in its process, written into the slice at
  * @offset it holds (native/fds.c). Return: 0, -ENXIO, -EINVAL. */
 int native_conn_fds_publish(NativeConn *nc, uint64_t offset, const int32_t *fds, size_t n);

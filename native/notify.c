@@ -114,13 +114,13 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
         size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach, 0, NULL, NULL);
         r = bridge_pool_alloc(nc->pool, size, true, &slice);
         if (r) {
-                ++nc->dropped_msgs;     /* no room (or no memory): kdbus counts it lost */
+                native_conn_count_drop(nc);     /* no room (or no memory): kdbus counts it lost */
                 return;
         }
         e = calloc(1, sizeof(*e));
         if (!e) {
                 bridge_pool_release(nc->pool, slice);
-                ++nc->dropped_msgs;
+                native_conn_count_drop(nc);
                 return;
         }
         km = bridge_pool_ptr(nc->pool, slice);

@@ -622,12 +622,27 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 preload_held_drop(h, f->offset);
         }
         if (command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED) {
+                struct kdbus_cmd_recv *rc = (void *)b.p;
                 uint64_t v;
+                ssize_t n;
 
                 /* the eventfd is cleared before each RECV, written again after it unless
-                 * the queue is empty (below); kdbusd writes it when a message is queued */
-                while (read(h->wake_fd, &v, sizeof(v)) < 0 && errno == EINTR)
+                 * the queue is empty (below); kdbusd writes it when a message is queued
+                 * or lost (a dropped count to report) */
+                while ((n = read(h->wake_fd, &v, sizeof(v))) < 0 && errno == EINTR)
                         ;
+                /* it was not readable: kdbus's RECV says EAGAIN, no count; with FREEs to
+                 * send the RECV goes anyway, carrying them */
+                if (n < 0 && errno == EAGAIN && local && h->n_freed == 0 &&
+                    size == sizeof(*rc) && rc->flags == 0) {
+                        rc->return_flags = 0;
+                        rc->dropped_msgs = 0;
+                        memset(&rc->msg, 0, sizeof(rc->msg));
+                        rc->msg.offset = h->pool_size;  /* kdbus's "no slice" */
+                        r = preload_mem_write(arg, rc, sizeof(*rc));
+                        r = r < 0 ? r : -EAGAIN;
+                        goto out;
+                }
         }
         /* RECV in a batch: its reply says whether the queue is empty after it, which
          * keeps the wakeup eventfd level-triggered (preload/preload.h); any command in

@@ -549,6 +549,73 @@ static int t_message(void) {
         return 0;
 }
 
+/* dropped: a broadcast lost for a connection (larger than its whole pool) makes it
+ * readable, as kdbus raised POLLIN; RECV says EAGAIN with the count, then EAGAIN alone with
+ * the struct as kdbus writes it (the library answers that one itself) */
+static int t_dropped(void) {
+        struct {
+                struct kdbus_cmd_match cmd;
+                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
+        } mt;
+        struct kdbus_cmd_hello h = { .size = sizeof(h), .flags = KDBUS_HELLO_ACCEPT_FD,
+                                     .pool_size = 4096 };
+        struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *msg = (void *)buf;
+        struct kdbus_item *it = msg->items;
+        struct kdbus_cmd_send s = { .size = sizeof(s) };
+        static uint8_t big[8192];
+        Bus b;
+        Conn a;
+        int fd;
+
+        CHECK(bus_make(&b, "dropped", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0);
+        fd = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(fd >= 0 && kio(fd, KDBUS_CMD_HELLO, &h) == 0);
+        {
+                /* an empty pool: the broadcast can never fit (else it would wait) */
+                struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
+
+                CHECK(kio(fd, KDBUS_CMD_FREE, &f) == 0);
+        }
+        memset(&mt, 0, sizeof(mt));
+        mt.cmd.size = sizeof(mt);
+        mt.cmd.cookie = 1;
+        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
+        mt.bloom.size = sizeof(mt.bloom);
+        CHECK(kio(fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
+        msg->dst_id = KDBUS_DST_ID_BROADCAST;
+        msg->cookie = 1;
+        msg->flags = KDBUS_MSG_SIGNAL;
+        msg->payload_type = 0x4b444253;        /* opaque, 8 KiB */
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)big;
+        it->vec.size = sizeof(big);
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_BLOOM_FILTER;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
+        it = KDBUS_ITEM_NEXT(it);
+        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
+        s.msg_address = (uintptr_t)msg;
+        CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
+        CHECK(poll1(fd, POLLIN, 1000) == POLLIN);
+        CHECK(kio(fd, KDBUS_CMD_RECV, &rc) == -EAGAIN);
+        CHECK(rc.dropped_msgs == 1 && (rc.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS));
+        CHECK(poll1(fd, POLLIN, 0) == 0);
+        memset(&rc, 0xff, sizeof(rc));
+        rc.size = sizeof(rc);
+        rc.flags = 0;
+        CHECK(kio(fd, KDBUS_CMD_RECV, &rc) == -EAGAIN);
+        CHECK(rc.return_flags == 0 && rc.dropped_msgs == 0 && rc.msg.offset == 4096 &&
+              rc.msg.msg_size == 0 && rc.msg.return_flags == 0);
+        close(fd);
+        conn_close(&a);
+        close(b.control);
+        return 0;
+}
+
 /* message-prio: USE_PRIORITY takes the lowest value first */
 static int t_prio(void) {
         const struct kdbus_msg *m;
@@ -1064,6 +1131,7 @@ static const struct {
         { "writable-pool", t_writable_pool },
         { "message", t_message },
         { "message-prio", t_prio },
+        { "dropped", t_dropped },
         { "byebye", t_byebye },
         { "names", t_names },
         { "connection-info", t_conn_info },
