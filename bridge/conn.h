@@ -124,50 +124,53 @@ enum {
 };
 
 struct BridgeConn {
-        unsigned n_refs;
+        /* what routing reads and writes of every receiver of a broadcast, first and
+         * together (two cache lines, not seven: issue #16, broadcast to 100 receivers) */
+        uint64_t route_mark;            /* Bus.route_epoch: routing decided on it */
         bool active;
         unsigned flags;                 /* BRIDGE_CONN_* */
-        uint64_t id;                    /* 0 until hello */
-        char unique_name[24];           /* ":1.<id>", "" until hello */
         Bus *bus;
-        BridgeCreds creds;
         struct PolicySnapshot *policy;  /* NULL: not checked (bridge/policy.h) */
         struct BusEndpoint *endpoint;   /* the custom endpoint it came through (a reference),
                                          * NULL: the bus's own (bridge/endpoint.h) */
-        char *denial;                   /* the last AccessDenied text without a snapshot */
-        struct BridgeUser *user;        /* the per-uid account of creds.uid, or its custom
-                                         * endpoint's own account (kdbus) */
         const BridgeConnOps *ops;
         void *userdata;                 /* the transport's */
-
-        List bus_link;                  /* Bus.conns */
-        HashNode id_node;               /* Bus.conns_by_id, when active */
         List queue;                     /* BridgeQueueEntry, FIFO */
         uint64_t queued_bytes;
         uint32_t queued_fds;
         uint32_t queued_msgs;
         BridgeQuotaTable quota;         /* the queue per sending account (bridge/quota.h):
                                          * the queue limits apply per (receiver, account) */
+        uint64_t n_received;
+        uint64_t peak_queued_bytes;
+        uint32_t peak_queued_fds;
+        uint64_t match_seq;             /* its place in Bus.match_conns (ascending) */
+
+        unsigned n_refs;
+        uint64_t id;                    /* 0 until hello */
+        char unique_name[24];           /* ":1.<id>", "" until hello */
+        BridgeCreds creds;
+        char *denial;                   /* the last AccessDenied text without a snapshot */
+        struct BridgeUser *user;        /* the per-uid account of creds.uid, or its custom
+                                         * endpoint's own account (kdbus) */
+
+        List bus_link;                  /* Bus.conns */
+        HashNode id_node;               /* Bus.conns_by_id, when active */
         List owned;                     /* BridgeNameOwner: names owned or queued for */
         unsigned n_names;
         List matches;                   /* BridgeMatchRule */
         unsigned n_matches;
         List match_link;                /* Bus.match_conns, while n_matches > 0 */
-        uint64_t match_seq;             /* its place in Bus.match_conns (ascending) */
-        uint64_t route_mark;            /* Bus.route_epoch: routing decided on it */
         List replies_out;               /* BridgeReply this conn waits for (as caller) */
         List replies_in;                /* BridgeReply this conn owes (as callee) */
         List callers;                   /* BridgeCallerLink: who called it (xdg endpoint) */
         List called;                    /* BridgeCallerLink: whom it called there */
         unsigned n_replies_out;
 
-        /* statistics */
+        /* statistics (n_received and the queue peaks are above, with the queue) */
         uint64_t n_sent;
-        uint64_t n_received;
         unsigned peak_matches;
         unsigned peak_names;            /* incl. the unique name */
-        uint64_t peak_queued_bytes;
-        uint32_t peak_queued_fds;
         uint64_t peak_in_bytes;         /* largest message it sent (set by the front end) */
         uint32_t peak_in_fds;
 };
