@@ -139,6 +139,10 @@ struct Bus {
         List endpoints;                 /* BusEndpoint, open */
         uint32_t next_endpoint_id;      /* BusEndpoint.id: never reused */
         struct NameAclDb *holder_policy; /* policy holders' entries; NULL: none yet */
+        /* kdbus's default where no entry speaks (a bus instance: it has no XML policy):
+         * the unprivileged own only names an entry grants them, and talk to another user
+         * only through an entry; false: such names are the XML policy's */
+        bool kdbus_default_deny;
         List activators;                /* BridgeActivator (bridge/activator.h) */
 
         /* a bus instance's maker (BUS_MAKE, proxy/bus-instance.c), for BUS_CREATOR_INFO;

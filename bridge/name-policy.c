@@ -26,7 +26,7 @@
  * Return: true if the bus has an open endpoint or a policy-holder entry.
  */
 bool bus_has_name_policy(const Bus *bus) {
-        return !list_is_empty(&bus->endpoints) ||
+        return bus->kdbus_default_deny || !list_is_empty(&bus->endpoints) ||
                (bus->holder_policy && bus->holder_policy->n_entries);
 }
 
@@ -146,10 +146,12 @@ static bool holders_allow_talk(const BridgeConn *conn, const BridgeConn *dst) {
 
         if (bridge_conn_is_privileged(conn) || conn->creds.uid == dst->creds.uid)
                 return true;
+        /* kdbus_conn_policy_talk(): an entry for one of @dst's names, or (our default
+         * elsewhere) no entry at all */
         if (!holders || !holders->n_entries)
-                return true;
+                return !conn->bus->kdbus_default_deny;
         return query_any_name(holders, conn, dst, NAME_ACL_TALK, &covered) >=
-               NAME_ACL_TALK || !covered;
+               NAME_ACL_TALK || (!covered && !conn->bus->kdbus_default_deny);
 }
 
 /**
@@ -220,8 +222,12 @@ bool bridge_conn_can_own(const BridgeConn *conn, const char *name) {
                 return false;
         if (bridge_conn_is_privileged(conn))
                 return true;
+        /* kdbus_conn_policy_own_name(): an entry granting OWN, or (our default elsewhere)
+         * none at all */
         e = name_acl_db_lookup(conn->bus->holder_policy, name);
-        return !e || name_acl_entry_query(e, &conn->creds) >= NAME_ACL_OWN;
+        if (!e)
+                return !conn->bus->kdbus_default_deny;
+        return name_acl_entry_query(e, &conn->creds) >= NAME_ACL_OWN;
 }
 
 static bool msg_is_name_owner_changed(const BridgeMsg *msg) {

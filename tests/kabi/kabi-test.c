@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
@@ -706,6 +707,118 @@ static int t_names(void) {
         return 0;
 }
 
+/* NAME_ACQUIRE of @name on @fd with @flags. Return: 0 or -errno. */
+static int name_acquire(int fd, const char *name, uint64_t flags) {
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; char str[40]; } name;
+        } q;
+
+        memset(&q, 0, sizeof(q));
+        q.cmd.flags = flags;
+        q.name.type = KDBUS_ITEM_NAME;
+        strcpy(q.name.str, name);
+        q.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(name) + 1;
+        q.cmd.size = sizeof(q.cmd) + KDBUS_ALIGN8(q.name.size);
+        return kio(fd, KDBUS_CMD_NAME_ACQUIRE, &q);
+}
+
+/* In a child as uid/gid 65534: HELLO on @path, own @own, send to @dst_id. Return: the two
+ * results as one number (own * 1000 + send, errnos positive), or -1. */
+static int nobody_try(const char *path, const char *own, uint64_t dst_id) {
+        int p[2], res[2] = { 99, 99 }, status;
+        pid_t child;
+
+        if (pipe(p) < 0)
+                return -1;
+        child = fork();
+        if (child < 0)
+                return -1;
+        if (child == 0) {
+                Conn u;
+
+                if (setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
+                    setresuid(65534, 65534, 65534) == 0 && hello(path, &u) == 0) {
+                        res[0] = -name_acquire(u.fd, own, 0);
+                        res[1] = -send_raw(&u, dst_id, 1, 0, 0, 0, (uintptr_t)"x", 1, 0, 0,
+                                           NULL, 0, NULL);
+                }
+                (void) !write(p[1], res, sizeof(res));
+                _exit(0);
+        }
+        close(p[1]);
+        if (read(p[0], res, sizeof(res)) != sizeof(res))
+                res[0] = res[1] = 99;
+        close(p[0]);
+        (void) waitpid(child, &status, 0);
+        return res[0] * 1000 + res[1];
+}
+
+/* policy: kdbus's default on a bus (BUS_MAKE): the unprivileged own only names a policy
+ * holder grants them and talk to another user only through a holder's entry for one of
+ * its names (kdbus_conn_policy_own_name(), kdbus_conn_policy_talk()); as root only */
+static int t_policy(void) {
+        struct {
+                struct kdbus_cmd_hello h;
+                struct { uint64_t size, type; char str[24]; } name;
+                struct { uint64_t size, type; struct kdbus_policy_access a; } own;
+                uint64_t more[16];
+        } hh;
+        Bus b;
+        Conn a, holder;
+        int r;
+
+        if (getuid() != 0)
+                return 0;       /* needs another uid */
+        CHECK(bus_make(&b, "policy", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(chmod(b.dir, 0755) == 0);        /* for uid 65534 (run-kabi.py opens DIR) */
+        CHECK(hello(b.path, &a) == 0);
+        CHECK(name_acquire(a.fd, "org.example.Root", 0) == 0);
+        /* no entry: OWN and TALK to root's connection denied */
+        r = nobody_try(b.path, "org.example.Mine", a.id);
+        CHECK(r == EPERM * 1000 + EPERM);
+        /* a holder's entries: OWN of org.example.Mine, TALK to org.example.Root */
+        memset(&hh, 0, sizeof(hh));
+        holder.fd = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(holder.fd >= 0);
+        hh.h.flags = KDBUS_HELLO_POLICY_HOLDER;
+        hh.h.pool_size = POOL;
+        hh.name.type = KDBUS_ITEM_NAME;
+        strcpy(hh.name.str, "org.example.Mine");
+        hh.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(hh.name.str) + 1;
+        hh.own.type = KDBUS_ITEM_POLICY_ACCESS;
+        hh.own.size = sizeof(hh.own);
+        hh.own.a = (struct kdbus_policy_access){ .type = KDBUS_POLICY_ACCESS_WORLD,
+                                                 .access = KDBUS_POLICY_OWN };
+        hh.h.size = sizeof(hh.h) + sizeof(hh.name) + sizeof(hh.own);
+        CHECK(kio(holder.fd, KDBUS_CMD_HELLO, &hh) == 0);
+        CHECK(nobody_try(b.path, "org.example.Mine", a.id) == 0 * 1000 + EPERM);
+        {
+                struct {
+                        struct kdbus_cmd cmd;
+                        struct { uint64_t size, type; char str[24]; } name;
+                        struct { uint64_t size, type; struct kdbus_policy_access a; } talk;
+                } u;
+
+                memset(&u, 0, sizeof(u));
+                u.cmd.size = sizeof(u);
+                u.name.type = KDBUS_ITEM_NAME;
+                strcpy(u.name.str, "org.example.Root");
+                u.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(u.name.str) + 1;
+                u.talk.type = KDBUS_ITEM_POLICY_ACCESS;
+                u.talk.size = sizeof(u.talk);
+                u.talk.a = (struct kdbus_policy_access){ .type = KDBUS_POLICY_ACCESS_WORLD,
+                                                         .access = KDBUS_POLICY_TALK };
+                /* a holder's UPDATE replaces its entries: Root's TALK, then Mine's OWN */
+                CHECK(kio(holder.fd, KDBUS_CMD_UPDATE, &u) == 0);
+                CHECK(nobody_try(b.path, "org.example.Mine", a.id) == EPERM * 1000 + 0);
+        }
+        close(holder.fd);
+        conn_close(&a);
+        close(b.control);
+        return 0;
+}
+
 /* connection-info */
 static int t_conn_info(void) {
         struct kdbus_cmd_info i = { .size = sizeof(i),
@@ -1135,6 +1248,7 @@ static const struct {
         { "byebye", t_byebye },
         { "names", t_names },
         { "connection-info", t_conn_info },
+        { "policy", t_policy },
         { "sync", t_sync },
         { "timeout", t_timeout },
         { "fd-passing", t_fd_passing },

@@ -15,6 +15,8 @@ import time
 def main():
     kdbusd, kabi, preload = (os.environ[k] for k in ('KDBUSD', 'KABI_TEST', 'KDBUS_PRELOAD'))
     with tempfile.TemporaryDirectory(prefix='kabi-') as tmp:
+        # kabi-test's policy case opens the bus as uid 65534 too
+        os.chmod(tmp, 0o755)
         root = os.path.join(tmp, 'kdbus')
         bus = subprocess.Popen([kdbusd, '--session', '--nofork',
                                 '--address=unix:path=' + os.path.join(tmp, 'session'),
