@@ -28,7 +28,6 @@
  * comes or goes (BusNotifyOps.activatable_changed).
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/activator.h"
@@ -107,8 +106,7 @@ int bridge_conn_hello_activator(BridgeConn *conn, const char *name) {
         list_append(&bus->activators, &a->link);
 
         conn->id = bus->next_conn_id++;
-        (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
-                        (unsigned long long)conn->id);
+        bus_format_unique_name(conn->id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

@@ -16,6 +16,7 @@
  * (disconnect) drop it.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -274,22 +275,48 @@ BridgeConn *bus_find_conn(Bus *bus, uint64_t id) {
         return NULL;
 }
 
-/* ":1.<decimal id>" exactly as we print it (no sign, no leading zeros): the id, or 0. */
-static uint64_t bus_parse_unique_name(const char *name) {
-        uint64_t id = 0;
+/*
+ * Unique names as legacy peers see them: dbus-daemon's numbering, ":1.0" for the first
+ * connection, while the connection ids (what native peers see, and ":1.<id>" in their own
+ * formatting, as kdbus) start at 1 (0 is the bus, and "addressed by name" in the kdbus ABI).
+ * These two functions are the only place a classic unique name is made from an id or read
+ * back into one; native/ converts its peers' ":1.<id>" itself.
+ */
+
+/**
+ * bus_format_unique_name() - the classic unique name of connection @id
+ * @id:         a connection id (at least 1)
+ * @buf:        BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h)
+ */
+void bus_format_unique_name(uint64_t id, char *buf) {
+        (void) snprintf(buf, BRIDGE_UNIQUE_NAME_MAX, ":1.%llu", (unsigned long long)(id - 1));
+}
+
+/**
+ * bus_parse_unique_name() - the connection id a classic unique name stands for
+ * @name:       ":1.<decimal>" exactly as bus_format_unique_name() writes it (no sign, no
+ *              leading zero but in ":1.0")
+ *
+ * Return: the id, or 0 when @name is no unique name we could have given.
+ */
+uint64_t bus_parse_unique_name(const char *name) {
+        uint64_t n = 0;
         const char *p;
 
         if (strncmp(name, ":1.", 3) != 0)
                 return 0;
         p = name + 3;
-        if (*p < '1' || *p > '9')
+        if (*p < '0' || *p > '9' || (p[0] == '0' && p[1]))
                 return 0;
         for (; *p; ++p) {
-                if (*p < '0' || *p > '9' || id > (UINT64_MAX - 9) / 10)
+                uint64_t d = (uint64_t)(*p - '0');
+
+                /* n + 1 must be an id: n * 10 + d <= UINT64_MAX - 1 */
+                if (*p < '0' || *p > '9' || n > (UINT64_MAX - 1 - d) / 10)
                         return 0;
-                id = id * 10 + (uint64_t)(*p - '0');
+                n = n * 10 + d;
         }
-        return id;
+        return n + 1;
 }
 
 /**

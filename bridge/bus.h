@@ -197,9 +197,18 @@ void bus_set_proc_reader(Bus *bus, const struct BridgeProcReader *proc);
 
 /* Active connection by id, or NULL. */
 BridgeConn *bus_find_conn(Bus *bus, uint64_t id);
+
 /*
- * Active connection by name: a unique name ":1.<id>" or the primary owner of a well-known
- * name. NULL when nobody has it.
+ * The classic unique name of connection @id, in dbus-daemon's numbering: ":1.<id - 1>" (the
+ * first connection is ":1.0"; ids, which native peers see, start at 1). @buf has
+ * BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h).
+ */
+void bus_format_unique_name(uint64_t id, char *buf);
+/* The id a classic unique name (as bus_format_unique_name() writes it) stands for, or 0. */
+uint64_t bus_parse_unique_name(const char *name);
+/*
+ * Active connection by name: a classic unique name (bus_parse_unique_name()) or the primary
+ * owner of a well-known name. NULL when nobody has it.
  */
 BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name);
 

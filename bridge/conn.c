@@ -253,8 +253,7 @@ int bridge_conn_hello(BridgeConn *conn) {
                 return error_trace(r);
         ++bus->next_conn_id;
         conn->id = id;
-        (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
-                        (unsigned long long)id);
+        bus_format_unique_name(id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

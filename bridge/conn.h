@@ -19,6 +19,9 @@
 #include "util/list.h"
 #include "util/macro.h"
 
+/* a classic unique name: ":1." and up to 20 digits and a NUL (bus_format_unique_name()) */
+#define BRIDGE_UNIQUE_NAME_MAX 24u
+
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 typedef struct BridgeMsg BridgeMsg;
@@ -148,7 +151,7 @@ struct BridgeConn {
 
         unsigned n_refs;
         uint64_t id;                    /* 0 until hello */
-        char unique_name[24];           /* ":1.<id>", "" until hello */
+        char unique_name[BRIDGE_UNIQUE_NAME_MAX]; /* bus_format_unique_name(id), "" until hello */
         BridgeCreds creds;
         char *denial;                   /* the last AccessDenied text without a snapshot */
         struct BridgeUser *user;        /* the per-uid account of creds.uid, or its custom

@@ -107,8 +107,7 @@ int bridge_conn_hello_monitor(BridgeConn *conn) {
         if (conn->user && conn->user->n_active >= bus->limits.max_connections_per_user)
                 return BRIDGE_E_CONN_QUOTA;
         conn->id = bus->next_conn_id++;
-        (void) snprintf(conn->unique_name, sizeof(conn->unique_name), ":1.%llu",
-                        (unsigned long long)conn->id);
+        bus_format_unique_name(conn->id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

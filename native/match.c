@@ -226,8 +226,8 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size, NativeCommandI
                         if (item->id == 0)
                                 keys.sender = "org.freedesktop.DBus";
                         else {
-                                (void) snprintf(idname, sizeof(idname), ":1.%llu",
-                                                (unsigned long long)item->id);
+                                /* the core's rule holds the classic name */
+                                bus_format_unique_name(item->id, idname);
                                 keys.sender = idname;
                         }
                         break;

@@ -116,14 +116,12 @@ bool native_special_may(const NativeConn *nc, uint64_t command) {
  */
 uint64_t native_monitor_dst_id(Bus *bus, const char *destination) {
         BridgeConn *owner;
-        char *end;
+        uint64_t id;
 
-        if (!strncmp(destination, ":1.", 3)) {
-                unsigned long long id = strtoull(destination + 3, &end, 10);
-
-                if (*end == '\0')
-                        return id;
-        }
+        /* the header's unique name is classic (native/send.c rewrites a native sender's) */
+        id = destination[0] == ':' ? bus_parse_unique_name(destination) : 0;
+        if (id)
+                return id;
         owner = bus_find_conn_by_name(bus, destination);
         return owner ? owner->id : KDBUS_DST_ID_NAME;
 }

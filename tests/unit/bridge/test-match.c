@@ -52,9 +52,9 @@ static void test_header_keys(Fixture *f, gconstpointer ctx) {
                                SIG(.interface = "t.J")));
         /* a key the message lacks fails */
         g_assert_false(matches(f, &(BridgeMatchKeys){ .interface = "t.I" }, a,
-                               &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .destination = ":1.2" }));
+                               &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .destination = ":1.1" }));
         g_assert_false(matches(f, &(BridgeMatchKeys){ .member = "M" }, a,
-                               &(TestMsg){ .type = WIRE_MSG_ERROR, .destination = ":1.2",
+                               &(TestMsg){ .type = WIRE_MSG_ERROR, .destination = ":1.1",
                                            .reply_serial = 1 }));
         g_assert_true(matches(f, &(BridgeMatchKeys){ .path = "/a/b" }, a, SIG(.path = "/a/b")));
         g_assert_false(matches(f, &(BridgeMatchKeys){ .path = "/a" }, a, SIG(.path = "/a/b")));
@@ -73,14 +73,14 @@ static void test_path_namespace(Fixture *f, gconstpointer ctx) {
         g_assert_true(matches(f, &root, a, SIG(.path = "/")));
         g_assert_true(matches(f, &root, a, SIG(.path = "/x/y")));
         g_assert_false(matches(f, &root, a, &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                        .destination = ":1.2", .reply_serial = 1 }));
+                                                        .destination = ":1.1", .reply_serial = 1 }));
 }
 
 static void test_sender(Fixture *f, gconstpointer ctx) {
         BridgeConn *a = f->c[0], *b = f->c[1];
 
-        g_assert_true(matches(f, &(BridgeMatchKeys){ .sender = ":1.1" }, a, SIG()));
-        g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = ":1.2" }, a, SIG()));
+        g_assert_true(matches(f, &(BridgeMatchKeys){ .sender = ":1.0" }, a, SIG()));
+        g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = ":1.1" }, a, SIG()));
         /* a well-known name: only while the sender is its primary owner */
         g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = "t.svc" }, a, SIG()));
         g_assert_cmpint(bridge_name_acquire(a, "t.svc", 0), ==, 0);
@@ -95,23 +95,23 @@ static void test_sender(Fixture *f, gconstpointer ctx) {
                               SIG()));
         g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = "org.freedesktop.DBus" }, a,
                                SIG()));
-        g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = ":1.1" }, NULL, SIG()));
+        g_assert_false(matches(f, &(BridgeMatchKeys){ .sender = ":1.0" }, NULL, SIG()));
 }
 
 static void test_destination(Fixture *f, gconstpointer ctx) {
         BridgeConn *a = f->c[0];
 
-        g_assert_true(matches(f, &(BridgeMatchKeys){ .destination = ":1.2" }, a,
-                              SIG(.destination = ":1.2")));
-        g_assert_false(matches(f, &(BridgeMatchKeys){ .destination = ":1.2" }, a,
-                               SIG(.destination = ":1.3")));
-        g_assert_false(matches(f, &(BridgeMatchKeys){ .destination = ":1.2" }, a, SIG()));
+        g_assert_true(matches(f, &(BridgeMatchKeys){ .destination = ":1.1" }, a,
+                              SIG(.destination = ":1.1")));
+        g_assert_false(matches(f, &(BridgeMatchKeys){ .destination = ":1.1" }, a,
+                               SIG(.destination = ":1.2")));
+        g_assert_false(matches(f, &(BridgeMatchKeys){ .destination = ":1.1" }, a, SIG()));
         /* names of the same addressed connection */
         g_assert_cmpint(bridge_name_acquire(f->c[1], "t.dst", 0), ==, 0);
-        g_assert_true(matches(f, &(BridgeMatchKeys){ .destination = ":1.2" }, a,
+        g_assert_true(matches(f, &(BridgeMatchKeys){ .destination = ":1.1" }, a,
                               SIG(.destination = "t.dst")));
         g_assert_true(matches(f, &(BridgeMatchKeys){ .destination = "t.dst" }, a,
-                              SIG(.destination = ":1.2")));
+                              SIG(.destination = ":1.1")));
 }
 
 static void test_args(Fixture *f, gconstpointer ctx) {

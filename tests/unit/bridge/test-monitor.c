@@ -168,7 +168,7 @@ static void test_old_rules_and_replies_go(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 0);
         g_assert_true(list_is_empty(&mon->replies_in));
         /* names first, then the callers' NoReply (dbus-daemon's order) */
-        assert_log(f, "name :1.2 :1.2>-;lost :1.1 4 gone :1.2;");
+        assert_log(f, "name :1.1 :1.1>-;lost :1.0 4 gone :1.1;");
         g_assert_cmpuint(f->bus->peak_match_rules, ==, 1);
 }
 

@@ -41,7 +41,7 @@ static void setup4(Fixture *f, gconstpointer ctx) {
 
 static void test_basic(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.one", 0), ==, 0);
-        assert_log(f, "name t.one ->:1.1;");
+        assert_log(f, "name t.one ->:1.0;");
         g_assert_true(bus_find_conn_by_name(f->bus, "t.one") == f->c[A]);
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.one", 0), ==, NAME_E_ALREADY_OWNER);
         g_assert_cmpint(bridge_name_acquire(f->c[B], "t.one", BRIDGE_NAME_DO_NOT_QUEUE), ==,
@@ -51,11 +51,11 @@ static void test_basic(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[B]->n_names, ==, 1);
         assert_log(f, "");
         g_assert_cmpint(bridge_name_release(f->c[A], "t.one"), ==, 0);
-        assert_log(f, "name t.one :1.1>:1.2;");
+        assert_log(f, "name t.one :1.0>:1.1;");
         g_assert_cmpint(bridge_name_release(f->c[A], "t.one"), ==, NAME_E_NOT_OWNER);
         g_assert_cmpint(bridge_name_release(f->c[A], "t.nope"), ==, NAME_E_NON_EXISTENT);
         g_assert_cmpint(bridge_name_release(f->c[B], "t.one"), ==, 0);
-        assert_log(f, "name t.one :1.2>-;");
+        assert_log(f, "name t.one :1.1>-;");
         g_assert_null(bus_find_name(f->bus, "t.one"));
         g_assert_null(bus_find_conn_by_name(f->bus, "t.one"));
         g_assert_cmpuint(f->c[A]->n_names, ==, 0);
@@ -68,7 +68,7 @@ static void test_replace(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(f->c[C], "t.one", 0), ==, NAME_E_IN_QUEUE);
         g_assert_cmpint(bridge_name_acquire(f->c[B], "t.one", BRIDGE_NAME_REPLACE_EXISTING), ==, 0);
         g_assert_cmpstr(queue_of(f, "t.one"), ==, "2,1,3");
-        assert_log(f, "name t.one ->:1.1;name t.one :1.1>:1.2;");
+        assert_log(f, "name t.one ->:1.0;name t.one :1.0>:1.1;");
 
         /* case 2: B already queued behind C moves to the front: B, A, C */
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.two", BRIDGE_NAME_ALLOW_REPLACEMENT), ==, 0);
@@ -140,10 +140,10 @@ static void test_replace_queues_first(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(f->c[B], "t.q", 0), ==, NAME_E_IN_QUEUE);
         g_assert_cmpstr(queue_of(f, "t.q"), ==, "1,4,2,3");
         g_assert_cmpuint(f->c[B]->n_names, ==, 1);
-        assert_log(f, "name t.q ->:1.1;");
+        assert_log(f, "name t.q ->:1.0;");
         /* who inherits: the one that asked to replace last */
         g_assert_cmpint(bridge_name_release(f->c[A], "t.q"), ==, 0);
-        assert_log(f, "name t.q :1.1>:1.4;");
+        assert_log(f, "name t.q :1.0>:1.3;");
 
         /* already queued behind C: moves to the head */
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.r", 0), ==, 0);
@@ -176,7 +176,7 @@ static void test_release_queue(Fixture *f, gconstpointer ctx) {
         assert_log(f, "");
         g_assert_cmpint(bridge_name_release(f->c[D], "t.seven"), ==, NAME_E_NOT_OWNER);
         g_assert_cmpint(bridge_name_release(f->c[A], "t.seven"), ==, 0);
-        assert_log(f, "name t.seven :1.1>:1.3;");
+        assert_log(f, "name t.seven :1.0>:1.2;");
 }
 
 static void test_disconnect_promotes(Fixture *f, gconstpointer ctx) {
@@ -189,7 +189,7 @@ static void test_disconnect_promotes(Fixture *f, gconstpointer ctx) {
         fixture_log_reset(f);
         bridge_conn_disconnect(f->c[A]);
         /* newest first, as dbus-daemon: t.c (queued, silent), t.b, t.a */
-        assert_log(f, "name t.b :1.1>-;name t.a :1.1>:1.2;removed :1.1;");
+        assert_log(f, "name t.b :1.0>-;name t.a :1.0>:1.1;removed :1.0;");
         g_assert_cmpstr(queue_of(f, "t.a"), ==, "2,3");
         g_assert_cmpstr(queue_of(f, "t.c"), ==, "2");
         g_assert_null(bus_find_name(f->bus, "t.b"));
@@ -197,8 +197,8 @@ static void test_disconnect_promotes(Fixture *f, gconstpointer ctx) {
         bridge_conn_disconnect(f->c[A]);
         assert_log(f, "");
         g_assert_cmpint(bridge_name_acquire(f->c[A], "t.z", 0), ==, BRIDGE_E_NOT_ACTIVE);
-        g_assert_null(bus_find_conn_by_name(f->bus, ":1.1"));
-        g_assert_true(bus_find_conn_by_name(f->bus, ":1.2") == f->c[B]);
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.0"));
+        g_assert_true(bus_find_conn_by_name(f->bus, ":1.1") == f->c[B]);
 }
 
 static void test_quota(Fixture *f, gconstpointer ctx) {
@@ -217,11 +217,23 @@ static void test_quota(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_unique_names(Fixture *f, gconstpointer ctx) {
-        g_assert_cmpstr(f->c[A]->unique_name, ==, ":1.1");
-        g_assert_cmpstr(f->c[D]->unique_name, ==, ":1.4");
-        g_assert_true(bus_find_conn_by_name(f->bus, ":1.4") == f->c[D]);
+        char buf[BRIDGE_UNIQUE_NAME_MAX];
+
+        /* dbus-daemon's numbering from :1.0 over ids from 1 */
+        g_assert_cmpuint(f->c[A]->id, ==, 1);
+        g_assert_cmpstr(f->c[A]->unique_name, ==, ":1.0");
+        g_assert_cmpstr(f->c[D]->unique_name, ==, ":1.3");
+        g_assert_true(bus_find_conn_by_name(f->bus, ":1.0") == f->c[A]);
+        g_assert_true(bus_find_conn_by_name(f->bus, ":1.3") == f->c[D]);
+        g_assert_cmpuint(bus_parse_unique_name(":1.0"), ==, 1);
+        g_assert_cmpuint(bus_parse_unique_name(":1.18446744073709551614"), ==, UINT64_MAX);
+        g_assert_cmpuint(bus_parse_unique_name(":1.18446744073709551615"), ==, 0);
+        g_assert_cmpuint(bus_parse_unique_name(":1.00"), ==, 0);
+        g_assert_cmpuint(bus_parse_unique_name(":1.-1"), ==, 0);
+        bus_format_unique_name(UINT64_MAX, buf);
+        g_assert_cmpstr(buf, ==, ":1.18446744073709551614");
         g_assert_null(bus_find_conn_by_name(f->bus, ":1.04"));
-        g_assert_null(bus_find_conn_by_name(f->bus, ":1.5"));
+        g_assert_null(bus_find_conn_by_name(f->bus, ":1.4"));
         g_assert_null(bus_find_conn_by_name(f->bus, ":2.1"));
         g_assert_null(bus_find_conn_by_name(f->bus, ":1."));
         g_assert_null(bus_find_conn_by_name(f->bus, ":1.99999999999999999999999"));

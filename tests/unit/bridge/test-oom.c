@@ -87,7 +87,7 @@ static int op_hello(Fixture *f, int n) {
                 g_assert_cmpuint(c->id, ==, 0);
                 g_assert_cmpstr(f->ev.log->str, ==, "");
                 g_assert_cmpint(bridge_conn_hello(c), ==, 0);   /* and it can try again */
-                g_assert_cmpstr(c->unique_name, ==, ":1.1");
+                g_assert_cmpstr(c->unique_name, ==, ":1.0");
         }
         bridge_conn_unref(c);
         bus_free(bus);
@@ -187,7 +187,7 @@ static int op_stamp(Fixture *f, int n) {
         g_assert_cmpint(wire_message_build(&spec, NULL, &data, &size), ==, 0);
         g_assert_cmpint(wire_message_parse(data, size, 0, 0, &hdr), ==, 0);
         oom_arm(n);
-        r = bridge_msg_new_stamped(data, &hdr, ":1.1", 1, &m);
+        r = bridge_msg_new_stamped(data, &hdr, ":1.0", 1, &m);
         oom_disarm();
         free(data);
         bridge_msg_unref(m);

@@ -99,11 +99,11 @@ static void test_no_policy(PFixture *pf, gconstpointer ctx) {
         fixture_conn(f, 0);
         fixture_conn(f, 1);
         g_assert_null(f->bus->policy);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "M");
         /* today's behaviour stays: unrequested replies are refused by the core */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                       .destination = ":1.2",
+                                                       .destination = ":1.1",
                                                        .reply_serial = 9 }),
                         ==, BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_cmpint(bridge_name_acquire(f->c[0], "any.name", 0), ==, 0);
@@ -116,17 +116,17 @@ static void test_default_deny(PFixture *pf, gconstpointer ctx) {
         Fixture *f = &pf->f;
 
         conns(pf, 2);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpstr(bridge_conn_get_denial(f->c[0]), ==,
                         "Rejected send message, 0 matched rules; type=\"method_call\", "
-                        "sender=\":1.1\" (uid=1000 pid=4242 comm=\"test-comm\") "
+                        "sender=\":1.0\" (uid=1000 pid=4242 comm=\"test-comm\") "
                         "interface=\"a.b\" member=\"M\" error name=\"(unset)\" "
-                        "requested_reply=\"0\" destination=\":1.2\" "
+                        "requested_reply=\"0\" destination=\":1.1\" "
                         "(uid=1001 pid=4242 comm=\"test-comm\")");
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
         g_assert_cmpint(bridge_name_acquire(f->c[0], "a.b", 0), ==, NAME_E_ACCESS_DENIED);
         g_assert_cmpstr(bridge_conn_get_denial(f->c[0]), ==,
-                        "Connection \":1.1\" is not allowed to own the service \"a.b\" due to "
+                        "Connection \":1.0\" is not allowed to own the service \"a.b\" due to "
                         "security policies in the configuration file");
 }
 
@@ -138,11 +138,11 @@ static void test_last_match_wins(PFixture *pf, gconstpointer ctx) {
         add_default(pf, DENY(SEND, .interface = "x.Y"));
         add_default(pf, ALLOW(SEND, .interface = "x.Y", .member = "Ok"));
         conns(pf, 2);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.2", "x.Y", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.Y", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
                                        "Rejected send message, 2 matched rules;"));
-        g_assert_cmpint(call(f->c[0], ":1.2", "x.Y", "Ok"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.Y", "Ok"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "M");
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "Ok");
 }
@@ -223,25 +223,25 @@ static void test_send_destination(PFixture *pf, gconstpointer ctx) {
         add_default(pf, ALLOW(OWN));
         add_default(pf, DENY(SEND, .name = "com.x.Q"));
         add_default(pf, DENY(SEND, .name = "com.p", .name_is_prefix = true));
-        add_default(pf, DENY(SEND, .name = ":1.4"));
+        add_default(pf, DENY(SEND, .name = ":1.3"));
         conns(pf, 4);
         /* c1 owns com.x.Q: any message to c1 matches, by unique name too */
         g_assert_cmpint(bridge_name_acquire(f->c[1], "com.x.Q", 0), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(call(f->c[0], "com.x.Q", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         /* queued owners count too */
         g_assert_cmpint(bridge_name_acquire(f->c[2], "com.x.Q", 0), ==, NAME_E_IN_QUEUE);
-        g_assert_cmpint(call(f->c[0], ":1.3", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(bridge_name_release(f->c[2], "com.x.Q"), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.3", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, 0);
         /* prefix: the name and below, not a longer label */
         g_assert_cmpint(bridge_name_acquire(f->c[2], "com.pX", 0), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.3", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, 0);
         g_assert_cmpint(bridge_name_acquire(f->c[2], "com.p.sub", 0), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.3", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         /* a unique name in a rule */
-        g_assert_cmpint(call(f->c[0], ":1.4", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
-        g_assert_cmpint(call(f->c[3], ":1.1", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.3", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[3], ":1.0", "a.b", "M"), ==, 0);
 }
 
 static void test_send_fields(PFixture *pf, gconstpointer ctx) {
@@ -256,21 +256,21 @@ static void test_send_fields(PFixture *pf, gconstpointer ctx) {
         conns(pf, 2);
         /* member+path */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                .destination = ":1.2", .path = "/deny", .interface = "a.b", .member = "Foo",
+                .destination = ":1.1", .path = "/deny", .interface = "a.b", .member = "Foo",
                 .flags = WIRE_FLAG_NO_REPLY_EXPECTED }), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                .destination = ":1.2", .path = "/other", .interface = "a.b", .member = "Foo",
+                .destination = ":1.1", .path = "/other", .interface = "a.b", .member = "Foo",
                 .flags = WIRE_FLAG_NO_REPLY_EXPECTED }), ==, 0);
         /* a deny on interface applies to a message without interface ... */
-        g_assert_cmpint(call(f->c[0], ":1.2", NULL, "M"), ==, BRIDGE_E_ACCESS_DENIED);
-        g_assert_cmpint(call(f->c[0], ":1.2", "x.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
-        g_assert_cmpint(call(f->c[0], ":1.2", "x.J", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", NULL, "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.J", "M"), ==, 0);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
                                        "Rejected send message, 2 matched rules;"));
         /* type */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                .destination = ":1.2", .member = "NoSig" }), ==, BRIDGE_E_ACCESS_DENIED);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "NoSig"), ==, 0);
+                .destination = ":1.1", .member = "NoSig" }), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "NoSig"), ==, 0);
 }
 
 static void test_send_error(PFixture *pf, gconstpointer ctx) {
@@ -279,22 +279,22 @@ static void test_send_error(PFixture *pf, gconstpointer ctx) {
         add_default(pf, ALLOW(SEND, .requested_reply = false));
         add_default(pf, ALLOW(RECV, .requested_reply = false));
         add_default(pf, DENY(SEND, .msg_type = WIRE_MSG_ERROR, .error = "x.Err"));
-        add_default(pf, DENY(SEND, .error = "x.Other", .name = ":1.2"));
+        add_default(pf, DENY(SEND, .error = "x.Other", .name = ":1.1"));
         conns(pf, 2);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                .destination = ":1.1", .reply_serial = 3, .error_name = "x.Err" }), ==,
+                .destination = ":1.0", .reply_serial = 3, .error_name = "x.Err" }), ==,
                 BRIDGE_E_ACCESS_DENIED);
         /* the policy lets t.Error pass (no AccessDenied); the core then drops it as an
          * unrequested reply */
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                .destination = ":1.1", .reply_serial = 3, .error_name = "t.Error" }), ==,
+                .destination = ":1.0", .reply_serial = 3, .error_name = "t.Error" }), ==,
                 BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "");
         /* a rule's error name also matches a message without one (dbus-daemon does so) */
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
                                        "Rejected send message, 2 matched rules;"));
-        g_assert_cmpint(call(f->c[1], ":1.1", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[1], ":1.0", "a.b", "M"), ==, 0);
 }
 
 static void test_send_allow_interface(PFixture *pf, gconstpointer ctx) {
@@ -304,8 +304,8 @@ static void test_send_allow_interface(PFixture *pf, gconstpointer ctx) {
         add_default(pf, ALLOW(SEND, .interface = "x.I"));
         conns(pf, 2);
         /* an allow on interface does not open messages without interface */
-        g_assert_cmpint(call(f->c[0], ":1.2", NULL, "M"), ==, BRIDGE_E_ACCESS_DENIED);
-        g_assert_cmpint(call(f->c[0], ":1.2", "x.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", NULL, "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.I", "M"), ==, 0);
 }
 
 /* A signal x.R S of the bus, broadcast. */
@@ -345,10 +345,10 @@ static void test_broadcast(PFixture *pf, gconstpointer ctx) {
         /* send_broadcast=true: only broadcasts */
         g_assert_cmpint(SIG("x.B", NULL), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
-        g_assert_cmpint(SIG("x.B", ":1.2"), ==, 0);
+        g_assert_cmpint(SIG("x.B", ":1.1"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "S");
         /* send_broadcast=false: only unicasts */
-        g_assert_cmpint(SIG("x.U", ":1.2"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(SIG("x.U", ":1.1"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(SIG("x.U", NULL), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "S");
         /* receive check per receiver */
@@ -439,7 +439,7 @@ static void test_fds(PFixture *pf, gconstpointer ctx) {
                 int n;
 
                 m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                        .destination = ":1.2", .interface = "a.b",
+                        .destination = ":1.1", .interface = "a.b",
                         .flags = WIRE_FLAG_NO_REPLY_EXPECTED });
                 fds = calloc(4, sizeof(int));
                 for (n = 0; n < i; ++n)
@@ -461,32 +461,32 @@ static void test_requested_reply(PFixture *pf, gconstpointer ctx) {
         add_default(pf, DENY(SEND, .msg_type = WIRE_MSG_METHOD_CALL));
         add_default(pf, ALLOW(SEND, .msg_type = WIRE_MSG_METHOD_RETURN));
         add_default(pf, ALLOW(SEND, .msg_type = WIRE_MSG_ERROR, .requested_reply = false));
-        add_default(pf, ALLOW(SEND, .msg_type = WIRE_MSG_METHOD_CALL, .name = ":1.2"));
+        add_default(pf, ALLOW(SEND, .msg_type = WIRE_MSG_METHOD_CALL, .name = ":1.1"));
         add_default(pf, ALLOW(RECV));
         conns(pf, 2);
         /* requested: passes */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                .destination = ":1.2", .interface = "a.b", .serial = 5 }), ==, 0);
+                .destination = ":1.1", .interface = "a.b", .serial = 5 }), ==, 0);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                .destination = ":1.1", .reply_serial = 5 }), ==, 0);
+                .destination = ":1.0", .reply_serial = 5 }), ==, 0);
         g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "(reply)");
         /* unrequested return: the allow (requested_reply=true) does not apply */
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                .destination = ":1.1", .reply_serial = 77 }), ==, BRIDGE_E_ACCESS_DENIED);
+                .destination = ":1.0", .reply_serial = 77 }), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpstr(bridge_conn_get_denial(f->c[1]), ==,
                         "Rejected send message, 0 matched rules; type=\"method_return\", "
-                        "sender=\":1.2\" (uid=1001 pid=4242 comm=\"test-comm\") "
+                        "sender=\":1.1\" (uid=1001 pid=4242 comm=\"test-comm\") "
                         "interface=\"(unset)\" member=\"(unset)\" error name=\"(unset)\" "
-                        "requested_reply=\"0\" destination=\":1.1\" "
+                        "requested_reply=\"0\" destination=\":1.0\" "
                         "(uid=1000 pid=4242 comm=\"test-comm\")");
         /* unrequested error, sendable with requested_reply=false, but the receiver's
          * allow has requested_reply=true (the default): the receive check denies */
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                .destination = ":1.1", .reply_serial = 78 }), ==, BRIDGE_E_ACCESS_DENIED);
+                .destination = ":1.0", .reply_serial = 78 }), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[1]),
                                        "Rejected receive message, 0 matched rules; type=\"error\""));
-        /* calls to :1.1 are denied (c1 is not :1.2) */
-        g_assert_cmpint(call(f->c[1], ":1.1", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        /* calls to :1.0 are denied (c1 is not :1.1) */
+        g_assert_cmpint(call(f->c[1], ":1.0", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
 }
 
 /* Both ends accept unrequested errors: dbus-daemon delivers them, the core does not (kdbus:
@@ -498,7 +498,7 @@ static void test_unrequested_dropped(PFixture *pf, gconstpointer ctx) {
         add_default(pf, ALLOW(RECV, .msg_type = WIRE_MSG_ERROR, .requested_reply = false));
         conns(pf, 2);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                .destination = ":1.1", .reply_serial = 78 }), ==, BRIDGE_E_REPLY_UNEXPECTED);
+                .destination = ":1.0", .reply_serial = 78 }), ==, BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_null(bridge_conn_get_denial(f->c[1]));
         g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "");
 }
@@ -514,15 +514,15 @@ static void test_deny_requested_reply(PFixture *pf, gconstpointer ctx) {
         add_default(pf, DENY(RECV, .msg_type = WIRE_MSG_ERROR, .requested_reply = true));
         conns(pf, 2);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                .destination = ":1.2", .interface = "a.b", .serial = 5 }), ==, 0);
+                .destination = ":1.1", .interface = "a.b", .serial = 5 }), ==, 0);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                .destination = ":1.2", .interface = "a.b", .serial = 6 }), ==, 0);
+                .destination = ":1.1", .interface = "a.b", .serial = 6 }), ==, 0);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                .destination = ":1.1", .reply_serial = 5 }), ==, 0);
+                .destination = ":1.0", .reply_serial = 5 }), ==, 0);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                .destination = ":1.1", .reply_serial = 99 }), ==, BRIDGE_E_ACCESS_DENIED);
+                .destination = ":1.0", .reply_serial = 99 }), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                .destination = ":1.1", .reply_serial = 6 }), ==, BRIDGE_E_ACCESS_DENIED);
+                .destination = ":1.0", .reply_serial = 6 }), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[1]),
                                        "Rejected receive message, 2 matched rules; type=\"error\""));
 }
@@ -539,12 +539,12 @@ static void test_receive(PFixture *pf, gconstpointer ctx) {
         add_default(pf, DENY(RECV, .interface = "pub.I", .member = "Secret", .path = "/"));
         conns(pf, 3);
         g_assert_cmpint(bridge_name_acquire(f->c[0], "trusted.sender", 0), ==, 0);
-        g_assert_cmpint(call(f->c[0], ":1.3", "any.I", "M"), ==, 0);
-        g_assert_cmpint(call(f->c[1], ":1.3", "any.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.2", "any.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[1], ":1.2", "any.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[1]),
                                        "Rejected receive message, 0 matched rules;"));
-        g_assert_cmpint(call(f->c[1], ":1.3", "pub.I", "M"), ==, 0);
-        g_assert_cmpint(call(f->c[1], ":1.3", "pub.I", "Secret"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[1], ":1.2", "pub.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[1], ":1.2", "pub.I", "Secret"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "M");
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "M");
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
@@ -563,15 +563,15 @@ static void test_eavesdrop(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
         g_assert_cmpint(bridge_conn_add_match(f->c[2], rule), ==, 0);
         /* an allow without eavesdrop="true" does not let c2 eavesdrop */
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.I", "M"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
         /* eavesdrop="true" does */
-        g_assert_cmpint(call(f->c[0], ":1.2", "spy.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "spy.I", "M"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "M");
         /* a deny with eavesdrop="true" applies only to eavesdroppers */
-        g_assert_cmpint(call(f->c[0], ":1.2", "spy.I", "Hidden"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "spy.I", "Hidden"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
-        g_assert_cmpint(call(f->c[0], ":1.3", "spy.I", "Hidden"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.2", "spy.I", "Hidden"), ==, 0);
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "Hidden");
         drain(f->c[1]);
 }
@@ -603,7 +603,7 @@ static void test_driver_destination(PFixture *pf, gconstpointer ctx) {
         /* the hook compat's driver calls */
         g_assert_cmpint(bridge_policy_check_driver(f->c[0], m), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
-                "Rejected send message, 2 matched rules; type=\"method_call\", sender=\":1.1\""));
+                "Rejected send message, 2 matched rules; type=\"method_call\", sender=\":1.0\""));
         bridge_msg_unref(m);
         m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                 .destination = "org.freedesktop.DBus", .interface = "org.freedesktop.DBus",
@@ -626,21 +626,21 @@ static void test_from_bus(PFixture *pf, gconstpointer ctx) {
         add_default(pf, DENY(RECV, .name = "org.freedesktop.DBus", .msg_type = WIRE_MSG_ERROR,
                              .requested_reply = true));
         conns(pf, 1);
-        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN, .destination = ":1.1",
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN, .destination = ":1.0",
                                            .reply_serial = 3 });
         g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
         bridge_msg_unref(m);
         g_assert_cmpstr(test_pop(f->c[0], NULL), ==, "(reply)");
-        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_ERROR, .destination = ":1.1",
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_ERROR, .destination = ":1.0",
                                            .reply_serial = 4 });
         g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
         bridge_msg_unref(m);
-        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1",
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.0",
                 .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
                 .member = "NameLost", .args = { "a.b" } });
         g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
         bridge_msg_unref(m);
-        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1",
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.0",
                 .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
                 .member = "NameAcquired", .args = { "a.b" } });
         g_assert_cmpint(bridge_conn_queue_msg(f->c[0], m), ==, 0);
@@ -683,14 +683,14 @@ static void test_copy_denied(PFixture *pf, gconstpointer ctx) {
         g_assert_cmpint(SIG("x.B", 7), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "S");
-        assert_log(f, "denied :1.1 7 Rejected send message, 2 matched rules; type=\"signal\", "
-                   "sender=\":1.1\" (uid=1000 pid=4242 comm=\"test-comm\") interface=\"x.B\" "
+        assert_log(f, "denied :1.0 7 Rejected send message, 2 matched rules; type=\"signal\", "
+                   "sender=\":1.0\" (uid=1000 pid=4242 comm=\"test-comm\") interface=\"x.B\" "
                    "member=\"S\" error name=\"(unset)\" requested_reply=\"0\" "
                    "destination=\"org.freedesktop.DBus\" (uid=1001 pid=4242 comm=\"test-comm\");");
         g_assert_cmpint(SIG("x.R", 8), ==, 0);
         g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "");
         g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "S");
-        g_assert_true(g_str_has_prefix(f->ev.log->str, "denied :1.1 8 Rejected receive message, "
+        g_assert_true(g_str_has_prefix(f->ev.log->str, "denied :1.0 8 Rejected receive message, "
                                        "2 matched rules; type=\"signal\""));
         fixture_log_reset(f);
         /* allowed: no event */
@@ -701,7 +701,7 @@ static void test_copy_denied(PFixture *pf, gconstpointer ctx) {
 #undef SIG
         /* a message of the bus the receiver may not receive: the monitor sees it, then the
          * error for the bus itself; the receiver gets nothing */
-        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.2",
+        m = test_msg_new(NULL, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1",
                 .serial = 10, .path = "/org/freedesktop/DBus",
                 .interface = "org.freedesktop.DBus", .member = "NameAcquired",
                 .args = { "a.b" } });
@@ -712,7 +712,7 @@ static void test_copy_denied(PFixture *pf, gconstpointer ctx) {
         assert_log(f, "denied bus 10 Rejected receive message, 2 matched rules; "
                    "type=\"signal\", sender=\"(unset)\" ((bus)) interface=\"org.freedesktop.DBus\" "
                    "member=\"NameAcquired\" error name=\"(unset)\" requested_reply=\"0\" "
-                   "destination=\":1.2\" (uid=1001 pid=4242 comm=\"test-comm\");");
+                   "destination=\":1.1\" (uid=1001 pid=4242 comm=\"test-comm\");");
         /* the handler's failure (ENOMEM building the error) is passed up */
         f->ev.fail_with = -ENOMEM;
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
@@ -825,7 +825,7 @@ static void test_reload(PFixture *pf, gconstpointer ctx) {
 
         add_default(pf, ALLOW(RECV));
         conns(pf, 2);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, BRIDGE_E_ACCESS_DENIED);
         g_assert_cmpint(policy_db_new(&db2), ==, 0);
         g_assert_cmpint(policy_db_add_rule(db2, POLICY_CONTEXT_DEFAULT, 0, &all_send), ==, 0);
         g_assert_cmpint(policy_db_add_rule(db2, POLICY_CONTEXT_DEFAULT, 0, &all_recv), ==, 0);
@@ -834,7 +834,7 @@ static void test_reload(PFixture *pf, gconstpointer ctx) {
                         -EINVAL);
         g_assert_cmpint(bus_set_policy(f->bus, db2), ==, 0);
         g_assert_true(policy_snapshot_get_db(f->c[0]->policy) == db2);
-        g_assert_cmpint(call(f->c[0], ":1.2", "a.b", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, 0);
         /* the peer facts survive the reload */
         g_assert_cmpstr(policy_snapshot_get_loginfo(f->c[0]->policy), ==,
                         "uid=1000 pid=4242 comm=\"test-comm\"");

@@ -33,9 +33,9 @@ static void test_timeout(Fixture *f, gconstpointer ctx) {
 
         g_assert_false(bus_next_deadline(f->bus, &t));
         f->bus->now_usec = 100;
-        g_assert_cmpint(call(f, 0, ":1.2", 1), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
         f->bus->now_usec = 300;
-        g_assert_cmpint(call(f, 0, ":1.3", 2), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.2", 2), ==, 0);
         g_assert_true(bus_next_deadline(f->bus, &t));
         g_assert_cmpuint(t, ==, 1100);
 
@@ -44,12 +44,12 @@ static void test_timeout(Fixture *f, gconstpointer ctx) {
         assert_log(f, "");
         f->bus->now_usec = 1100;
         g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
-        assert_log(f, "lost :1.1 1 timeout :1.2;");
+        assert_log(f, "lost :1.0 1 timeout :1.1;");
         g_assert_true(bus_next_deadline(f->bus, &t));
         g_assert_cmpuint(t, ==, 1300);
         /* too late: the callee's answer is now unexpected */
-        g_assert_cmpint(answer(f, 1, ":1.1", 1), ==, BRIDGE_E_REPLY_UNEXPECTED);
-        g_assert_cmpint(answer(f, 2, ":1.1", 2), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 1), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        g_assert_cmpint(answer(f, 2, ":1.0", 2), ==, 0);
         g_assert_false(bus_next_deadline(f->bus, &t));
         f->bus->now_usec = 5000;
         g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
@@ -58,13 +58,13 @@ static void test_timeout(Fixture *f, gconstpointer ctx) {
 }
 
 static void test_timeout_handler_error(Fixture *f, gconstpointer ctx) {
-        g_assert_cmpint(call(f, 0, ":1.2", 1), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.2", 2), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 2), ==, 0);
         f->ev.fail_with = -ENOMEM;
         f->bus->now_usec = 1000;
         g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, -ENOMEM);
         f->ev.fail_with = 0;
-        assert_log(f, "lost :1.1 1 timeout :1.2;lost :1.1 2 timeout :1.2;");
+        assert_log(f, "lost :1.0 1 timeout :1.1;lost :1.0 2 timeout :1.1;");
         g_assert_cmpuint(f->bus->replies.n_entries, ==, 0);
 }
 
@@ -72,54 +72,54 @@ static void test_never(Fixture *f, gconstpointer ctx) {
         uint64_t t;
 
         f->bus->limits.reply_timeout_usec = 0;
-        g_assert_cmpint(call(f, 0, ":1.2", 1), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
         g_assert_false(bus_next_deadline(f->bus, &t));
         f->bus->now_usec = UINT64_MAX;
         g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
         assert_log(f, "");
-        g_assert_cmpint(answer(f, 1, ":1.1", 1), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 1), ==, 0);
 }
 
 static void test_quota(Fixture *f, gconstpointer ctx) {
-        g_assert_cmpint(call(f, 0, ":1.2", 1), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.2", 2), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.3", 3), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.3", 4), ==, BRIDGE_E_REPLIES_QUOTA);
+        g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 2), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.2", 3), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.2", 4), ==, BRIDGE_E_REPLIES_QUOTA);
         g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);  /* refused: not queued */
         /* NO_REPLY_EXPECTED calls and other callers are not limited */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                                                        .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
-                                                       .destination = ":1.3", .serial = 5 }), ==, 0);
-        g_assert_cmpint(call(f, 1, ":1.3", 1), ==, 0);
-        g_assert_cmpint(answer(f, 1, ":1.1", 2), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.3", 6), ==, 0);
+                                                       .destination = ":1.2", .serial = 5 }), ==, 0);
+        g_assert_cmpint(call(f, 1, ":1.2", 1), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 2), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.2", 6), ==, 0);
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 3);
 }
 
 static void test_same_serial(Fixture *f, gconstpointer ctx) {
         /* the serial belongs to the caller: the same one to two callees is two entries */
+        g_assert_cmpint(call(f, 0, ":1.1", 9), ==, 0);
         g_assert_cmpint(call(f, 0, ":1.2", 9), ==, 0);
-        g_assert_cmpint(call(f, 0, ":1.3", 9), ==, 0);
-        g_assert_cmpint(answer(f, 2, ":1.1", 9), ==, 0);
-        g_assert_cmpint(answer(f, 2, ":1.1", 9), ==, BRIDGE_E_REPLY_UNEXPECTED);
-        g_assert_cmpint(answer(f, 1, ":1.1", 9), ==, 0);
+        g_assert_cmpint(answer(f, 2, ":1.0", 9), ==, 0);
+        g_assert_cmpint(answer(f, 2, ":1.0", 9), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        g_assert_cmpint(answer(f, 1, ":1.0", 9), ==, 0);
         /* and two callers may use the same serial with one callee */
-        g_assert_cmpint(call(f, 0, ":1.3", 4), ==, 0);
-        g_assert_cmpint(call(f, 1, ":1.3", 4), ==, 0);
-        g_assert_cmpint(answer(f, 2, ":1.2", 4), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.2", 4), ==, 0);
+        g_assert_cmpint(call(f, 1, ":1.2", 4), ==, 0);
         g_assert_cmpint(answer(f, 2, ":1.1", 4), ==, 0);
+        g_assert_cmpint(answer(f, 2, ":1.0", 4), ==, 0);
         g_assert_cmpuint(f->bus->replies.n_entries, ==, 0);
 }
 
 static void test_caller_leaves(Fixture *f, gconstpointer ctx) {
-        g_assert_cmpint(call(f, 0, ":1.2", 1), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
         bridge_conn_disconnect(f->c[0]);
-        assert_log(f, "removed :1.1;");        /* no reply_lost: nobody to tell */
+        assert_log(f, "removed :1.0;");        /* no reply_lost: nobody to tell */
         g_assert_cmpuint(f->bus->replies.n_entries, ==, 0);
         f->bus->now_usec = 10000;
         g_assert_cmpint(bus_dispatch_timeouts(f->bus), ==, 0);
         assert_log(f, "");
-        g_assert_cmpint(answer(f, 1, ":1.1", 1), ==, BRIDGE_E_PEER_UNKNOWN);
+        g_assert_cmpint(answer(f, 1, ":1.0", 1), ==, BRIDGE_E_PEER_UNKNOWN);
 }
 
 static void test_callee_leaves(Fixture *f, gconstpointer ctx) {
@@ -131,14 +131,14 @@ static void test_callee_leaves(Fixture *f, gconstpointer ctx) {
         fixture_log_reset(f);
         bridge_conn_disconnect(f->c[1]);
         /* dbus-daemon: the unique name goes first, then NoReply for the newest call first */
-        assert_log(f, "name t.svc :1.2>-;removed :1.2;lost :1.3 1 gone :1.2;"
-                      "lost :1.1 1 gone :1.2;");
+        assert_log(f, "name t.svc :1.1>-;removed :1.1;lost :1.2 1 gone :1.1;"
+                      "lost :1.0 1 gone :1.1;");
         g_assert_false(bus_next_deadline(f->bus, &t));
 }
 
 static void test_self(Fixture *f, gconstpointer ctx) {
-        g_assert_cmpint(call(f, 0, ":1.1", 3), ==, 0);
-        g_assert_cmpint(answer(f, 0, ":1.1", 3), ==, 0);
+        g_assert_cmpint(call(f, 0, ":1.0", 3), ==, 0);
+        g_assert_cmpint(answer(f, 0, ":1.0", 3), ==, 0);
         g_assert_cmpuint(f->c[0]->queued_msgs, ==, 2);
 }
 

@@ -36,15 +36,15 @@ static void test_hello(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_conn_send(c, NULL), ==, BRIDGE_E_NOT_ACTIVE);
         g_assert_cmpint(bridge_conn_hello(c), ==, 0);
         g_assert_cmpint(bridge_conn_hello(c), ==, BRIDGE_E_ALREADY_ACTIVE);
-        g_assert_cmpstr(c->unique_name, ==, ":1.1");
-        assert_log(f, "added :1.1;");
+        g_assert_cmpstr(c->unique_name, ==, ":1.0");
+        assert_log(f, "added :1.0;");
         fixture_conn(f, 1);
-        g_assert_cmpstr(f->c[1]->unique_name, ==, ":1.2");
+        g_assert_cmpstr(f->c[1]->unique_name, ==, ":1.1");
         bridge_conn_disconnect(c);
-        assert_log(f, "added :1.2;removed :1.1;");
+        assert_log(f, "added :1.1;removed :1.0;");
         g_assert_cmpint(bridge_conn_hello(c), ==, BRIDGE_E_ALREADY_ACTIVE);
         fixture_conn(f, 2);
-        g_assert_cmpstr(f->c[2]->unique_name, ==, ":1.3");     /* never reused */
+        g_assert_cmpstr(f->c[2]->unique_name, ==, ":1.2");     /* never reused */
         g_assert_true(bridge_conn_is_active(f->c[2]));
         g_assert_false(bridge_conn_is_active(NULL));
 }
@@ -53,7 +53,7 @@ static void test_unicast(Fixture *f, gconstpointer ctx) {
         uint32_t rs;
 
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                                                       .destination = ":1.2", .member = "Uni" }),
+                                                       .destination = ":1.1", .member = "Uni" }),
                         ==, 0);
         g_assert_cmpuint(f->t[1].n_nonempty, ==, 1);
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 1);
@@ -65,7 +65,7 @@ static void test_unicast(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->t[2].n_nonempty, ==, 0);
 
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                                                       .destination = ":1.9" }), ==,
+                                                       .destination = ":1.8" }), ==,
                         BRIDGE_E_PEER_UNKNOWN);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                                                        .destination = "t.nobody" }), ==,
@@ -78,27 +78,27 @@ static void test_unicast(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 1);
         /* only the callee may answer, only once, only the right serial */
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                       .destination = ":1.1", .reply_serial = 5 }),
+                                                       .destination = ":1.0", .reply_serial = 5 }),
                         ==, BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_cmpint(test_send(f->c[2], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                       .destination = ":1.1", .reply_serial = 6 }),
+                                                       .destination = ":1.0", .reply_serial = 6 }),
                         ==, BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_cmpint(test_send(f->c[2], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                       .destination = ":1.1", .reply_serial = 5 }),
+                                                       .destination = ":1.0", .reply_serial = 5 }),
                         ==, 0);
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 0);
         g_assert_cmpstr(test_pop(f->c[0], &rs), ==, "(reply)");
         g_assert_cmpuint(rs, ==, 5);
         g_assert_cmpint(test_send(f->c[2], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                                                       .destination = ":1.1", .reply_serial = 5 }),
+                                                       .destination = ":1.0", .reply_serial = 5 }),
                         ==, BRIDGE_E_REPLY_UNEXPECTED);
         /* NO_REPLY_EXPECTED: nothing pending */
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                                                        .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
-                                                       .destination = ":1.3", .serial = 7 }), ==, 0);
+                                                       .destination = ":1.2", .serial = 7 }), ==, 0);
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 0);
         g_assert_cmpint(test_send(f->c[2], &(TestMsg){ .type = WIRE_MSG_ERROR,
-                                                       .destination = ":1.1", .reply_serial = 7 }),
+                                                       .destination = ":1.0", .reply_serial = 7 }),
                         ==, BRIDGE_E_REPLY_UNEXPECTED);
         g_assert_cmpuint(f->c[0]->n_sent, ==, 3);
 }
@@ -169,7 +169,7 @@ static void test_unicast_ignores_matches(Fixture *f, gconstpointer ctx) {
         /* c[2] matches the signal, but it is addressed to c[1] only */
         g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&k)), ==, 0);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .member = "Sig",
-                                                       .destination = ":1.2" }), ==, 0);
+                                                       .destination = ":1.1" }), ==, 0);
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 1);
         g_assert_cmpuint(f->c[2]->queued_msgs, ==, 0);
 }
@@ -184,10 +184,10 @@ static void test_eavesdrop(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_conn_add_match(f->c[2], rule_new(&plain)), ==, 0);
         g_assert_cmpuint(f->bus->n_eavesdrop_rules, ==, 1);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
-                                                       .member = "Eav", .destination = ":1.2" }),
+                                                       .member = "Eav", .destination = ":1.1" }),
                         ==, 0);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
-                                                       .member = "NoEav", .destination = ":1.2" }),
+                                                       .member = "NoEav", .destination = ":1.1" }),
                         ==, 0);
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 2);
         g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);
@@ -195,7 +195,7 @@ static void test_eavesdrop(Fixture *f, gconstpointer ctx) {
         /* the addressed receiver gets it once even with its own eavesdrop rule */
         g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&eav)), ==, 0);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .interface = "t.T",
-                                                       .member = "Eav", .destination = ":1.2" }),
+                                                       .member = "Eav", .destination = ":1.1" }),
                         ==, 0);
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 3);
         g_assert_cmpuint(f->c[2]->queued_msgs, ==, 1);
@@ -219,7 +219,7 @@ static void test_match_quota(Fixture *f, gconstpointer ctx) {
 
 static void test_queue_quota(Fixture *f, gconstpointer ctx) {
         BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                                                        .destination = ":1.2" });
+                                                        .destination = ":1.1" });
         size_t size = bridge_conn_queue_cost(m);
 
         /* what the bus holds counts, not only the wire bytes: struct, buffer, queue entry */
@@ -241,7 +241,7 @@ static void test_queue_quota(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->t[1].n_nonempty, ==, 1);
         /* a pending call is not left behind by a refused send */
         bridge_msg_unref(m);
-        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .destination = ":1.2" });
+        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .destination = ":1.1" });
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, 0);
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, BRIDGE_E_QUOTA);
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 1);
@@ -252,7 +252,7 @@ static void test_queue_quota(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 0);
         /* not active: nothing queued */
         bridge_conn_disconnect(f->c[1]);
-        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.2" });
+        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1" });
         g_assert_cmpint(bridge_conn_queue_msg(f->c[1], m), ==, BRIDGE_E_NOT_ACTIVE);
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, BRIDGE_E_PEER_UNKNOWN);
         g_assert_cmpint(bridge_conn_send(f->c[1], m), ==, BRIDGE_E_NOT_ACTIVE);
@@ -267,7 +267,7 @@ static void test_queue_quota(Fixture *f, gconstpointer ctx) {
  */
 static void test_queue_quota_per_user(Fixture *f, gconstpointer ctx) {
         BridgeMatchKeys k = { .member = "B" };
-        TestMsg t = { .type = WIRE_MSG_SIGNAL, .destination = ":1.2" };
+        TestMsg t = { .type = WIRE_MSG_SIGNAL, .destination = ":1.1" };
         BridgeMsg *m0 = test_msg_new(f->c[0], &t), *m2 = test_msg_new(f->c[2], &t), *bus;
         BridgeMsg *b0, *b2;
         size_t size = bridge_conn_queue_cost(m0);
@@ -329,7 +329,7 @@ static void test_fds(Fixture *f, gconstpointer ctx) {
         fixture_conn_uid(f, 3, -1, 0, true);    /* no ACCEPT_FDS */
         g_assert_cmpint(bridge_conn_add_match(f->c[3], rule_new(&k)), ==, 0);
         g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&k)), ==, 0);
-        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.4",
+        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.3",
                                               .member = "F" });
         bridge_msg_take_fds(m, fds, 1);
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, BRIDGE_E_FDS_REFUSED);
@@ -346,7 +346,7 @@ static void test_fds(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[1]->queued_msgs, ==, 1);
         g_assert_cmpuint(f->c[1]->queued_fds, ==, 1);
         f->bus->limits.max_outgoing_unix_fds = 0;
-        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.2" });
+        m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = ":1.1" });
         g_assert_cmpint(bridge_conn_send(f->c[0], m), ==, BRIDGE_E_QUOTA);
         bridge_msg_unref(m);
         bridge_conn_queue_pop(f->c[1]);
@@ -387,9 +387,9 @@ static void test_disconnect_order(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
                                                        .destination = "t.a", .serial = 10 }), ==, 0);
         g_assert_cmpint(test_send(f->c[0], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                                                       .destination = ":1.2", .serial = 11 }), ==, 0);
+                                                       .destination = ":1.1", .serial = 11 }), ==, 0);
         g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_CALL,
-                                                       .destination = ":1.3", .serial = 12 }), ==, 0);
+                                                       .destination = ":1.2", .serial = 12 }), ==, 0);
         g_assert_cmpint(bridge_conn_add_match(f->c[1], rule_new(&k)), ==, 0);
         m = bridge_conn_queue_peek(f->c[1]);
         g_assert_nonnull(m);
@@ -398,8 +398,8 @@ static void test_disconnect_order(Fixture *f, gconstpointer ctx) {
         bridge_conn_disconnect(f->c[1]);
         /* dbus-daemon 1.14.10's order: names newest first, the unique name, then the
          * calls it owes, newest first */
-        assert_log(f, "name t.b :1.2>-;name t.a :1.2>:1.3;removed :1.2;"
-                      "lost :1.1 11 gone :1.2;lost :1.1 10 gone :1.2;");
+        assert_log(f, "name t.b :1.1>-;name t.a :1.1>:1.2;removed :1.1;"
+                      "lost :1.0 11 gone :1.1;lost :1.0 10 gone :1.1;");
         g_assert_cmpuint(m->n_refs, ==, 1);     /* the queue let go */
         bridge_msg_unref(m);
         g_assert_cmpuint(f->c[0]->n_replies_out, ==, 0);
@@ -408,13 +408,13 @@ static void test_disconnect_order(Fixture *f, gconstpointer ctx) {
         g_assert_true(list_is_empty(&f->bus->match_conns));
         /* c[2] can no longer answer the call c[1] made */
         g_assert_cmpint(test_send(f->c[2], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
-                                                       .destination = ":1.2", .reply_serial = 12 }),
+                                                       .destination = ":1.1", .reply_serial = 12 }),
                         ==, BRIDGE_E_PEER_UNKNOWN);
         bridge_conn_disconnect(f->c[1]);
         assert_log(f, "");
         /* memory lives while referenced; the last unref of an active conn disconnects it */
         f->c[2] = bridge_conn_unref(f->c[2]);
-        assert_log(f, "name t.a :1.3>-;removed :1.3;");
+        assert_log(f, "name t.a :1.2>-;removed :1.2;");
 }
 
 static void test_conn_quota(Fixture *f, gconstpointer ctx) {
@@ -463,7 +463,7 @@ static void test_conn_quota(Fixture *f, gconstpointer ctx) {
 
 static void test_recycle(Fixture *f, gconstpointer ctx) {
         BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                                                        .destination = ":1.2" });
+                                                        .destination = ":1.1" });
         unsigned i;
 
         for (i = 0; i < 10; ++i)
@@ -500,7 +500,7 @@ static void test_audience(Fixture *f, gconstpointer ctx) {
  * (no malloc() per delivery in the next burst), and bus_trim() frees them. */
 static void test_recycle_burst(Fixture *f, gconstpointer ctx) {
         BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                                                        .destination = ":1.2" });
+                                                        .destination = ":1.1" });
         unsigned i;
 
         f->bus->limits.max_outgoing_bytes = UINT32_MAX;
@@ -519,7 +519,7 @@ static void test_recycle_burst(Fixture *f, gconstpointer ctx) {
  * the quota row as after a pop. */
 static void test_queue_take(Fixture *f, gconstpointer ctx) {
         BridgeMsg *m = test_msg_new(f->c[0], &(TestMsg){ .type = WIRE_MSG_SIGNAL,
-                                                        .destination = ":1.2" });
+                                                        .destination = ":1.1" });
         BridgeMsg *t;
         unsigned refs;
 

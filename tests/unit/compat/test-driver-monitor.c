@@ -111,18 +111,18 @@ static void test_sequence_and_view(Fixture *f, gconstpointer data) {
         /* a newcomer: Hello from its new name, the reply, NameOwnerChanged, NameAcquired */
         f->c[1] = bridge_conn_unref(f->c[1]);   /* leaves: NameLost to it, NameOwnerChanged */
         g_assert_cmpstr(next_line(f, 2), ==,
-                        fmt("4 org.freedesktop.DBus>:1.2 NameLost :1.2"));
+                        fmt("4 org.freedesktop.DBus>:1.1 NameLost :1.1"));
         g_assert_cmpstr(next_line(f, 2), ==,
-                        fmt("4 org.freedesktop.DBus>- NameOwnerChanged :1.2 :1.2 "));
+                        fmt("4 org.freedesktop.DBus>- NameOwnerChanged :1.1 :1.1 "));
         g_assert_cmpstr(next_line(f, 2), ==, "");
         f->c[1] = new_conn(f, 1, BRIDGE_CONN_ACCEPT_FDS);
         f->serial[1] = 0;
         hello(f, 1);
-        g_assert_cmpstr(next_line(f, 2), ==, "1 :1.4>org.freedesktop.DBus Hello ");
-        g_assert_cmpstr(next_line(f, 2), ==, "2 org.freedesktop.DBus>:1.4 - :1.4");
+        g_assert_cmpstr(next_line(f, 2), ==, "1 :1.3>org.freedesktop.DBus Hello ");
+        g_assert_cmpstr(next_line(f, 2), ==, "2 org.freedesktop.DBus>:1.3 - :1.3");
         g_assert_cmpstr(next_line(f, 2), ==,
-                        "4 org.freedesktop.DBus>- NameOwnerChanged :1.4  :1.4");
-        g_assert_cmpstr(next_line(f, 2), ==, "4 org.freedesktop.DBus>:1.4 NameAcquired :1.4");
+                        "4 org.freedesktop.DBus>- NameOwnerChanged :1.3  :1.3");
+        g_assert_cmpstr(next_line(f, 2), ==, "4 org.freedesktop.DBus>:1.3 NameAcquired :1.3");
         g_assert_cmpstr(next_line(f, 2), ==, "");
 }
 
