@@ -198,6 +198,9 @@ Config *config_free(Config *config) {
         for (i = 0; i < config->n_files; ++i)
                 free(config->files[i]);
         free(config->files);
+        for (i = 0; i < config->n_includedirs; ++i)
+                free(config->includedirs[i].value);
+        free(config->includedirs);
         free(config);
         return NULL;
 }
@@ -410,6 +413,10 @@ int config_merge(Config *dst, Config *src) {
         /* the file names first, so no ConfigLoc ever points to a freed name */
         r = array_move((void **)&dst->files, &dst->n_files, (void **)&src->files, &src->n_files,
                        sizeof(char *));
+        if (r < 0)
+                return error_trace(r);
+        r = array_move((void **)&dst->includedirs, &dst->n_includedirs,
+                       (void **)&src->includedirs, &src->n_includedirs, sizeof(ConfigString));
         if (r < 0)
                 return error_trace(r);
         r = array_move((void **)&dst->listen, &dst->n_listen, (void **)&src->listen,

@@ -250,6 +250,10 @@ typedef struct Config {
         ConfigLoc apparmor_loc;
         char **files;
         size_t n_files;
+        /* the directories of the <includedir>s, resolved, whether they exist or not (what a
+         * bus watches, as dbus-daemon watches them) */
+        ConfigString *includedirs;
+        size_t n_includedirs;
 } Config;
 
 int config_new(Config **ret_config);

@@ -630,6 +630,10 @@ static int file_includedir(LoaderFile *f, const Frame *fr) {
         r = file_resolve(f, fr->text, &dir);
         if (r < 0)
                 return error_trace(r);
+        r = config_append_string(&f->config->includedirs, &f->config->n_includedirs, dir,
+                                 (ConfigLoc){ .file = f->name, .line = fr->line });
+        if (r < 0)
+                return error_trace(r);
         d = opendir(dir);
         if (!d) {
                 if (errno == ENOMEM)

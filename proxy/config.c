@@ -24,6 +24,7 @@
 #include "policy-xml/config.h"
 #include "policy-xml/loader.h"
 #include "proxy/config.h"
+#include "proxy/config-watch.h"
 #include "proxy/log.h"
 #include "proxy/notify.h"
 #include "proxy/sasl.h"
@@ -376,6 +377,7 @@ static int config_reload(Server *s, ProxyConfigError *ret_error) {
         old = s->config;
         s->config = steal_ptr(&c);
         (void) proxy_config_free(old);
+        proxy_config_watch_update(s->config_watch);     /* its <includedir>s now */
         proxy_log(LOG_INFO, "Reloaded configuration (%s, %zu policy rules)",
                   s->config->path ? s->config->path : "built-in", s->config->n_rules);
         return 0;

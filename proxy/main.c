@@ -26,6 +26,7 @@
 #include "proxy/address.h"
 #include "proxy/args.h"
 #include "proxy/config.h"
+#include "proxy/config-watch.h"
 #include "proxy/fd-limit.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
@@ -342,6 +343,7 @@ int main(int argc, char **argv) {
         _cleanup_(freep) char *listen_print = NULL;
         _cleanup_(native_listener_freep) NativeListener *native = NULL;        /* before s */
         _cleanup_(proxy_activation_freep) ProxyActivation *activation = NULL;   /* before s */
+        _cleanup_(proxy_config_watch_freep) ProxyConfigWatch *config_watch = NULL; /* before s */
         _cleanup_(kdbusfs_free_allp) KdbusfsSet kdbusfs = { 0 };                /* before s */
         Args a = ARGS_NULL(a);
         ProxyConfigError err;
@@ -419,6 +421,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "kdbusd: cannot set up service activation\n");
                 goto out;
         }
+        /* the <includedir>s, watched as dbus-daemon watches them (without: SIGHUP still
+         * reloads) */
+        r = proxy_config_watch_new(s, &config_watch);
+        if (r < 0)
+                proxy_log(LOG_WARNING, "Cannot watch the configuration's directories: %s; "
+                          "changes take effect on SIGHUP or ReloadConfig", strerror(-r));
         if (print_info(s, &a, listen_print) < 0)
                 goto out;
         if (do_fork)

@@ -39,6 +39,7 @@ typedef struct Server {
                                          * the first client (after any privilege drop) */
         SaslCookieOps cookie_ops;
         struct ProxyConfig *config;     /* the running configuration (owned); NULL in tests */
+        struct ProxyConfigWatch *config_watch; /* its <includedir>s watched (not owned) */
 
         List listeners;                 /* ProxyListener */
         List clients;                   /* ProxyClient, all */

@@ -466,6 +466,18 @@ def apply_exceptions(name, lines):
     return out, dropped
 
 
+def tap_same(n, what, ref, ours):
+    """TAP point @n: @ours equals @ref (dbus-daemon's transcript); the differing lines as
+    diagnostics. Return: whether they are equal."""
+    same = ref == ours
+    print('%sok %d - %s' % ('' if same else 'not ', n, what), flush=True)
+    if not same:
+        for a, b in zip(ref + ['(none)'] * len(ours), ours + ['(none)'] * len(ref)):
+            if a != b:
+                print('# dbus-daemon: %s\n# kdbusd:      %s' % (a, b))
+    return same
+
+
 def diff(a, b, la, lb):
     import difflib
     return list(difflib.unified_diff(a, b, la, lb, lineterm='', n=2))

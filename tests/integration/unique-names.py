@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import rawbus  # noqa: E402
-from harness import Bus, clean_env  # noqa: E402
+from harness import Bus, clean_env, tap_same  # noqa: E402
 
 P = '/org/example'
 I = 'org.example.T'
@@ -167,14 +167,7 @@ def main():
         print('# ' + x)
     if ref:
         n += 1
-        same = results[1][0] == lines
-        failed |= not same
-        print('%sok %d - kdbusd: the same as dbus-daemon' % ('' if same else 'not ', n))
-        if not same:
-            for a, b in zip(results[1][0] + ['(none)'] * len(lines),
-                            lines + ['(none)'] * len(results[1][0])):
-                if a != b:
-                    print('# dbus-daemon: %s\n# kdbusd:      %s' % (a, b))
+        failed |= not tap_same(n, 'kdbusd: the same as dbus-daemon', results[1][0], lines)
     print('1..%d' % n)
     return 1 if failed else 0
 
