@@ -175,8 +175,7 @@ static int endpoint_named(Bus *bus, const BridgeCreds *creds, const BusEndpoint 
         r = native_items_check(cmd->items, cmd->size - sizeof(*cmd));
         if (r)
                 return r;
-        for (item = cmd->items; (const uint8_t *)item < (const uint8_t *)cmd + cmd->size;
-             item = KDBUS_ITEM_NEXT(item)) {
+        KDBUS_ITEMS_FOREACH(item, cmd->items, cmd->size - sizeof(*cmd)) {
                 if (item->type != KDBUS_ITEM_MAKE_NAME)
                         continue;
                 if (name)
