@@ -87,6 +87,23 @@ BridgeConn *driver_lookup(Driver *driver, const char *name);
 BridgeConn *driver_lookup_for(Driver *driver, const BridgeConn *caller, const char *name);
 bool driver_is_driver_name(const char *name);
 
+/* driver-emit.c: what the driver sends (the functions above are there too) */
+#define DRIVER_ERROR_TEXT_MAX 1536      /* fits a 1024-byte rule quoted in a message */
+uint32_t driver_next_serial(Driver *driver);
+/* The bus's message to @dst (NULL: a broadcast), with @fd (owned) and without the bus as
+ * sender when @anonymous. Return: 0, -errno, BRIDGE_E_QUOTA. */
+int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
+                     const WireWriter *body, int fd, bool anonymous);
+/* An org.freedesktop.DBus signal of up to three string arguments to @dst (NULL: broadcast). */
+int driver_signal(Driver *driver, BridgeConn *dst, const char *member, const char *s1,
+                  const char *s2, const char *s3);
+int driver_send_error(Driver *driver, BridgeConn *dst, uint32_t reply_serial,
+                      CompatErrorDomain domain, int code, const char *a, const char *b,
+                      const char *c);
+void driver_kick(BridgeConn *conn);
+int driver_name_owner_changed(Driver *driver, const char *name, const char *old_owner,
+                              const char *new_owner);
+
 /* driver-names.c */
 int driver_method_request_name(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                WireReader *args);
