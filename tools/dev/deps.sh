@@ -21,8 +21,8 @@ packages=(
         xdg-dbus-proxy bubblewrap
         # tests/integration/system/launchers.py: the real launchers run the bus unchanged
         # (dbus-launch; at-spi2's bus launcher and registry; Debian's /etc/init.d/dbus and
-        # the lsb functions it sources)
-        dbus-x11 at-spi2-core dbus sysvinit-utils
+        # the lsb functions it sources; Xvfb for dbus-launch --autolaunch / --exit-with-x11)
+        dbus-x11 at-spi2-core dbus sysvinit-utils xvfb
         # tests/integration/system/services.py: real services activated by name and used by
         # their own clients (system: rtkit, polkit, accounts, upower, udisks2, colord,
         # PackageKit; session: dconf, gnome-keyring, gvfs, tumbler, the portals)

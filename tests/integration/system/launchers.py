@@ -22,8 +22,10 @@
 #                        --system with <fork/>, the pid file, the <user>, the socket
 #   system-fork          `BUS --system --fork --print-pid` by hand: SIGTERM, then the pid file
 #
-# dbus-launch's --autolaunch and --exit-with-x11 need an X server (dbus-launch says
-# "Autolaunch error: X11 initialization failed" without one): not covered here.
+#   launch-x11           dbus-launch with an X server (Xvfb): --autolaunch=MACHINE_ID starts
+#                        the bus and publishes it on the display, a second --autolaunch finds
+#                        that same bus, --exit-with-x11 starts another; when the X server
+#                        goes, both buses go (the babysitter watches the display)
 # Every process the scenario leaves is re-parented to the scenario's runner (a subreaper)
 # and killed at its end. Needs root (mount namespaces); TAP output.
 #
@@ -282,6 +284,41 @@ json.dump(facts, open(sys.argv[1], 'w'))
 '''
 
 
+def sc_launch_x11(s):
+    """dbus-launch --autolaunch and --exit-with-x11 on an Xvfb display."""
+    disp = ':%d' % (90 + os.getpid() % 500)
+    xsock = '/tmp/.X11-unix/X' + disp[1:]
+    x = subprocess.Popen(['Xvfb', disp, '-nolisten', 'tcp'], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(xsock):
+            break
+        time.sleep(0.05)
+    env = dict(os.environ, DISPLAY=disp, HOME=s.d)
+    with open('/etc/machine-id') as f:
+        machine = f.read().strip()
+    pids = []
+    for what, flags in (('--autolaunch', ['--autolaunch=' + machine]),
+                        ('--autolaunch again', ['--autolaunch=' + machine]),
+                        ('--exit-with-x11', ['--exit-with-x11'])):
+        r = subprocess.run(['dbus-launch', '--sh-syntax'] + flags, env=env,
+                           capture_output=True, text=True, timeout=60)
+        v = parse_vars(r.stdout)
+        pid = int(v.get('DBUS_SESSION_BUS_PID', '0') or 0)
+        s.name_pid(pid, 'BUSPID%d' % len(set(pids + [pid])))
+        pids.append(pid)
+        s.add(what + ': exit', r.returncode)
+        s.add(what + ': output', re.sub(r'WINDOWID=\d+', 'WINDOWID=W', r.stdout.strip()))
+        try:
+            s.add(what + ': the bus', bus_facts(v.get('DBUS_SESSION_BUS_ADDRESS', '')))
+        except Exception as e:  # noqa: BLE001
+            s.add(what + ': the bus', 'failed: %s' % type(e).__name__)
+    s.add('the second --autolaunch found the first bus', pids[0] == pids[1] != 0)
+    x.terminate()
+    x.wait()
+    s.add('both buses gone with the X server', s.bus_gone(sorted(set(pids))))
+
+
 def sc_at_spi(s):
     """at-spi2's launcher, activated by GetAddress on the session bus, as a desktop does."""
     out = os.path.join(s.d, 'a11y.json')
@@ -378,6 +415,7 @@ SCENARIOS = {
     'launch-sh-eval': (sc_launch_sh_eval, ['dbus-launch']),
     'launch-program': (sc_launch_program, ['dbus-launch']),
     'launch-exit-with-session': (sc_launch_exit_with_session, ['dbus-launch']),
+    'launch-x11': (sc_launch_x11, ['dbus-launch', 'Xvfb']),
     'at-spi': (sc_at_spi, ['dbus-run-session', AT_SPI_LAUNCHER]),
     'init-script': (sc_init_script, [INIT_SCRIPT, 'start-stop-daemon']),
     'system-fork': (sc_system_fork, []),
