@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/*
+ * What kabi-test's cases share (kabi.c): written only against the kdbus kernel interface,
+ * as the cases are. CHECK() fails a case: it prints the expression and errno, records the
+ * line and returns -1 from the case.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "kdbus/kdbus.h"
+
+#define POOL (1024u * 1024u)
+
+extern const char *root;        /* --root DIR */
+extern int failed_line;
+
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "  %s:%d: %s (errno %d %s)\n", __FILE__, \
+                        __LINE__, #x, errno, strerror(errno)); failed_line = __LINE__; \
+                        return -1; } } while (0)
+
+
+typedef struct Bus {
+        int control;
+        char path[600];         /* DIR/<uid>-<name>/bus */
+        char dir[512];
+} Bus;
+
+typedef struct Conn {
+        int fd;
+        uint64_t id;
+        const uint8_t *pool;
+} Conn;
+
+/* ---- a minimal dbus1 writer: header fields PATH, INTERFACE, MEMBER, DESTINATION,
+ * REPLY_SERIAL, SIGNATURE; an optional string body ---- */
+typedef struct W {
+        uint8_t b[1024];
+        size_t n;
+} W;
+
+/* A received message's dbus1 bytes (its PAYLOAD_OFF items, joined) read back: the type,
+ * MEMBER and a leading string argument (NULL if none). Return: 0 or -1. */
+typedef struct R {
+        uint8_t type;
+        uint32_t serial;
+        char member[128];
+        char arg[256];
+        bool has_arg;
+} R;
+
+int kio(int fd, unsigned long cmd, void *arg);
+int bus_make(Bus *b, const char *name, uint64_t access);
+int hello_flags(const char *path, uint64_t flags, Conn *c);
+int hello(const char *path, Conn *c);
+void conn_close(Conn *c);
+void w_pad(W *w, size_t a);
+void w_u32(W *w, uint32_t v);
+void w_str(W *w, const char *s);
+void w_field(W *w, uint8_t code, char sig, const char *s, uint32_t u);
+size_t dbus1_full(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                  const char *path, const char *iface, const char *dest,
+                  const char *member, const char *arg, uint32_t n_fds);
+size_t dbus1_fds(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+                 const char *dest, const char *member, const char *arg,
+                 uint32_t n_fds);
+size_t dbus1(W *w, uint8_t type, uint32_t serial, uint32_t reply_serial,
+             const char *dest, const char *member, const char *arg);
+int dbus1_read(const struct kdbus_msg *m, R *r);
+int send_raw(Conn *c, uint64_t dst, uint64_t cookie, uint64_t cookie_reply,
+             uint64_t msg_flags, int64_t priority, uint64_t vec_addr, size_t size,
+             uint64_t send_flags, int64_t timeout_ns, const int *fds, unsigned n_fds,
+             struct kdbus_cmd_send *ret);
+int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio);
+int recv_msg(Conn *c, uint64_t flags, int64_t prio, const struct kdbus_msg **ret);
+int free_at(Conn *c, const void *p);
+short poll1(int fd, short events, int timeout);
