@@ -106,7 +106,7 @@ int bridge_conn_hello_activator(BridgeConn *conn, const char *name) {
         list_append(&bus->activators, &a->link);
 
         conn->id = bus->next_conn_id++;
-        bus_format_unique_name(conn->id, conn->unique_name);
+        bus_format_unique_name(bus, conn->id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

@@ -13,9 +13,9 @@
  *   path-slash-prefix:<p> and :<q> for every q that is p cut
  *     just before one of its '/' (non-empty)                  path_namespace='q' (q != "/";
  *                                                              "/" matches every path)
- *   sender:<:1.sender_id> and sender:<its classic name>      sender=':1.n' only: a
- *     (org.freedesktop.DBus for id 0; native masks hold the    well-known sender name depends
- *     former, legacy rules the latter)                         on who owns it right now
+ *   sender:<the stamped SENDER, the sender's unique name>    sender=':1.n' only: a
+ *     (org.freedesktop.DBus for the bus itself)                well-known sender name depends
+ *                                                              on who owns it right now
  *   arg<N>:<s>           for each string (type s) argument    argN='s'
  *   arg0-dot-prefix:<s> and every cut before a '.'            arg0namespace='ns'
  *   (nothing)                                                 argNpath, destination: a path
@@ -41,8 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bloom.h"
-#include "bridge/bus.h"
-#include "bridge/conn.h"
 #include "bridge/match.h"
 #include "bridge/msg.h"
 #include "util/error.h"
@@ -233,20 +231,13 @@ int bridge_msg_compute_bloom_args(BridgeMsg *msg, const BloomParams *p, const Wi
                 bloom_add(bloom, p, "path", h->path);
                 bloom_add_prefixes(bloom, p, "path-slash-prefix", h->path, '/');
         }
-        if (msg->sender_id == 0) {
+        if (msg->sender_id == 0)
                 bloom_add(bloom, p, "sender", "org.freedesktop.DBus");
-        } else {
-                char unique[BRIDGE_UNIQUE_NAME_MAX];
-
-                /* the sender under both of its names: ":1.<id>" as native peers write it
-                 * in their masks (kdbus), the classic name as legacy rules hold it
-                 * (bus_format_unique_name(), bloom_mask_from_keys()) */
-                (void) snprintf(unique, sizeof(unique), ":1.%llu",
-                                (unsigned long long)msg->sender_id);
-                bloom_add(bloom, p, "sender", unique);
-                bus_format_unique_name(msg->sender_id, unique);
-                bloom_add(bloom, p, "sender", unique);
-        }
+        else if (h->sender)
+                /* the SENDER the bus stamped: the sending connection's unique name, in the
+                 * bus's one numbering (what the exact check compares, and what a native
+                 * mask and a legacy rule both hold) */
+                bloom_add(bloom, p, "sender", h->sender);
         for (i = 0; i < args->n_args; ++i) {
                 if (args->type[i] != 's' || !args->str[i])
                         continue;

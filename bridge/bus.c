@@ -16,6 +16,7 @@
  * (disconnect) drop it.
  */
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,31 +277,57 @@ BridgeConn *bus_find_conn(Bus *bus, uint64_t id) {
 }
 
 /*
- * Unique names as legacy peers see them: dbus-daemon's numbering, ":1.0" for the first
- * connection, while the connection ids (what native peers see, and ":1.<id>" in their own
- * formatting, as kdbus) start at 1 (0 is the bus, and "addressed by name" in the kdbus ABI).
- * These two functions are the only place a classic unique name is made from an id or read
- * back into one; native/ converts its peers' ":1.<id>" itself.
+ * Unique names: one numbering per bus (Bus.naming, bridge/bus.h), the same for every peer,
+ * legacy or native. These functions are the only place a unique name is made from an id or
+ * read back into one; the core, both front ends and the driver go through them or through
+ * BridgeConn.unique_name, so no name is ever converted between two numberings.
  */
 
 /**
- * bus_format_unique_name() - the classic unique name of connection @id
- * @id:         a connection id (at least 1)
- * @buf:        BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h)
+ * bus_set_naming() - choose how the bus numbers unique names
+ * @bus:        the bus
+ * @naming:     BUS_NAMING_*
+ *
+ * Return: 0 (also when @naming is the bus's already: a custom endpoint's front end on a bus
+ * that has one), or -EBUSY when a connection was given a name in the other numbering (the
+ * front end was set up too late: a name must never change).
  */
-void bus_format_unique_name(uint64_t id, char *buf) {
-        (void) snprintf(buf, BRIDGE_UNIQUE_NAME_MAX, ":1.%llu", (unsigned long long)(id - 1));
+int bus_set_naming(Bus *bus, BusNaming naming) {
+        if (bus->naming == naming)
+                return 0;
+        if (bus->next_conn_id != 1)
+                return -EBUSY;
+        bus->naming = naming;
+        return 0;
+}
+
+/* What a unique name's number is below the connection id: 1 (dbus-daemon) or 0 (kdbus). */
+static uint64_t bus_naming_offset(const Bus *bus) {
+        return bus->naming == BUS_NAMING_DBUS_DAEMON ? 1 : 0;
 }
 
 /**
- * bus_parse_unique_name() - the connection id a classic unique name stands for
+ * bus_format_unique_name() - the unique name of connection @id
+ * @bus:        the bus (its numbering)
+ * @id:         a connection id (at least 1)
+ * @buf:        BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h)
+ */
+void bus_format_unique_name(const Bus *bus, uint64_t id, char *buf) {
+        (void) snprintf(buf, BRIDGE_UNIQUE_NAME_MAX, ":1.%llu",
+                        (unsigned long long)(id - bus_naming_offset(bus)));
+}
+
+/**
+ * bus_parse_unique_name() - the connection id a unique name stands for
+ * @bus:        the bus (its numbering)
  * @name:       ":1.<decimal>" exactly as bus_format_unique_name() writes it (no sign, no
  *              leading zero but in ":1.0")
  *
- * Return: the id, or 0 when @name is no unique name we could have given.
+ * Return: the id, or 0 when @name is no unique name the bus could have given (":1.0" in
+ * kdbus's numbering: id 0 is the bus).
  */
-uint64_t bus_parse_unique_name(const char *name) {
-        uint64_t n = 0;
+uint64_t bus_parse_unique_name(const Bus *bus, const char *name) {
+        uint64_t n = 0, offset = bus_naming_offset(bus);
         const char *p;
 
         if (strncmp(name, ":1.", 3) != 0)
@@ -311,12 +338,12 @@ uint64_t bus_parse_unique_name(const char *name) {
         for (; *p; ++p) {
                 uint64_t d = (uint64_t)(*p - '0');
 
-                /* n + 1 must be an id: n * 10 + d <= UINT64_MAX - 1 */
-                if (*p < '0' || *p > '9' || n > (UINT64_MAX - 1 - d) / 10)
+                /* n + offset must be an id: n * 10 + d <= UINT64_MAX - offset */
+                if (*p < '0' || *p > '9' || n > (UINT64_MAX - offset - d) / 10)
                         return 0;
                 n = n * 10 + d;
         }
-        return n + 1;
+        return n + offset;
 }
 
 /**
@@ -333,7 +360,7 @@ void bus_trim(Bus *bus) {
 /**
  * bus_find_conn_by_name() - resolve a unique or well-known name
  * @bus:        the bus
- * @name:       ":1.<id>" or a well-known name
+ * @name:       a unique name (bus_parse_unique_name()) or a well-known name
  *
  * Return: the active connection, or NULL when nobody has the name.
  */
@@ -342,7 +369,7 @@ BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name) {
         uint64_t id;
 
         if (name[0] == ':') {
-                id = bus_parse_unique_name(name);
+                id = bus_parse_unique_name(bus, name);
                 return id ? bus_find_conn(bus, id) : NULL;
         }
         n = bus_find_name(bus, name);

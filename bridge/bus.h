@@ -77,6 +77,22 @@ typedef struct BusObserver {
         void (*activator_changed)(Bus *bus, const char *name, BridgeConn *conn, bool added);
 } BusObserver;
 
+/*
+ * How a bus numbers unique names: one numbering per bus, the same for every peer, so that a
+ * unique name means one connection whoever reads it, also inside a message body (a service
+ * that passes its caller's name on, GetConnectionUnixProcessID about a name another peer
+ * gave). Connection ids start at 1 either way (0 is the bus, and "addressed by name" in the
+ * kdbus ABI).
+ */
+typedef enum BusNaming {
+        BUS_NAMING_DBUS_DAEMON,         /* ":1.<id - 1>", the first connection ":1.0", as
+                                         * dbus-daemon (and tests comparing with it) have it:
+                                         * a bus without native peers (the default) */
+        BUS_NAMING_KDBUS,               /* ":1.<id>", as kdbus and its native peers (sd-bus,
+                                         * libkdbus) form a name from an id: a bus with a
+                                         * native front end, on every side (proxy/) */
+} BusNaming;
+
 /* How many observers a bus takes: one per front end beside the driver. */
 #define BUS_MAX_OBSERVERS 2u
 
@@ -84,6 +100,8 @@ struct Bus {
         uint8_t id[16];                 /* random; GetId prints it as 32 hex digits */
         uint64_t now_usec;              /* set by the caller: CLOCK_MONOTONIC, microseconds */
         uint64_t next_conn_id;          /* ids are never reused */
+        BusNaming naming;               /* unique names (bus_set_naming()); fixed once a
+                                         * connection has one */
         BusLimits limits;
         struct PolicyDb *policy;        /* NULL: no policy, no checks (bridge/policy.h) */
         LogSink log;
@@ -199,16 +217,21 @@ void bus_set_proc_reader(Bus *bus, const struct BridgeProcReader *proc);
 BridgeConn *bus_find_conn(Bus *bus, uint64_t id);
 
 /*
- * The classic unique name of connection @id, in dbus-daemon's numbering: ":1.<id - 1>" (the
- * first connection is ":1.0"; ids, which native peers see, start at 1). @buf has
- * BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h).
+ * Choose how the bus numbers unique names (Bus.naming), before any connection has one: 0,
+ * also when @naming is the bus's already; -EBUSY when names were given in another one.
  */
-void bus_format_unique_name(uint64_t id, char *buf);
-/* The id a classic unique name (as bus_format_unique_name() writes it) stands for, or 0. */
-uint64_t bus_parse_unique_name(const char *name);
+int bus_set_naming(Bus *bus, BusNaming naming);
 /*
- * Active connection by name: a classic unique name (bus_parse_unique_name()) or the primary
- * owner of a well-known name. NULL when nobody has it.
+ * The unique name of connection @id in the bus's numbering (Bus.naming): ":1.<id - 1>"
+ * (dbus-daemon's) or ":1.<id>" (kdbus's). @buf has BRIDGE_UNIQUE_NAME_MAX bytes
+ * (bridge/conn.h).
+ */
+void bus_format_unique_name(const Bus *bus, uint64_t id, char *buf);
+/* The id a unique name (as bus_format_unique_name() writes it on @bus) stands for, or 0. */
+uint64_t bus_parse_unique_name(const Bus *bus, const char *name);
+/*
+ * Active connection by name: a unique name (bus_parse_unique_name()) or the primary owner of
+ * a well-known name. NULL when nobody has it.
  */
 BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name);
 

@@ -253,7 +253,7 @@ int bridge_conn_hello(BridgeConn *conn) {
                 return error_trace(r);
         ++bus->next_conn_id;
         conn->id = id;
-        bus_format_unique_name(id, conn->unique_name);
+        bus_format_unique_name(bus, id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

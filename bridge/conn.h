@@ -19,7 +19,7 @@
 #include "util/list.h"
 #include "util/macro.h"
 
-/* a classic unique name: ":1." and up to 20 digits and a NUL (bus_format_unique_name()) */
+/* a unique name: ":1." and up to 20 digits and a NUL (bus_format_unique_name()) */
 #define BRIDGE_UNIQUE_NAME_MAX 24u
 
 typedef struct Bus Bus;

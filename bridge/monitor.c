@@ -107,7 +107,7 @@ int bridge_conn_hello_monitor(BridgeConn *conn) {
         if (conn->user && conn->user->n_active >= bus->limits.max_connections_per_user)
                 return BRIDGE_E_CONN_QUOTA;
         conn->id = bus->next_conn_id++;
-        bus_format_unique_name(conn->id, conn->unique_name);
+        bus_format_unique_name(bus, conn->id, conn->unique_name);
         conn->active = true;
         if (conn->user)
                 ++conn->user->n_active;

@@ -26,7 +26,6 @@
  */
 #include <assert.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,7 +54,6 @@
 #include "native/update.h"
 #include "util/error.h"
 #include "wire/protocol.h"
-#include "wire/stamp.h"
 
 static void native_bridge_queue_nonempty(BridgeConn *conn, void *userdata) {
         native_conn_drain(userdata);
@@ -172,8 +170,9 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
  * peer FREEs that slice.
  *
  * Return: 0, 1 (KDBUS_FLAG_NEGOTIATE: cmd->flags says the known flags, nothing is made),
- * or -EINVAL, -ENAMETOOLONG (a CONN_DESCRIPTION over 63 bytes), -EOPNOTSUPP, -EMFILE,
- * -ENOMEM and other errnos for the peer.
+ * or -EINVAL, -ENAMETOOLONG (a CONN_DESCRIPTION over 63 bytes), -EOPNOTSUPP (also: @bus
+ * does not number unique names kdbus's way, BUS_NAMING_KDBUS), -EMFILE, -ENOMEM and other
+ * errnos for the peer.
  */
 int native_conn_hello(Bus *bus, BridgeCreds *creds, struct kdbus_cmd_hello *cmd, size_t size,
                       const NativeConnOps *ops, void *userdata, NativeConn **ret) {
@@ -272,6 +271,12 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                 cmd->return_flags = 0;
                 return 1;
         }
+        /* a native peer forms a connection's name from its id as kdbus does (":1.<id>"):
+         * only a bus that names every peer that way (bus_set_naming(), set by the front
+         * end before anyone connects) gives it names that mean the same connection to
+         * every peer; on any other bus it would read names that do not */
+        if (bus->naming != BUS_NAMING_KDBUS)
+                return -EOPNOTSUPP;
         /* kdbus: nobody is privileged on a custom endpoint, and monitors are refused there */
         if (ep && (cmd->flags & KDBUS_HELLO_MONITOR))
                 return -EOPNOTSUPP;
@@ -469,60 +474,16 @@ static int msg_dup_fds(const NativeConn *nc, const BridgeMsg *m, int **ret_fds,
         return 0;
 }
 
-/*
- * The inline head of @m as a native peer reads it. The core and legacy peers carry classic
- * unique names (dbus-daemon's numbering, bus_format_unique_name()); a native peer numbers
- * connections by id, as src_id and dst_id say, so its copy is stamped again with SENDER
- * ":1.<sender id>" and a unique DESTINATION ":1.<id>" (a native peer that answers the
- * SENDER it read must name the right connection).
- */
-typedef struct {
-        WireHeader hdr;                         /* the head's, for wire_message_stamp() */
-        const char *sender;                     /* NULL: copy the head as it is */
-        char sender_buf[BRIDGE_UNIQUE_NAME_MAX];
-        char destination_buf[BRIDGE_UNIQUE_NAME_MAX];
-        size_t size;                            /* the head's size as the native peer gets it */
-} NativeHead;
-
-static void native_head_prepare(const BridgeMsg *m, NativeHead *nh) {
-        const WireHeader *h = &m->hdr;
-        uint64_t dst = 0;
-        size_t head_size;
-
-        (void) bridge_msg_head(m, &head_size);
-        nh->hdr = *h;
-        nh->hdr.body_size = (uint32_t)(head_size - h->body_offset);
-        nh->hdr.total_size = (uint32_t)head_size;
-        nh->sender = NULL;
-        nh->size = head_size;
-        if (h->destination && h->destination[0] == ':')
-                dst = bus_parse_unique_name(h->destination);
-        if (dst) {
-                (void) snprintf(nh->destination_buf, sizeof(nh->destination_buf), ":1.%llu",
-                                (unsigned long long)dst);
-                nh->hdr.destination = nh->destination_buf;
-                nh->hdr.rebuild_fields = true;
-                nh->sender = h->sender;         /* the bus's own name stays */
-        }
-        if (m->sender_id) {
-                (void) snprintf(nh->sender_buf, sizeof(nh->sender_buf), ":1.%llu",
-                                (unsigned long long)m->sender_id);
-                nh->sender = nh->sender_buf;
-        }
-        if (nh->sender)
-                nh->size = wire_stamp_size(&nh->hdr, nh->sender);
-}
-
 /* The payload items of @m: one PAYLOAD_OFF (the inline head), then per part a
  * PAYLOAD_MEMFD or PAYLOAD_OFF; *ret_bytes: the inline bytes behind the items (8-aligned
  * per item). Return: the items' size. */
 static uint64_t msg_payload_items_size(const BridgeMsg *m, uint64_t *ret_bytes) {
         uint64_t items = KDBUS_ITEM_SIZE(sizeof(struct kdbus_vec)), bytes;
-        NativeHead nh;
         unsigned i;
 
-        native_head_prepare(m, &nh);
-        bytes = ALIGN8(nh.size);
+        /* the head as the bus stamped it: the bus has one numbering of unique names
+         * (bridge/bus.h), so a native receiver reads the names every peer reads */
+        bytes = m->n_parts ? ALIGN8(m->head_size) : ALIGN8(m->size);
         for (i = 0; i < m->n_parts; ++i) {
                 if (m->parts[i].memfd >= 0) {
                         items += KDBUS_ITEM_SIZE(sizeof(struct kdbus_memfd));
@@ -540,24 +501,15 @@ static uint64_t msg_payload_items_size(const BridgeMsg *m, uint64_t *ret_bytes) 
  * item. */
 static struct kdbus_item *msg_write_payload(struct kdbus_msg *km, struct kdbus_item *item,
                                             const BridgeMsg *m, uint64_t bytes_at) {
-        size_t head_size, written;
+        size_t head_size;
         const uint8_t *head = bridge_msg_head(m, &head_size);
-        NativeHead nh;
         unsigned i;
 
-        native_head_prepare(m, &nh);
-        head_size = nh.size;
         item->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
         item->type = KDBUS_ITEM_PAYLOAD_OFF;
         item->vec.offset = bytes_at;
         item->vec.size = head_size;
-        if (nh.sender) {
-                (void) wire_message_stamp(head, &nh.hdr, nh.sender, (uint8_t *)km + bytes_at,
-                                          &written);
-                assert(written == head_size);
-        } else {
-                memcpy((uint8_t *)km + bytes_at, head, head_size);
-        }
+        memcpy((uint8_t *)km + bytes_at, head, head_size);
         /* no stale pool bytes in the padding */
         memset((uint8_t *)km + bytes_at + head_size, 0, ALIGN8(head_size) - head_size);
         bytes_at += ALIGN8(head_size);

@@ -19,7 +19,6 @@
  * gets no core rule: it matches a notification when all its items do and it has no other
  * item. Such entries count against max_match_rules_per_connection too.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bridge/bloom.h"
@@ -226,8 +225,7 @@ int native_conn_match_add(NativeConn *nc, void *buf, size_t size, NativeCommandI
                         if (item->id == 0)
                                 keys.sender = "org.freedesktop.DBus";
                         else {
-                                /* the core's rule holds the classic name */
-                                bus_format_unique_name(item->id, idname);
+                                bus_format_unique_name(nc->conn->bus, item->id, idname);
                                 keys.sender = idname;
                         }
                         break;

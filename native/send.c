@@ -19,7 +19,6 @@
  */
 #include <assert.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -380,8 +379,7 @@ static int send_check_header(NativeConn *nc, const struct kdbus_msg *km, const W
         if (h->destination[0] == ':') {
                 char expected[sizeof(nc->conn->unique_name)];
 
-                (void) snprintf(expected, sizeof(expected), ":1.%llu",
-                                (unsigned long long)km->dst_id);
+                bus_format_unique_name(nc->conn->bus, km->dst_id, expected);
                 return strcmp(expected, h->destination) ? -EINVAL : 0;
         }
         owner = bus_find_conn_by_name(nc->conn->bus, h->destination);
@@ -519,8 +517,8 @@ static uint64_t opaque_item_bytes(const struct kdbus_item *item) {
 }
 
 /*
- * The destination of an opaque message (what routes it): the DST_NAME, or dst_id's classic
- * unique name, or none for a broadcast, into @buf. kdbus_pin_dst(): with a name and an id, the name's
+ * The destination of an opaque message (what routes it): the DST_NAME, or dst_id's unique
+ * name, or none for a broadcast, into @buf. kdbus_pin_dst(): with a name and an id, the name's
  * owner must be that id (EREMCHG). Return: 0 (*ret: the destination or NULL) or -errno.
  */
 static int opaque_destination(NativeConn *nc, const struct kdbus_msg *km, const SendParts *p,
@@ -531,10 +529,9 @@ static int opaque_destination(NativeConn *nc, const struct kdbus_msg *km, const 
         if (km->dst_id == KDBUS_DST_ID_BROADCAST)
                 return 0;
         if (!p->dst_name) {
-                /* the core routes by classic names (bus_format_unique_name()) */
                 if (size < BRIDGE_UNIQUE_NAME_MAX)
                         return -EINVAL;
-                bus_format_unique_name(km->dst_id, buf);
+                bus_format_unique_name(nc->conn->bus, km->dst_id, buf);
                 *ret = buf;
                 return 0;
         }
@@ -699,7 +696,6 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         const uint8_t *payload;
         const WireHeader *h;
         WireHeader hdr;
-        char classic_dst[BRIDGE_UNIQUE_NAME_MAX];
         bool opaque;
         size_t frame, head_size;
         uint64_t deadline_usec = 0;
@@ -762,16 +758,6 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                 r = send_check_header(nc, km, &hdr, &p);
                 if (r)
                         goto out;
-                /* a native peer names a connection ":1.<id>" (kdbus), the core and legacy
-                 * peers in dbus-daemon's numbering: the stamped header carries the classic
-                 * name (at most as long), which routes, and which a legacy receiver or
-                 * monitor sees (native receivers get theirs back: native/conn.c) */
-                if (hdr.destination && hdr.destination[0] == ':' &&
-                    km->dst_id != KDBUS_DST_ID_NAME && km->dst_id != KDBUS_DST_ID_BROADCAST) {
-                        bus_format_unique_name(km->dst_id, classic_dst);
-                        hdr.destination = classic_dst;
-                        hdr.rebuild_fields = true;
-                }
                 /* max_message_size bounds what the bus holds in its memory: the inline
                  * bytes, always (as for a legacy sender's message); memfd bytes only where
                  * the bus must read them (below) */

@@ -118,8 +118,7 @@ uint64_t native_monitor_dst_id(Bus *bus, const char *destination) {
         BridgeConn *owner;
         uint64_t id;
 
-        /* the header's unique name is classic (native/send.c rewrites a native sender's) */
-        id = destination[0] == ':' ? bus_parse_unique_name(destination) : 0;
+        id = destination[0] == ':' ? bus_parse_unique_name(bus, destination) : 0;
         if (id)
                 return id;
         owner = bus_find_conn_by_name(bus, destination);

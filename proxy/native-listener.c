@@ -112,7 +112,10 @@ static int native_listener_bind(Server *server, const char *path, mode_t mode, u
  * @address:    "unix:path=PATH"
  * @ret:        the listener
  *
- * Return: 0, -EINVAL (unsupported address, message on stderr), or a negative errno.
+ * The bus numbers unique names kdbus's way from now on (bus_set_naming()).
+ *
+ * Return: 0, -EINVAL (unsupported address, message on stderr), -EBUSY (connections have
+ * names in dbus-daemon's numbering already, message on stderr), or a negative errno.
  */
 int native_listener_new(Server *server, const char *address, NativeListener **ret) {
         const char *path;
@@ -128,6 +131,14 @@ int native_listener_new(Server *server, const char *address, NativeListener **re
                 fprintf(stderr, "kdbusd: --native=%s: path longer than %zu bytes\n", address,
                         sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1);
                 return -EINVAL;
+        }
+        /* native peers name connections kdbus's way: the bus numbers every peer's unique
+         * name so (bridge/bus.h), legacy ones too; no connection has a name yet */
+        r = bus_set_naming(server->bus, BUS_NAMING_KDBUS);
+        if (r < 0) {
+                fprintf(stderr, "kdbusd: --native=%s: connections already have unique names "
+                        "in dbus-daemon's numbering: set the native socket up first\n", address);
+                return r;
         }
         /* who may talk on the bus is the policy's business, as on the legacy socket */
         r = native_listener_bind(server, path, 0666, (uid_t)-1, (gid_t)-1, ret);
@@ -170,13 +181,19 @@ int native_listener_new_control(Server *server, const char *path, NativeListener
  * @gid:        its group
  * @ret:        the listener
  *
- * Return: 0, -EEXIST (@path exists), -ENAMETOOLONG, or a negative errno.
+ * Return: 0, -EEXIST (@path exists), -ENAMETOOLONG, -EBUSY (the bus numbers unique
+ * names dbus-daemon's way, and has given some: bus_set_naming()), or a negative errno.
  */
 int native_listener_new_endpoint(Server *server, const char *path, BusEndpoint *ep, mode_t mode,
                                  uid_t uid, gid_t gid, NativeListener **ret) {
         NativeListener *l;
         int r;
 
+        /* as native_listener_new(): a bus instance's before anyone connects; a custom
+         * endpoint's bus has native peers, and so this numbering, already */
+        r = bus_set_naming(server->bus, BUS_NAMING_KDBUS);
+        if (r < 0)
+                return r;
         r = native_listener_bind(server, path, mode, uid, gid, &l);
         if (r < 0)
                 return r == -EADDRINUSE ? -EEXIST : r;

@@ -60,11 +60,7 @@ typedef struct WireHeader {
         uint32_t sender_field_offset;   /* offset of the SENDER field struct, 0 if absent */
         uint32_t sender_field_size;     /* its size, padding to the next field included */
         bool has_unknown_fields;        /* fields of codes the specification does not define */
-        bool rebuild_fields;            /* set by the bus: stamping writes the field array from
-                                         * these values (a field was given a new value, e.g.
-                                         * native/send.c's DESTINATION), never longer ones */
-        const char *path;               /* NULL when absent; all point into the message (but
-                                         * with rebuild_fields) */
+        const char *path;               /* NULL when absent; all point into the message */
         const char *interface;
         const char *member;
         const char *error_name;

@@ -29,13 +29,9 @@ size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len) {
         return (size_t)hdr->total_size + 7 + SENDER_FIELD_OVERHEAD + sender_len + 1 + 7;
 }
 
-/* The put_field_*() write at @d + @pos and return the next position; with @d NULL they
- * only count (wire_stamp_size()). */
 static size_t put_field_head(uint8_t *d, size_t pos, uint8_t code, char type) {
         size_t aligned = ALIGN8(pos);
 
-        if (!d)
-                return aligned + 4;
         memset(d + pos, 0, aligned - pos);
         pos = aligned;
         d[pos++] = code;
@@ -53,8 +49,6 @@ static size_t put_field_string(uint8_t *d, size_t pos, bool be, uint8_t code, ch
                 return pos;
         n = strlen(v);
         pos = put_field_head(d, pos, code, type);
-        if (!d)
-                return pos + (type == 'g' ? 1 : 4) + n + 1;
         if (type == 'g') {
                 d[pos++] = (uint8_t)n;
         } else {
@@ -67,8 +61,7 @@ static size_t put_field_string(uint8_t *d, size_t pos, bool be, uint8_t code, ch
 
 static size_t put_field_u32(uint8_t *d, size_t pos, bool be, uint8_t code, uint32_t v) {
         pos = put_field_head(d, pos, code, 'u');
-        if (d)
-                wire_store32(d + pos, be, v);
+        wire_store32(d + pos, be, v);
         return pos + 4;
 }
 
@@ -98,25 +91,6 @@ static size_t stamp_known_fields(uint8_t *d, const WireHeader *hdr) {
 }
 
 /**
- * wire_stamp_size() - the exact size wire_message_stamp() writes
- * @hdr:        the header of the message to stamp
- * @sender:     the SENDER to stamp
- *
- * Return: the size in bytes.
- */
-size_t wire_stamp_size(const WireHeader *hdr, const char *sender) {
-        size_t pos;
-
-        if (hdr->has_unknown_fields || hdr->rebuild_fields)
-                pos = stamp_known_fields(NULL, hdr);
-        else
-                pos = WIRE_FIXED_HEADER_SIZE + (size_t)hdr->fields_size -
-                      (hdr->sender_field_offset ? hdr->sender_field_size : 0);
-        pos = ALIGN8(pos) + SENDER_FIELD_OVERHEAD + strlen(sender) + 1;
-        return ALIGN8(pos) + hdr->body_size;
-}
-
-/**
  * wire_message_stamp() - write @src with SENDER=@sender into @dst
  * @src:        a message parsed into @hdr
  * @hdr:        its header
@@ -134,7 +108,7 @@ int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sende
         size_t pos, aligned, n = strlen(sender);
         bool be = hdr->big_endian;
 
-        if (hdr->has_unknown_fields || hdr->rebuild_fields) {
+        if (hdr->has_unknown_fields) {
                 memcpy(d, s, WIRE_FIXED_HEADER_SIZE);
                 pos = stamp_known_fields(d, hdr);
         } else if (hdr->sender_field_offset) {
@@ -201,7 +175,7 @@ int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char 
 
         if (dst_size > WIRE_MAX_MESSAGE_SIZE)
                 return WIRE_E_TOO_LARGE;
-        if (sender && (hdr->has_unknown_fields || hdr->rebuild_fields))
+        if (sender && hdr->has_unknown_fields)
                 /* the fields were rebuilt (stamp_known_fields()): read them again (@dst may be
                  * the head of a message whose body is in memfd parts: HEADER_ONLY) */
                 return wire_message_parse(dst, dst_size, hdr->n_fds,

@@ -12,8 +12,6 @@
 
 /* Upper bound of the stamped size: the caller allocates this much for @dst. */
 size_t wire_stamp_size_bound(const WireHeader *hdr, size_t sender_len);
-/* The exact size wire_message_stamp(@hdr, @sender) writes. */
-size_t wire_stamp_size(const WireHeader *hdr, const char *sender);
 
 /**
  * wire_message_stamp() - write @src with SENDER=@sender into @dst

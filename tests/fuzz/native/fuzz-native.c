@@ -243,7 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         uint32_t serial = 1;
         size_t pos = 0;
 
-        if (bus_new(NULL, &bus))
+        if (bus_new(NULL, &bus) || bus_set_naming(bus, BUS_NAMING_KDBUS))
                 return 0;
         b = hello(bus, 1000, KDBUS_HELLO_ACCEPT_FD);
         a = hello(bus, size && (data[0] & 1) ? 0 : 1000, KDBUS_HELLO_ACCEPT_FD);

@@ -109,15 +109,10 @@ class Peer:
         bus.peers.append(self)
         check(self.r.wait(lambda lines: any(x.startswith('ready ') for x in lines), 20),
               '%s did not start: %s' % (what, self.r.lines))
-        said = [x for x in self.r.lines if x.startswith('ready ')][0].split()[1]
-        # a native peer says ":1.<id>" (kdbus), a legacy one its Hello name, in
-        # dbus-daemon's numbering ":1.<id - 1>"; each kind names the other its own way
-        if argv[0] == NATIVE_PEER:
-            self.id = int(said.split('.')[1])
-        else:
-            self.id = int(said.split('.')[1]) + 1
-        self.unique = ':1.%d' % (self.id - 1)           # as legacy peers name it
-        self.native_name = ':1.%d' % self.id            # as native peers name it
+        # a native peer says ":1.<id>" (kdbus), a legacy one its Hello name: the same
+        # string, as a bus with a native front end numbers every peer kdbus's way
+        self.unique = [x for x in self.r.lines if x.startswith('ready ')][0].split()[1]
+        self.id = int(self.unique.split('.')[1])
 
     def cmd(self, line, timeout=20):
         """Send one command; return its answer (the text after "= ")."""
@@ -213,7 +208,7 @@ def sc_legacy_service_native_caller(bus):
     got = n.cmd('call org.example.Legacy Nope x')
     check(got.startswith('error org.freedesktop.DBus.Error.UnknownMethod'), got)
     # by unique name too
-    n.expect('call %s Echo by-id' % svc.native_name, 'return legacy:by-id')
+    n.expect('call %s Echo by-id' % svc.unique, 'return legacy:by-id')
     n.expect('call org.example.Missing Echo x', 'err ESRCH')
 
 
@@ -288,7 +283,7 @@ def sc_broadcast_legacy_to_native(bus):
     for n, w in want.items():
         ev = n.wait_event('org.example.Test.Fence')
         got = [x.replace('org.example.Test.', '') for x in matching(ev, 'signal ')]
-        w = ['signal %s %s' % (p.native_name, s) for p, s in w]
+        w = ['signal %s %s' % (p.unique, s) for p, s in w]
         check(got == w, 'native %s got %s, want %s' % (n.unique, got, w))
 
 
@@ -466,10 +461,10 @@ def sc_xml_policy_native_senders(bus):
     check(got == 'error org.freedesktop.DBus.Error.AccessDenied', got)
     n_root.expect('acquire org.example.Forbidden', 'ok 60')
     # nobody's peers may talk to others
-    n_nobody.expect('call %s Echo y' % svc.native_name, 'err EPERM')   # the owner of Guarded
+    n_nobody.expect('call %s Echo y' % svc.unique, 'err EPERM')   # the owner of Guarded
     other = native(bus)
     other.expect('echo on', 'ok')
-    n_nobody.expect('call %s Echo y' % other.native_name, 'return native:y')
+    n_nobody.expect('call %s Echo y' % other.unique, 'return native:y')
 
 
 @scenario
@@ -570,6 +565,43 @@ def sc_xml_policy_native_broadcast(bus):
     check(seen[1].reply_serial == seen[0].serial, 'the error answers the signal')
     check(seen[1].body[0].startswith('Rejected send message, ') and
           'destination="org.freedesktop.DBus"' in seen[1].body[0], seen[1].body[0])
+
+
+@scenario
+def sc_unique_names_agree(bus):
+    """One numbering for every peer on a bus with native peers: a legacy peer's Hello name
+    is the name native peers see as its SENDER and in CONN_INFO, GetNameOwner answers the
+    same string on both sides, and a unique name passed inside a message body names the same
+    connection whoever reads it (GetConnectionUnixProcessID, CONN_INFO)."""
+    first = legacy(bus)                 # the bus's first connection
+    n = native(bus)
+    svc = legacy(bus)
+    check(first.unique == ':1.1', 'the first connection is %s, want :1.1 (kdbus numbering, '
+          'as native peers form it from id 1)' % first.unique)
+    check(n.unique == ':1.2' and svc.unique == ':1.3', 'names %s %s' % (n.unique, svc.unique))
+    check(n.cmd('acquire org.example.N').startswith('ok '), 'the native peer owns its name')
+    n.expect('echo on', 'ok')
+    svc.expect('serve org.example.L', 'ok')
+    # GetNameOwner (legacy) and CONN_INFO (native) agree, for either kind of owner
+    svc.expect('owner org.example.N', 'owner ' + n.unique)
+    first.expect('owner org.example.L', 'owner ' + svc.unique)
+    n.expect('info org.example.L', 'info %s %d' % (svc.unique, svc.p.pid))
+    # a legacy peer's Hello name, used by a native peer, is that peer (CONN_INFO by id)
+    for p in (first, svc):
+        n.expect('info ' + p.unique, 'info %s %d' % (p.unique, p.p.pid))
+    # legacy -> native: the native peer reads the caller's SENDER as the name the caller
+    # passed in the body (its own Hello name)
+    svc.expect('call org.example.N Echo ' + svc.unique, 'return native:' + svc.unique)
+    served = matching(n.wait_event('Echo ' + svc.unique), 'served ')
+    check(served == ['served %s Echo %s' % (svc.unique, svc.unique)], 'served %s' % served)
+    # native -> legacy: a native peer's name passed in a body, as a service would store its
+    # caller's name and pass it on: the driver, asked by any legacy peer, names the native
+    # peer's process
+    n.expect('call org.example.L Echo ' + n.unique, 'return legacy:' + n.unique)
+    for p in (svc, first):
+        p.expect('pid ' + n.unique, 'pid %d' % n.p.pid)
+    first.expect('pid ' + svc.unique, 'pid %d' % svc.p.pid)
+    n.expect('info ' + n.unique, 'info %s %d' % (n.unique, n.p.pid))
 
 
 SCENARIO_CONF = {'activator-legacy-view': ACTIVATOR_CONF,

@@ -152,15 +152,6 @@ static _unused_ const char *kunique(uint64_t id) {
         return buf;
 }
 
-/* The same connection as legacy clients name it (dbus-daemon's numbering, ":1.<id - 1>"),
- * in a static buffer (one at a time) */
-static _unused_ const char *kclassic(uint64_t id) {
-        static char buf[32];
-
-        g_snprintf(buf, sizeof(buf), ":1.%llu", (unsigned long long)id - 1);
-        return buf;
-}
-
 /* A dbus1 message without SENDER; @args: NULL-terminated string arguments (or NULL). */
 static _unused_ uint8_t *kbuild(uint8_t type, uint32_t serial, uint32_t reply_serial,
                                 const char *dest, const char *member, const char *const *args,

@@ -8,7 +8,8 @@
 #
 # usage: legacy-peer.py ADDRESS [--uid UID]
 # Commands: match RULE | emit MEMBER [ARG...] | request NAME | release NAME | listnames |
-#           call DEST MEMBER [ARG] | serve NAME (Echo returns "legacy:" + arg) | quit
+#           call DEST MEMBER [ARG] | serve NAME (Echo returns "legacy:" + arg) |
+#           owner NAME (GetNameOwner) | pid NAME (GetConnectionUnixProcessID) | quit
 # emit ends with a round trip to the bus, so when "= ok" comes the bus has routed the signal.
 
 import os
@@ -79,6 +80,10 @@ def command(t):
         proxy = bus.get_object(t[1], '/org/example', introspect=False)
         r = proxy.get_dbus_method(t[2], IFACE)(*t[3:], timeout=10)
         return 'return ' + str(r)
+    if t[0] == 'owner':
+        return 'owner ' + str(driver.GetNameOwner(t[1]))
+    if t[0] == 'pid':
+        return 'pid %d' % driver.GetConnectionUnixProcessID(t[1])
     if t[0] == 'serve':
         served.append(dbus.service.BusName(t[1], bus, do_not_queue=True))
         served.append(Echo(bus, '/org/example'))

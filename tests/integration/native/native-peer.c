@@ -21,6 +21,10 @@
  *   match-notify COOKIE name-add|name-remove|name-change|id-add|id-remove
  *   echo on|off                              answer method calls with "native:" + arg0
  *   peek                                     RECV PEEK: = msg MEMBER ARGS | = err ERRNO
+ *   info NAME                                CONN_INFO of a unique name (":1.<id>", as a
+ *                                            kdbus program forms it) or a well-known one:
+ *                                            = info :1.<ID> PID (PID "-" without a PIDS
+ *                                            item) | = err ERRNO
  *   bloom-fp KEY VALUE N                     = fp S1 .. SN: strings whose bloom entries
  *                                            "arg1:S1" .. "argN:SN" set every bit of
  *                                            "KEY:VALUE" (a false positive to order)
@@ -230,6 +234,46 @@ static void cmd_call(char **t, unsigned n) {
         (void) kdbus_conn_free(conn, info.offset);
 }
 
+/* CONN_INFO: who @name is, as a native program asks (by id for a unique name). */
+static void cmd_info(const char *name) {
+        union {
+                struct kdbus_cmd_info cmd;
+                uint8_t buf[sizeof(struct kdbus_cmd_info) + KDBUS_ITEM_SIZE(256)];
+        } u = { 0 };
+        const struct kdbus_info *info;
+        const struct kdbus_item *item;
+        const char *pid = "-";
+        char pid_buf[24];
+        size_t len = strlen(name) + 1;
+        int r;
+
+        u.cmd.size = sizeof(u.cmd);
+        u.cmd.attach_flags = KDBUS_ATTACH_PIDS;
+        if (name[0] == ':') {
+                u.cmd.id = strtoull(name + 3, NULL, 10);
+        } else if (len <= 256) {
+                u.cmd.items[0].size = KDBUS_ITEM_HEADER_SIZE + len;
+                u.cmd.items[0].type = KDBUS_ITEM_NAME;
+                memcpy(u.cmd.items[0].str, name, len);
+                u.cmd.size += KDBUS_ITEM_SIZE(len);
+        }
+        r = kdbus_conn_command(conn, KDBUS_CMD_CONN_INFO, &u.cmd, sizeof(u), NULL, 0);
+        if (r) {
+                printf("= err %s\n", errname(r));
+                return;
+        }
+        info = (const void *)(conn->pool + u.cmd.offset);
+        for (item = info->items; (const uint8_t *)item < (const uint8_t *)info + info->size;
+             item = KDBUS_ITEM_NEXT(item))
+                if (item->type == KDBUS_ITEM_PIDS) {
+                        (void) snprintf(pid_buf, sizeof(pid_buf), "%llu",
+                                        (unsigned long long)item->pids.pid);
+                        pid = pid_buf;
+                }
+        printf("= info :1.%llu %s\n", (unsigned long long)info->id, pid);
+        (void) kdbus_conn_free(conn, u.cmd.offset);
+}
+
 static void cmd_match(char **t, unsigned n) {
         uint64_t cookie = strtoull(t[1], NULL, 10);
         int r = -EINVAL;
@@ -380,6 +424,8 @@ static void command(char *line) {
                         printf("= ok\n");
         } else if (!strncmp(t[0], "match-", 6) && n >= 2) {
                 cmd_match(t, n);
+        } else if (!strcmp(t[0], "info") && n == 2) {
+                cmd_info(t[1]);
         } else if (!strcmp(t[0], "bloom-fp") && n == 4) {
                 cmd_bloom_fp(t);
         } else if (!strcmp(t[0], "echo") && n == 2) {

@@ -464,7 +464,7 @@ static void test_on_instance(KBus *b, gconstpointer ctx) {
         g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
         g_assert_nonnull(strstr(out, "\"org.kdbus.InInst\""));
         g_assert_null(strstr(out, "org.kdbus.Other"));
-        g_assert_null(strstr(out, kclassic(other->id)));
+        g_assert_null(strstr(out, kunique(other->id)));
 
         kdbus_conn_close(owner);
         g_assert_true(wait_gone(native));

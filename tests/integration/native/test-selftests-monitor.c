@@ -80,7 +80,7 @@ static void test_monitor(KBus *b, gconstpointer ctx) {
         /* a legacy client's call to a native peer */
         {
                 g_autofree char *bus_arg = g_strdup_printf("--bus=unix:path=%s", b->legacy);
-                g_autofree char *dest = g_strdup_printf("--dest=%s", kclassic(c->id));
+                g_autofree char *dest = g_strdup_printf("--dest=%s", kunique(c->id));
                 const char *argv[] = { "dbus-send", bus_arg, dest, "/org/example",
                                        "org.example.Test.FromLegacy", NULL };
                 int status;

@@ -119,9 +119,16 @@ typedef struct Fixture {
         TestTransport t[TEST_MAX_CONNS];
 } Fixture;
 
+/* How the fixture's bus numbers unique names (native-fixture.h: kdbus's, as kdbusd's bus
+ * with a native front end; native peers HELLO on no other) */
+#ifndef TEST_BUS_NAMING
+#define TEST_BUS_NAMING BUS_NAMING_DBUS_DAEMON
+#endif
+
 static _unused_ void fixture_setup_limits(Fixture *f, const BusLimits *limits) {
         memset(f, 0, sizeof(*f));
         g_assert_cmpint(bus_new(limits, &f->bus), ==, 0);
+        g_assert_cmpint(bus_set_naming(f->bus, TEST_BUS_NAMING), ==, 0);
         f->ev.log = g_string_new(NULL);
         bus_set_notify(f->bus, &test_notify_ops, &f->ev);
 }

@@ -30,10 +30,13 @@ static char *queue_of(Fixture *f, const char *name) {
         return buf;
 }
 
+/* Four connections; @ctx: a NamingCase (the bus's numbering), or NULL for the default. */
 static void setup4(Fixture *f, gconstpointer ctx) {
         unsigned i;
 
         fixture_setup(f, ctx);
+        if (ctx)
+                g_assert_cmpint(bus_set_naming(f->bus, *(const BusNaming *)ctx), ==, 0);
         for (i = 0; i < 4; ++i)
                 fixture_conn(f, i);
         fixture_log_reset(f);
@@ -216,24 +219,56 @@ static void test_quota(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(f->c[B], "b.b", 0), ==, 0);
 }
 
+/* What the unique names of a bus in one numbering are (the test data of unique-names*). */
+typedef struct NamingCase {
+        BusNaming naming;               /* first: setup4() reads it */
+        BusNaming other;
+        const char *first, *fourth;     /* connections A (id 1) and D (id 4) */
+        const char *fifth;              /* nobody's yet */
+        uint64_t id_of_zero;            /* ":1.0" names */
+        const char *last;               /* the name of id UINT64_MAX */
+        const char *past_last;          /* one more: no id's */
+} NamingCase;
+
+static const NamingCase naming_dbus_daemon = {
+        /* dbus-daemon's numbering from :1.0 over ids from 1 */
+        .naming = BUS_NAMING_DBUS_DAEMON, .other = BUS_NAMING_KDBUS, .first = ":1.0",
+        .fourth = ":1.3", .fifth = ":1.4", .id_of_zero = 1, .last = ":1.18446744073709551614",
+        .past_last = ":1.18446744073709551615",
+};
+static const NamingCase naming_kdbus = {
+        /* a bus with a native front end: kdbus's ":1.<id>" for every connection, the same
+         * string wherever it is read (a driver answer, a header, a body); id 0 is the bus */
+        .naming = BUS_NAMING_KDBUS, .other = BUS_NAMING_DBUS_DAEMON, .first = ":1.1",
+        .fourth = ":1.4", .fifth = ":1.5", .id_of_zero = 0, .last = ":1.18446744073709551615",
+        .past_last = ":1.18446744073709551616",
+};
+
 static void test_unique_names(Fixture *f, gconstpointer ctx) {
+        const NamingCase *c = ctx;
         char buf[BRIDGE_UNIQUE_NAME_MAX];
 
-        /* dbus-daemon's numbering from :1.0 over ids from 1 */
         g_assert_cmpuint(f->c[A]->id, ==, 1);
-        g_assert_cmpstr(f->c[A]->unique_name, ==, ":1.0");
-        g_assert_cmpstr(f->c[D]->unique_name, ==, ":1.3");
-        g_assert_true(bus_find_conn_by_name(f->bus, ":1.0") == f->c[A]);
-        g_assert_true(bus_find_conn_by_name(f->bus, ":1.3") == f->c[D]);
-        g_assert_cmpuint(bus_parse_unique_name(":1.0"), ==, 1);
-        g_assert_cmpuint(bus_parse_unique_name(":1.18446744073709551614"), ==, UINT64_MAX);
-        g_assert_cmpuint(bus_parse_unique_name(":1.18446744073709551615"), ==, 0);
-        g_assert_cmpuint(bus_parse_unique_name(":1.00"), ==, 0);
-        g_assert_cmpuint(bus_parse_unique_name(":1.-1"), ==, 0);
-        bus_format_unique_name(UINT64_MAX, buf);
-        g_assert_cmpstr(buf, ==, ":1.18446744073709551614");
+        g_assert_cmpstr(f->c[A]->unique_name, ==, c->first);
+        g_assert_cmpstr(f->c[D]->unique_name, ==, c->fourth);
+        g_assert_true(bus_find_conn_by_name(f->bus, c->first) == f->c[A]);
+        g_assert_true(bus_find_conn_by_name(f->bus, c->fourth) == f->c[D]);
+        g_assert_null(bus_find_conn_by_name(f->bus, c->fifth));
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, ":1.0"), ==, c->id_of_zero);
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, c->last), ==, UINT64_MAX);
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, c->past_last), ==, 0);
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, ":1.00"), ==, 0);
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, ":1.01"), ==, 0);
+        g_assert_cmpuint(bus_parse_unique_name(f->bus, ":1.-1"), ==, 0);
+        bus_format_unique_name(f->bus, UINT64_MAX, buf);
+        g_assert_cmpstr(buf, ==, c->last);
+        bus_format_unique_name(f->bus, 1, buf);
+        g_assert_cmpstr(buf, ==, c->first);
+        /* the numbering is fixed once a connection has a name */
+        g_assert_cmpint(bus_set_naming(f->bus, c->other), ==, -EBUSY);
+        g_assert_cmpint(bus_set_naming(f->bus, c->naming), ==, 0);
+        g_assert_cmpstr(f->c[A]->unique_name, ==, c->first);
         g_assert_null(bus_find_conn_by_name(f->bus, ":1.04"));
-        g_assert_null(bus_find_conn_by_name(f->bus, ":1.4"));
         g_assert_null(bus_find_conn_by_name(f->bus, ":2.1"));
         g_assert_null(bus_find_conn_by_name(f->bus, ":1."));
         g_assert_null(bus_find_conn_by_name(f->bus, ":1.99999999999999999999999"));
@@ -253,7 +288,9 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/names/disconnect-promotes", Fixture, NULL, setup4,
                    test_disconnect_promotes, fixture_teardown);
         g_test_add("/bridge/names/quota", Fixture, NULL, setup4, test_quota, fixture_teardown);
-        g_test_add("/bridge/names/unique-names", Fixture, NULL, setup4, test_unique_names,
-                   fixture_teardown);
+        g_test_add("/bridge/names/unique-names", Fixture, &naming_dbus_daemon, setup4,
+                   test_unique_names, fixture_teardown);
+        g_test_add("/bridge/names/unique-names-kdbus", Fixture, &naming_kdbus, setup4,
+                   test_unique_names, fixture_teardown);
         return g_test_run();
 }

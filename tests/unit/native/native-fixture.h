@@ -8,6 +8,8 @@
  * through the fd HELLO hands out, and reads messages in place.
  */
 #include <sys/mman.h>
+/* the bus names connections as kdbusd's does with a native front end (bridge/bus.h) */
+#define TEST_BUS_NAMING BUS_NAMING_KDBUS
 #include "../bridge/fixture.h"
 #include "bridge/bus.h"
 #include "bridge/pool.h"

@@ -39,9 +39,8 @@ static void test_message_basic(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->flags, ==, KDBUS_MSG_EXPECT_REPLY);
         g_assert_cmpint(km->priority, ==, 3);
         g_assert_cmpuint(km->payload_type, ==, KDBUS_PAYLOAD_DBUS);
-        /* the payload is the dbus1 message, SENDER stamped by the bus as native peers name
-         * connections, ":1.<src_id>" (legacy peers get the classic ":1.0", see
-         * test_legacy_interop), DESTINATION as the sender wrote it */
+        /* the payload is the dbus1 message, SENDER stamped by the bus, DESTINATION as the
+         * sender wrote it */
         payload = msg_payload(km, &size, &h);
         g_assert_cmpstr(h.sender, ==, ":1.1");
         g_assert_cmpstr(h.destination, ==, ":1.2");
@@ -380,8 +379,12 @@ static void test_legacy_interop(NFixture *n, gconstpointer ctx) {
         WireHeader h;
         size_t size;
 
-        legacy = fixture_conn(&n->f, 0);        /* id 1: :1.0 to legacy peers */
-        peer_hello(&n->f, &n->a, 0);            /* id 2: :1.1 */
+        legacy = fixture_conn(&n->f, 0);        /* :1.1 */
+        peer_hello(&n->f, &n->a, 0);            /* :1.2 */
+        /* one numbering on a bus with native peers: the legacy peer's own name (its Hello)
+         * is the ":1.<id>" native peers form from its id (bridge/bus.h) */
+        g_assert_cmpstr(legacy->unique_name, ==, ":1.1");
+        g_assert_cmpstr(n->a.nc->conn->unique_name, ==, ":1.2");
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_ACQUIRE, "org.example.Native", 0, NULL),
                         ==, 0);
         /* legacy calls the native service by its well-known name */
@@ -393,16 +396,16 @@ static void test_legacy_interop(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(km->flags, ==, KDBUS_MSG_EXPECT_REPLY);
         (void) msg_payload(km, &size, &h);
         g_assert_cmpstr(h.destination, ==, "org.example.Native");
+        g_assert_cmpstr(h.sender, ==, legacy->unique_name);
         g_assert_cmpstr(h.member, ==, "Ping");
         /* the native answer reaches the legacy caller as a dbus1 reply */
         g_assert_cmpint(peer_send(&n->a, &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN, .serial = 1,
                         .reply_serial = 21, .destination = ":1.1" },
                         &(TestSend){ .dst_id = legacy->id, .msg_flags = ~0ull, .memfd_idx = -1 }),
                         ==, 0);
-        /* the legacy peer finds itself in DESTINATION by its classic name, not the
-         * ":1.<id>" the native peer wrote (another connection's name to a legacy peer) */
-        g_assert_cmpstr(bridge_conn_queue_peek(legacy)->hdr.destination, ==, ":1.0");
-        g_assert_cmpstr(bridge_conn_queue_peek(legacy)->hdr.sender, ==, ":1.1");
+        /* the legacy peer finds its own name in DESTINATION, as the native peer wrote it */
+        g_assert_cmpstr(bridge_conn_queue_peek(legacy)->hdr.destination, ==, legacy->unique_name);
+        g_assert_cmpstr(bridge_conn_queue_peek(legacy)->hdr.sender, ==, ":1.2");
         g_assert_cmpstr(test_pop(legacy, &serial), ==, "(reply)");
         g_assert_cmpuint(serial, ==, 21);
         /* a native call to the legacy peer, by DST_NAME */
@@ -415,7 +418,7 @@ static void test_legacy_interop(NFixture *n, gconstpointer ctx) {
                 BridgeMsg *m = bridge_conn_queue_peek(legacy);
 
                 g_assert_nonnull(m);
-                g_assert_cmpstr(m->hdr.sender, ==, ":1.1");
+                g_assert_cmpstr(m->hdr.sender, ==, ":1.2");
                 g_assert_cmpstr(m->hdr.member, ==, "Hi");
         }
         /* naming a known owner by id and a name someone else owns */
@@ -486,13 +489,13 @@ static void test_names(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.N",
                                   KDBUS_NAME_QUEUE, &rf), ==, 0);
         g_assert_cmpuint(rf, ==, KDBUS_NAME_QUEUE | KDBUS_NAME_IN_QUEUE | KDBUS_NAME_ACQUIRED);
-        assert_log(&n->f, "name org.example.N ->:1.0;");
+        assert_log(&n->f, "name org.example.N ->:1.1;");
         g_assert_true(bus_find_conn_by_name(n->f.bus, "org.example.N") == n->a.nc->conn);
         /* release: not the owner's, nobody's, then the queued owner takes over */
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_RELEASE, "org.example.Other", 0, NULL),
                         ==, -ESRCH);
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_RELEASE, "org.example.N", 0, NULL), ==, 0);
-        assert_log(&n->f, "name org.example.N :1.0>:1.1;");
+        assert_log(&n->f, "name org.example.N :1.1>:1.2;");
         g_assert_cmpint(peer_name(&n->a, KDBUS_CMD_NAME_RELEASE, "org.example.N", 0, NULL),
                         ==, -EADDRINUSE);
         /* replacement */
@@ -787,20 +790,21 @@ static void test_match_addressed_signal(NFixture *n, gconstpointer ctx) {
                         ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, NULL, NULL), ==, -EAGAIN);
         (void) close(fd);
-        /* a legacy sender's addressed signal reaches a native peer without a match (a
-         * legacy sender names a by its classic name) */
+        /* a legacy sender's addressed signal reaches a native peer without a match */
         g_assert_cmpint(test_send(legacy, &(TestMsg){ .type = WIRE_MSG_SIGNAL, .serial = 5,
-                                                      .destination = ":1.1", .member = "L" }),
+                                                      .destination = ":1.2", .member = "L" }),
                         ==, 0);
         g_assert_cmpint(peer_recv(&n->a, 0, 0, &km, NULL), ==, 0);
         g_assert_cmpuint(km->cookie, ==, 5);
-        /* ... and a reads both names as native peers write them, as src_id and dst_id */
+        /* ... with the header as the legacy sender's message has it: both names are the
+         * ones src_id and dst_id give (one numbering), the bytes not stamped again */
         {
                 WireHeader h;
                 size_t size;
 
                 (void) msg_payload(km, &size, &h);
                 g_assert_cmpuint(km->src_id, ==, legacy->id);
+                g_assert_cmpstr(h.sender, ==, legacy->unique_name);
                 g_assert_cmpstr(h.sender, ==, ":1.1");
                 g_assert_cmpstr(h.destination, ==, ":1.2");
                 g_assert_cmpuint(h.total_size, ==, size);
@@ -1015,9 +1019,9 @@ static void test_metadata(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(item->type, ==, KDBUS_ITEM_TIMESTAMP);
         g_assert_cmpuint((uint8_t *)KDBUS_ITEM_NEXT(item) - (uint8_t *)km, ==, km->size);
 
-        /* a legacy sender (b is :1.1 to it) */
+        /* a legacy sender */
         g_assert_cmpint(test_send(legacy, &(TestMsg){ .type = WIRE_MSG_METHOD_CALL, .serial = 4,
-                        .destination = ":1.1", .member = "L", .flags = WIRE_FLAG_NO_REPLY_EXPECTED }),
+                        .destination = ":1.2", .member = "L", .flags = WIRE_FLAG_NO_REPLY_EXPECTED }),
                         ==, 0);
         g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
         item = KDBUS_ITEM_NEXT(km->items);

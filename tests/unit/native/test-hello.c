@@ -17,9 +17,8 @@ static void test_hello(NFixture *n, gconstpointer ctx) {
         peer_hello(&n->f, &n->a, KDBUS_HELLO_ACCEPT_FD);
         peer_hello(&n->f, &n->b, 0);
         g_assert_cmpuint(n->b.id, ==, n->a.id + 1);
-        assert_log(&n->f, "added :1.0;added :1.1;");
-        /* the core's (legacy peers') name of id 2 is the classic ":1.1" */
-        g_assert_true(bus_find_conn_by_name(n->f.bus, ":1.1") == n->b.nc->conn);
+        assert_log(&n->f, "added :1.1;added :1.2;");
+        g_assert_true(bus_find_conn_by_name(n->f.bus, ":1.2") == n->b.nc->conn);
 
         /* the bloom parameters are in the pool, for the peer to FREE */
         offset = 0;             /* the first slice of the pool */
@@ -196,7 +195,7 @@ static void test_byebye(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_BYEBYE, &cmd, sizeof(cmd)), ==, 0);
         /* the native caller waiting for a reply learns at once, kdbus's way (REPLY_DEAD,
          * tests/unit/native/test-notify.c), not through the handler's dbus1 NoReply */
-        assert_log(&n->f, "removed :1.0;");
+        assert_log(&n->f, "removed :1.1;");
         {
                 const struct kdbus_msg *km;
 

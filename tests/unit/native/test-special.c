@@ -162,7 +162,7 @@ static void test_monitor_hello(NFixture *n, gconstpointer ctx) {
 static void test_monitor_sees_all(NFixture *n, gconstpointer ctx) {
         Fixture *f = &n->f;
         BridgeConn *c0 = fixture_conn(f, 0), *c1 = fixture_conn(f, 1);
-        TestMsg legacy_call = CALL(":1.1", 5), sig     /* c1, classic */ = { .type = WIRE_MSG_SIGNAL, .serial = 6,
+        TestMsg legacy_call = CALL(":1.2", 5), sig = { .type = WIRE_MSG_SIGNAL, .serial = 6,
                                                        .member = "Changed" };
         TestMsg native_call = CALL(":1.1", 7), native_sig = { .type = WIRE_MSG_SIGNAL,
                                                               .serial = 8, .member = "Sig" };
@@ -412,7 +412,7 @@ static void test_activator_move(NFixture *n, gconstpointer ctx) {
         TestMsg legacy_call = CALL("t.Svc", 5), native_call = CALL("t.Svc", 7);
         TestMsg no_start = CALL("t.Svc", 8);
         TestMsg reply = { .type = WIRE_MSG_METHOD_RETURN, .serial = 20, .reply_serial = 5,
-                          .destination = ":1.0" };     /* c0, as legacy c1 names it */
+                          .destination = ":1.1" };
         TestSend by_name = { .dst_id = KDBUS_DST_ID_NAME, .dst_name = "t.Svc", .msg_flags = ~0ull,
                              .memfd_idx = -1 };
         TestSend by_name_nas = { .dst_id = KDBUS_DST_ID_NAME, .dst_name = "t.Svc",
@@ -435,14 +435,14 @@ static void test_activator_move(NFixture *n, gconstpointer ctx) {
 
         /* a real owner: the queued messages move to it, in order, with their reply slots */
         g_assert_cmpint(bridge_name_acquire(c1, "t.Svc", 0), ==, 0);
-        assert_log(f, "name t.Svc ->:1.1;");
+        assert_log(f, "name t.Svc ->:1.2;");
         g_assert_cmpint(peer_recv(&n->act, 0, 0, NULL, NULL), ==, -EAGAIN);
         g_assert_cmpuint(c1->queued_msgs, ==, 2);
         g_assert_cmpuint(pop_serial(c1), ==, 5);
         g_assert_cmpuint(pop_serial(c1), ==, 7);
         g_assert_cmpint(test_send(c1, &reply), ==, 0);         /* the slot moved with it */
         reply.reply_serial = 7;
-        reply.destination = ":1.2";                             /* a, id 3 */
+        reply.destination = ":1.3";
         g_assert_cmpint(test_send(c1, &reply), ==, 0);
 
         /* the owner goes with a message for the name still queued: back to the activator */
@@ -464,7 +464,7 @@ static void test_activator_move(NFixture *n, gconstpointer ctx) {
         /* the activator goes: now its caller hears its call is lost */
         fixture_log_reset(f);
         peer_free(&n->act);
-        assert_log(f, "lost :1.0 9 gone :1.3;");
+        assert_log(f, "lost :1.1 9 gone :1.4;");
         (void) c0;
 }
 
