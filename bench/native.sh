@@ -38,54 +38,20 @@
 #        kdbus-kabi-bench, libkdbus-preload.so and legacy-payload-bench:
 #        meson setup -Dbuildtype=release BUILDDIR)
 set -euo pipefail
-build=${1:?usage: bench/native.sh BUILDDIR}
-root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=${BENCH_SECONDS:-1}
-rounds=${BENCH_ROUNDS:-5}
-bus_cpu=${BENCH_BUS_CPU:-0}
-peer_cpu=${BENCH_PEER_CPU:-1}
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup bench/native.sh "${1:?usage: bench/native.sh BUILDDIR}" proxy/kdbusd \
+        bench/kdbus-native-bench bench/kdbus-kabi-bench bench/legacy-payload-bench \
+        preload/libkdbus-preload.so
 inflight=${BENCH_INFLIGHT:-64}
 py=/usr/bin/python3
 preload=$build/preload/libkdbus-preload.so
-for f in "$build/proxy/kdbusd" "$build/bench/kdbus-native-bench" "$build/bench/kdbus-kabi-bench" \
-         "$build/bench/legacy-payload-bench" "$preload"; do
-        [ -x "$f" ] || { echo "bench/native.sh: $f is missing (build it first)" >&2; exit 1; }
-done
-run=$(mktemp -d /tmp/kdbus-native-bench-XXXXXX)
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-        wait 2>/dev/null || true
-        rm -rf "$run"
-}
-trap cleanup EXIT
 
-wait_sock() {
-        for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done
-        echo "bench/native.sh: no socket $1; stderr of the buses:" >&2
-        cat "$run"/*.err >&2
-        exit 1
-}
-
-sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
-        /usr/share/dbus-1/session.conf >"$run/dbus-daemon.conf"
-taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
-        --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
-        --kdbusfs="$run/kdbusfs" >/dev/null 2>"$run/kdbusd.err" &
-pids+=($!)
-declare -A bus_pid=([kdbusd]=$!)
-taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" --nofork \
-        --address="unix:path=$run/dbus-daemon.sock" >/dev/null 2>"$run/dbus-daemon.err" &
-pids+=($!)
-bus_pid[dbus-daemon]=$!
-taskset -c "$bus_cpu" "$py" "$root/bench/broker-controller.py" --listen "$run/dbus-broker.sock" \
-        >/dev/null 2>"$run/dbus-broker.err" &
-pids+=($!)
-for b in kdbusd.sock kdbusd.native kdbusfs/control dbus-daemon.sock dbus-broker.sock; do
-        wait_sock "$run/$b"
-done
-# the broker is the controller's child: that is the process doing the bus work
-bus_pid[dbus-broker]=$(pgrep -P "${pids[2]}" -x dbus-broker)
+bench_start_kdbusd --kdbusfs="$run/kdbusfs"
+bench_wait_sock "$run/kdbusfs/control"
+bench_start_dbus_daemon
+bench_start_broker
+declare -A bus_pid=([kdbusd]=$kdbusd_pid [dbus-daemon]=$daemon_pid [dbus-broker]=$broker_pid)
 
 # "RATE BUS_CPU_US PEERS_CPU_US" from a RESULT line of kdbus-native-bench / kdbus-kabi-bench
 result_fields() {

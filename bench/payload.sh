@@ -5,56 +5,35 @@
 # one sealed memfd of SIZE bytes through kdbusd's --native socket, against the same body as a
 # classic `ay` through kdbusd's dbus1 socket, dbus-daemon and dbus-broker (libdbus client and
 # service, bench/legacy-payload-bench.c). One call in flight; calls/s and MB/s of payload,
-# medians of --repeat rounds; ratios >1: the native memfd path is faster. Buses on CPU 0,
-# clients on CPU 1 (as bench/run.sh).
+# medians of --repeat rounds ($BENCH_REPEAT, 5); ratios >1: the native memfd path is faster.
+# Buses on CPU $BENCH_BUS_CPU (0), clients on $BENCH_PEER_CPU (1), as bench/run.sh.
 #
 # Usage: bench/payload.sh BUILDDIR [SIZE...]   (default sizes 1 MiB and 16 MiB; a release
 #        build: meson setup -Dbuildtype=release BUILDDIR)
 set -euo pipefail
-build=${1:?usage: bench/payload.sh BUILDDIR [SIZE...]}
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup bench/payload.sh "${1:?usage: bench/payload.sh BUILDDIR [SIZE...]}" proxy/kdbusd \
+        bench/kdbus-native-bench bench/legacy-payload-bench
 shift
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1048576 16777216)
-root=$(cd "$(dirname "$0")/.." && pwd)
-seconds=${BENCH_SECONDS:-1}
 repeat=${BENCH_REPEAT:-5}
-run=$(mktemp -d /tmp/kdbus-payload-XXXXXX)
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-        wait 2>/dev/null || true
-        rm -rf "$run"
-}
-trap cleanup EXIT
 
-wait_sock() {
-        for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done
-        echo "bench/payload.sh: no socket $1 (see $run/*.err)" >&2
-        exit 1
-}
-
-taskset -c 0 "$build/proxy/kdbusd" --session --nofork --address="unix:path=$run/kdbusd.sock" \
-        --native="unix:path=$run/kdbusd.native" >/dev/null 2>"$run/kdbusd.err" &
-pids+=($!)
-kdbusd_pid=$!
-taskset -c 0 dbus-daemon --session --nofork --address="unix:path=$run/dbus-daemon.sock" \
-        >/dev/null 2>"$run/dbus-daemon.err" &
-pids+=($!)
-taskset -c 0 /usr/bin/python3 "$root/bench/broker-controller.py" --listen "$run/dbus-broker.sock" \
-        >/dev/null 2>"$run/dbus-broker.err" &
-pids+=($!)
-for b in kdbusd.sock kdbusd.native dbus-daemon.sock dbus-broker.sock; do wait_sock "$run/$b"; done
+bench_start_kdbusd
+bench_start_dbus_daemon
+bench_start_broker
 
 echo "payload bench $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), ${repeat}x${seconds}s rounds"
 printf '| size | kdbusd native memfd | kdbusd legacy | dbus-daemon | dbus-broker | vs kdbusd legacy | vs dbus-daemon | vs dbus-broker |\n'
 printf '| --- | --- | --- | --- | --- | --- | --- | --- |\n'
 for size in "${sizes[@]}"; do
-        native=$(taskset -c 1 "$build/bench/kdbus-native-bench" --native "$run/kdbusd.native" \
+        native=$(taskset -c "$peer_cpu" "$build/bench/kdbus-native-bench" --native "$run/kdbusd.native" \
                 --workload memfd --size "$size" --seconds "$seconds" --repeat "$repeat" \
                 --bus-pid "$kdbusd_pid" | sed -n 's/^RESULT .* median=\([0-9.]*\) .*/\1/p')
         declare -A legacy=()
         for b in kdbusd dbus-daemon dbus-broker; do
-                legacy[$b]=$(taskset -c 1 "$build/bench/legacy-payload-bench" \
+                legacy[$b]=$(taskset -c "$peer_cpu" "$build/bench/legacy-payload-bench" \
                         --address "unix:path=$run/$b.sock" --size "$size" --seconds "$seconds" \
                         --repeat "$repeat" | awk '/^median/ {print $2}')
         done

@@ -21,41 +21,14 @@
 # Usage: bench/sandbox.sh BUILDDIR     (a build with proxy/kdbusd, tools/kdbus-proxy and
 #        bench/kdbus-bench: meson setup -Dbuildtype=release BUILDDIR)
 set -euo pipefail
-build=${1:?usage: bench/sandbox.sh BUILDDIR}
-seconds=${BENCH_SECONDS:-1}
-rounds=${BENCH_ROUNDS:-5}
-bus_cpu=${BENCH_BUS_CPU:-0}
-peer_cpu=${BENCH_PEER_CPU:-1}
-for f in "$build/proxy/kdbusd" "$build/tools/kdbus-proxy" "$build/bench/kdbus-bench"; do
-        [ -x "$f" ] || { echo "bench/sandbox.sh: $f is missing (build it first)" >&2; exit 1; }
-done
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+bench_setup bench/sandbox.sh "${1:?usage: bench/sandbox.sh BUILDDIR}" proxy/kdbusd \
+        tools/kdbus-proxy bench/kdbus-bench
 command -v xdg-dbus-proxy >/dev/null || { echo "bench/sandbox.sh: no xdg-dbus-proxy" >&2; exit 1; }
-run=$(mktemp -d /tmp/kdbus-sandbox-bench-XXXXXX)
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-        wait 2>/dev/null || true
-        rm -rf "$run"
-}
-trap cleanup EXIT
 
-wait_sock() {
-        for _ in $(seq 100); do [ -S "$1" ] && return 0; sleep 0.1; done
-        echo "bench/sandbox.sh: no socket $1; stderr:" >&2
-        cat "$run"/*.err >&2
-        exit 1
-}
-
-sed -e '/<standard_session_servicedirs/d' -e '/<servicedir>/d' \
-        /usr/share/dbus-1/session.conf >"$run/dbus-daemon.conf"
-taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
-        --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
-        >/dev/null 2>"$run/kdbusd.err" &
-pids+=($!); kdbusd_pid=$!
-taskset -c "$bus_cpu" dbus-daemon --config-file="$run/dbus-daemon.conf" --nofork \
-        --address="unix:path=$run/dbus-daemon.sock" >/dev/null 2>"$run/dbus-daemon.err" &
-pids+=($!); daemon_pid=$!
-wait_sock "$run/kdbusd.sock"; wait_sock "$run/kdbusd.native"; wait_sock "$run/dbus-daemon.sock"
+bench_start_kdbusd
+bench_start_dbus_daemon
 taskset -c "$bus_cpu" "$build/tools/kdbus-proxy" \
         "kernel:path=$run/kdbusd.native;unix:path=$run/kdbusd.sock" "$run/kdbus-proxy.sock" \
         --filter --talk=org.kdbus.Bench 2>"$run/kdbus-proxy.err" &
@@ -66,7 +39,8 @@ pids+=($!); kfilter_pid=$!
 taskset -c "$bus_cpu" xdg-dbus-proxy "unix:path=$run/dbus-daemon.sock" "$run/xdg.sock" \
         --filter --talk=org.kdbus.Bench 2>"$run/xdg.err" &
 pids+=($!); xproxy_pid=$!
-wait_sock "$run/kdbus-proxy.sock"; wait_sock "$run/kproxy-daemon.sock"; wait_sock "$run/xdg.sock"
+bench_wait_sock "$run/kdbus-proxy.sock"; bench_wait_sock "$run/kproxy-daemon.sock"
+bench_wait_sock "$run/xdg.sock"
 
 declare -A addr=(
         [kdbusd-endpoint]="unix:path=$run/kdbusd.sock unix:path=$run/kdbus-proxy.sock"
