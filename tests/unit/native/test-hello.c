@@ -288,6 +288,32 @@ static void test_negotiate(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(rc.flags, ==, KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY);
 }
 
+/* Native peers HELLO only on a bus that numbers unique names kdbus's way for every peer
+ * (bridge/bus.h): on a bus numbered dbus-daemon's way a native peer's ":1.<id>" would name
+ * another connection than its legacy peers' names. kdbusd's native sockets set the
+ * numbering up first; a bus without that refuses, it does not convert. */
+static void test_hello_naming(NFixture *n, gconstpointer ctx) {
+        _cleanup_(bus_freep) Bus *bus = NULL;
+        struct kdbus_cmd_hello hello = { .size = sizeof(hello), .pool_size = TEST_POOL_SIZE,
+                                         .attach_flags_send = _KDBUS_ATTACH_ALL };
+        BridgeCreds creds = { .uid = 2000, .gid = 1000, .pidfd = -1 };
+        NativeConn *nc = NULL;
+        TestPeer p = { 0 };
+
+        g_assert_cmpint(bus_new(NULL, &bus), ==, 0);
+        g_assert_cmpint(bus->naming, ==, BUS_NAMING_DBUS_DAEMON);
+        g_assert_cmpint(test_native_hello(bus, &creds, &hello, sizeof(hello), &test_peer_ops, &p,
+                                          &nc), ==, -EOPNOTSUPP);
+        g_assert_null(nc);
+        g_assert_cmpuint(bus->next_conn_id, ==, 1);     /* nobody was given a name */
+        g_assert_cmpint(bus_set_naming(bus, BUS_NAMING_KDBUS), ==, 0);
+        g_assert_cmpint(test_native_hello(bus, &creds, &hello, sizeof(hello), &test_peer_ops, &p,
+                                          &nc), ==, 0);
+        g_assert_cmpstr(nc->conn->unique_name, ==, ":1.1");
+        g_assert_cmpint(bus_set_naming(bus, BUS_NAMING_DBUS_DAEMON), ==, -EBUSY);
+        nc = native_conn_free(nc);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -296,6 +322,7 @@ int main(int argc, char **argv) {
         ADD("hello/negotiate", test_negotiate);
         ADD("hello/items", test_hello_items);
         ADD("hello/negotiate-item", test_negotiate_item);
+        ADD("hello/naming", test_hello_naming);
         ADD("metadata/fake", test_fake_meta);
         return g_test_run();
 }
