@@ -150,8 +150,13 @@ struct Bus {
         List monitors;                  /* BridgeConn with BRIDGE_CONN_MONITOR (bridge/monitor.h) */
 
         /* kdbus's privileged connections (monitors, activators, policy holders, endpoint
-         * makers) need this uid or root: kdbusd's euid (bus_new), or a bus instance's creator */
+         * makers) need this uid or CAP_IPC_OWNER (bus_creds_privileged()): kdbusd's euid
+         * (bus_new, before any <user> drop), or a bus instance's creator */
         uid_t owner_uid;
+        /* ENDPOINT_MAKE only for the privileged (kdbus_ep_is_owner(): bus instances, and
+         * kdbusd's own bus with --native-endpoint-makers=privileged); false: any user, up
+         * to BUS_ENDPOINT_MAX_PER_USER at a time (an endpoint only narrows; issue #15) */
+        bool endpoints_privileged_only;
 
         /* kdbus's name policy (bridge/endpoint.h) */
         List endpoints;                 /* BusEndpoint, open */

@@ -18,4 +18,8 @@ typedef struct BridgeCreds {
         bool uid_unknown;               /* authenticated ANONYMOUS: the driver shows no uid
                                          * and no groups (dbus-daemon); policy and quotas
                                          * still use @uid, the socket's */
+        bool cap_ipc_owner;             /* CAP_IPC_OWNER effective in the bus's user
+                                         * namespace at connect (kdbus's privilege; read by
+                                         * the front end only for a uid other than the bus
+                                         * owner's, bus_creds_privileged()) */
 } BridgeCreds;

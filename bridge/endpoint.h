@@ -17,10 +17,12 @@
  * another user's names without an entry: that would break every dbus-daemon configuration).
  * For a covered name both must allow.
  *
- * Privileged (kdbus: the bus owner's uid or CAP_IPC_OWNER; here: uid 0 or Bus.owner_uid,
- * and not through a custom endpoint): may create policy holders, and endpoints beyond
- * BUS_ENDPOINT_MAX_PER_USER, and the holder policy does not restrict it. Anybody else may
- * create endpoints too (kdbus: privileged only): an endpoint only narrows.
+ * Privileged (kdbus_ep_is_owner(): the bus owner's uid, Bus.owner_uid, or CAP_IPC_OWNER in
+ * the bus's user namespace, captured at connect; never through a custom endpoint): may
+ * create policy holders, and endpoints beyond BUS_ENDPOINT_MAX_PER_USER, and the holder
+ * policy does not restrict it. Who else may create endpoints is the bus's
+ * (Bus.endpoints_privileged_only): nobody on a bus instance, as in kdbus; anybody on
+ * kdbusd's own bus unless configured otherwise: an endpoint only narrows.
  *
  * The checks (kdbus's rules, see kdbus.policy(7)):
  *  - see a name: on a custom endpoint, SEE for it; elsewhere always.
@@ -41,6 +43,7 @@
 
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
+typedef struct BridgeCreds BridgeCreds;
 typedef struct BridgeMsg BridgeMsg;
 typedef struct NameAclDb NameAclDb;
 struct kdbus_item;
@@ -109,6 +112,9 @@ void bridge_conn_set_endpoint(BridgeConn *conn, BusEndpoint *ep);
 
 /* Is any kdbus name policy in force on @bus (an endpoint or a holder entry)? */
 bool bus_has_name_policy(const Bus *bus);
+/* Is @creds' peer privileged on @bus: its owner's uid or CAP_IPC_OWNER (kdbus)? Not
+ * looking at custom endpoints (bridge_conn_is_privileged() does). */
+bool bus_creds_privileged(const Bus *bus, const BridgeCreds *creds);
 bool bridge_conn_is_privileged(const BridgeConn *conn);
 bool bridge_conn_can_see_name(const BridgeConn *conn, const char *name);
 bool bridge_conn_can_see_conn(const BridgeConn *conn, const BridgeConn *whom);

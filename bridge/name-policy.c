@@ -31,13 +31,30 @@ bool bus_has_name_policy(const Bus *bus) {
 }
 
 /**
+ * bus_creds_privileged() - the bus owner's rights, as kdbus_ep_is_owner() gave them
+ * @bus:        the bus
+ * @creds:      a peer's credentials (captured at connect)
+ *
+ * kdbus: the bus owner's euid, or CAP_IPC_OWNER in the bus's user namespace; uid 0 is
+ * nothing special (a root process normally has the capability; one that dropped it is
+ * unprivileged, as kdbus-test's drop_privileges() relies on). The caller checks that the
+ * peer did not come through a custom endpoint (nobody is privileged there).
+ *
+ * Return: true if privileged.
+ */
+bool bus_creds_privileged(const Bus *bus, const BridgeCreds *creds) {
+        return creds->uid == bus->owner_uid || creds->cap_ipc_owner;
+}
+
+/**
  * bridge_conn_is_privileged() - the bus owner's rights (kdbus: owner uid or CAP_IPC_OWNER)
  * @conn:       the connection
  *
- * Return: true for uid 0 and Bus.owner_uid, unless it came through a custom endpoint.
+ * Return: bus_creds_privileged() of its credentials, unless it came through a custom
+ * endpoint.
  */
 bool bridge_conn_is_privileged(const BridgeConn *conn) {
-        return !conn->endpoint && (conn->creds.uid == 0 || conn->creds.uid == conn->bus->owner_uid);
+        return !conn->endpoint && bus_creds_privileged(conn->bus, &conn->creds);
 }
 
 /* The highest access @db grants @conn on one of @whom's primary names (kdbus checks the

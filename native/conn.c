@@ -287,7 +287,7 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                 return r;
         /* kdbus_conn_new(): only the privileged may stand in for somebody else (a bus proxy
          * connecting for its clients); nobody is privileged on a custom endpoint */
-        if (fake && (ep || (creds->uid != 0 && creds->uid != bus->owner_uid)))
+        if (fake && (ep || !bus_creds_privileged(bus, creds)))
                 return -EPERM;
         /* unknown bits EINVAL, the bus's required ones missing ECONNREFUSED (kdbus) */
         r = native_attach_check(bus, &cmd->attach_flags_send, &cmd->attach_flags_recv);

@@ -18,8 +18,8 @@
 #include "native/endpoint.h"
 #include "native/items.h"
 
-static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
-                         size_t size, uint64_t *ret_flags, BusEndpoint **ret);
+static int endpoint_make(Bus *bus, const BridgeCreds *creds, void *buf, size_t size,
+                         uint64_t *ret_flags, BusEndpoint **ret);
 
 /**
  * native_endpoint_make() - ENDPOINT_MAKE
@@ -32,8 +32,11 @@ static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
  * @ret_flags:  the MAKE_ACCESS_* flags asked for
  * @ret:        the endpoint (the caller's reference)
  *
- * Privileged only (kdbus: EPERM otherwise): uid 0 or the bus owner's, not through a
- * custom endpoint.
+ * Who may: never from inside a custom endpoint; on a bus with
+ * Bus.endpoints_privileged_only (bus instances) only the privileged
+ * (bus_creds_privileged(), kdbus_ep_is_owner()); elsewhere any user, up to
+ * BUS_ENDPOINT_MAX_PER_USER endpoints at a time unless privileged. EPERM comes before the
+ * command is looked at, as kdbus checked the handle before parsing.
  *
  * KDBUS_FLAG_NEGOTIATE: nothing is made, cmd->flags says the flags known; returns 1.
  *
@@ -50,16 +53,18 @@ int native_endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
         void *copy;
         int r;
 
+        if (via || (bus->endpoints_privileged_only && !bus_creds_privileged(bus, creds)))
+                return -EPERM;
         r = native_items_negotiate_head(cmd, size, sizeof(*cmd), &copy);
         if (r)
                 return r;
-        r = endpoint_make(bus, creds, via, copy ? copy : buf, size, ret_flags, ret);
+        r = endpoint_make(bus, creds, copy ? copy : buf, size, ret_flags, ret);
         native_items_negotiate_done(cmd, size, sizeof(*cmd), copy);
         return r;
 }
 
-static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via, void *buf,
-                         size_t size, uint64_t *ret_flags, BusEndpoint **ret) {
+static int endpoint_make(Bus *bus, const BridgeCreds *creds, void *buf, size_t size,
+                         uint64_t *ret_flags, BusEndpoint **ret) {
         struct kdbus_cmd *cmd = buf;
         const struct kdbus_item *item;
         const char *name = NULL;
@@ -85,12 +90,10 @@ static int endpoint_make(Bus *bus, const BridgeCreds *creds, const BusEndpoint *
         }
         if (!name)
                 return -EINVAL;         /* MAKE_NAME is mandatory */
-        /* any user may make an endpoint onto the bus (it only narrows what the peers
-         * coming through it may do), but not from inside one, and only so many: they are
-         * accounts of their own for max_connections_per_user */
-        if (via)
-                return -EPERM;
-        if (creds->uid != 0 && creds->uid != bus->owner_uid &&
+        /* where any user may make an endpoint (it only narrows what the peers coming
+         * through it may do), only so many: they are accounts of their own for
+         * max_connections_per_user */
+        if (!bus_creds_privileged(bus, creds) &&
             bus_count_endpoints(bus, creds->uid) >= BUS_ENDPOINT_MAX_PER_USER)
                 return -EMFILE;
         cmd->return_flags = 0;
@@ -192,7 +195,7 @@ static int endpoint_named(Bus *bus, const BridgeCreds *creds, const BusEndpoint 
         ep = bus_find_endpoint(bus, name);
         if (!ep)
                 return -ENXIO;
-        if (ep->uid != creds->uid && creds->uid != 0 && creds->uid != bus->owner_uid)
+        if (ep->uid != creds->uid && !bus_creds_privileged(bus, creds))
                 return -EPERM;
         *ret = ep;
         return 0;
@@ -315,7 +318,7 @@ static int list_one(const BusEndpoint *ep, uint8_t **buf, size_t *size, size_t *
  */
 int native_endpoint_list(Bus *bus, const BridgeCreds *creds, const BusEndpoint *via,
                          void **ret, size_t *ret_size) {
-        bool all = creds->uid == 0 || creds->uid == bus->owner_uid;
+        bool all = bus_creds_privileged(bus, creds);
         size_t size = sizeof(struct kdbus_cmd), alloc = 4096;
         uint8_t *buf;
         List *pos;

@@ -11,8 +11,9 @@
  * in the id table: ENXIO by id, as kdbus refuses special connections as destinations).
  *
  * Privilege: kdbus let only the bus's owner (its uid, or CAP_IPC_OWNER) open monitors and
- * activators. Here: the peer's uid (captured at connect) is Bus.owner_uid (kdbusd's euid,
- * or a bus instance's creator) or 0; else EPERM. Capabilities are not looked at.
+ * activators. Here the same, from what was captured at connect: the peer's uid is
+ * Bus.owner_uid (kdbusd's euid, or a bus instance's creator), or it had CAP_IPC_OWNER in
+ * the bus's user namespace (bus_creds_privileged()); else EPERM.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "bridge/activator.h"
 #include "bridge/bus.h"
 #include "bridge/conn.h"
+#include "bridge/endpoint.h"
 #include "bridge/monitor.h"
 #include "bridge/names.h"
 #include "kdbus/kdbus.h"
@@ -51,7 +53,7 @@ int native_special_hello_check(const Bus *bus, const BridgeCreds *creds, uint64_
             (!wire_bus_name_is_valid(name, strlen(name)) || name[0] == ':' ||
              !strcmp(name, WIRE_DRIVER_NAME)))
                 return -EINVAL;
-        if (kind && creds->uid != 0 && creds->uid != bus->owner_uid)
+        if (kind && !bus_creds_privileged(bus, creds))
                 return -EPERM;
         return 0;
 }

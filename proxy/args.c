@@ -54,6 +54,7 @@ typedef enum ArgId {
         ARG_NATIVE_ATTACH_RULE,
         ARG_NATIVE_ATTACH_REQUIRED,
         ARG_NATIVE_BLOOM,
+        ARG_NATIVE_ENDPOINT_MAKERS,
         ARG_KDBUSFS,
 } ArgId;
 
@@ -108,6 +109,8 @@ static const ArgSpec arg_specs[] = {
         { "--native-attach-required", ARG_NATIVE_ATTACH_REQUIRED, ARG_KIND_VALUE, 0, 0,
           ARG_RANK_OURS },
         { "--native-bloom", ARG_NATIVE_BLOOM, ARG_KIND_VALUE, 0, 0, ARG_RANK_OURS },
+        { "--native-endpoint-makers", ARG_NATIVE_ENDPOINT_MAKERS, ARG_KIND_VALUE, 0, 0,
+          ARG_RANK_OURS },
         { "--kdbusfs", ARG_KDBUSFS, ARG_KIND_VALUE, 0, 0, ARG_RANK_OURS },
 };
 
@@ -168,6 +171,11 @@ static void help(void) {
                "                        the bus's bloom filter geometry as kdbus's BUS_MAKE\n"
                "                        takes it (bytes 8..4096, a multiple of 8; N_HASH >= 1;\n"
                "                        default 64,8): native peers get it from HELLO\n"
+               "  --native-endpoint-makers=anyone|privileged\n"
+               "                        who may make custom endpoints on this bus: any user\n"
+               "                        (16 at a time each; the default), or as kdbus only\n"
+               "                        the bus's owner (kdbusd's uid) and CAP_IPC_OWNER\n"
+               "                        (bus instances made by BUS_MAKE always take kdbus's)\n"
                "  --version, --help (-h, -?)\n");
 }
 
@@ -317,6 +325,8 @@ static int arg_apply(Args *a, ArgsState *st, const ArgSpec *spec, const char *va
                 return native_option_attach_flags(value, &a->attach_flags_req);
         case ARG_NATIVE_BLOOM:
                 return native_option_bloom(value, &a->bloom);
+        case ARG_NATIVE_ENDPOINT_MAKERS:
+                return native_option_endpoint_makers(value, &a->endpoints_privileged_only);
         case ARG_KDBUSFS:
                 if (a->n_kdbusfs >= ARGS_MAX_KDBUSFS) {
                         fprintf(stderr, "kdbusd: --kdbusfs=%s: at most %u directories\n",

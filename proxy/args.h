@@ -30,6 +30,7 @@ typedef struct Args {
         unsigned attach_rule;           /* --native-attach-rule: BUS_ATTACH_* */
         uint64_t attach_flags_req;      /* --native-attach-required */
         BloomParams bloom;              /* --native-bloom; size 0: the default */
+        bool endpoints_privileged_only; /* --native-endpoint-makers=privileged */
         int print_address_fd;           /* -1: do not print */
         int print_pid_fd;
         int fork;                       /* -1: as the configuration says */

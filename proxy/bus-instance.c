@@ -123,6 +123,8 @@ int bus_instance_new(Server *parent, const char *dir, const NativeBusMake *mk, u
         bi->server->bus->bus_flags = mk->access;
         /* kdbus's bus: no XML policy, kdbus's default for names no entry covers */
         bi->server->bus->kdbus_default_deny = true;
+        /* and kdbus's rule for ENDPOINT_MAKE: its owner or CAP_IPC_OWNER */
+        bi->server->bus->endpoints_privileged_only = true;
         /* the maker's required metadata; the attach rule and what /proc shows as kdbusd's */
         bi->server->bus->attach_flags_req = mk->attach_req;
         bi->server->bus->attach_flags_owner = mk->attach_owner;

@@ -36,6 +36,7 @@
 #include "proxy/client.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
+#include "proxy/proc-reader.h"
 #include "proxy/server.h"
 #include "util/error.h"
 #include "wire/endian.h"
@@ -956,6 +957,21 @@ static void client_creds_deinit(BridgeCreds *creds) {
 
 static bool peersec_unsupported;
 
+/* kdbus's privilege (BridgeCreds.cap_ipc_owner) for a peer that is not the bus's owner:
+ * CAP_IPC_OWNER at connect, read through the socket's pidfd (held only for the read: one
+ * fd per peer); none before Linux 6.5 (no SO_PEERPIDFD: a pid alone is not trusted). */
+static bool client_cap_ipc_owner(int fd, pid_t pid) {
+        socklen_t len = sizeof(int);
+        int pidfd = -1;
+        bool r;
+
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0 || pidfd < 0)
+                return false;
+        r = proxy_proc_cap_ipc_owner(pid, pidfd);
+        (void) close(pidfd);
+        return r;
+}
+
 static int client_get_creds(int fd, BridgeCreds *ret) {
         BridgeCreds creds = { .uid = (uid_t)-1, .gid = (gid_t)-1, .pidfd = -1 };
         struct ucred uc;
@@ -1049,6 +1065,8 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
                 (void) close(fd);
                 return r;
         }
+        creds.cap_ipc_owner = is_unix && creds.uid != server->bus->owner_uid &&
+                              client_cap_ipc_owner(fd, creds.pid);
 
         c = calloc(1, sizeof(*c));
         if (!c) {

@@ -392,7 +392,7 @@ int main(int argc, char **argv) {
                 return EXIT_FAILURE;
         }
         native_options_apply(s->bus, a.attach_rule, a.attach_flags_req,
-                             a.bloom.size ? &a.bloom : NULL);
+                             a.bloom.size ? &a.bloom : NULL, a.endpoints_privileged_only);
         r = proxy_config_apply(s, config);
         if (r < 0) {
                 fprintf(stderr, "kdbusd: cannot install the configuration: %s\n",

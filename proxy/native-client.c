@@ -988,9 +988,10 @@ static int native_client_io(LoopSource *src, int fd, uint32_t revents, void *use
         return 0;
 }
 
-static int native_client_get_creds(int fd, BridgeCreds *creds) {
+static int native_client_get_creds(int fd, const Bus *bus, BridgeCreds *creds) {
         struct ucred uc;
         socklen_t len = sizeof(uc);
+        bool socket_pidfd;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
                 return error_origin(-errno);
@@ -1000,13 +1001,18 @@ static int native_client_get_creds(int fd, BridgeCreds *creds) {
         creds->pidfd = -1;
         /* the pidfd lets HELLO check that /proc/<pid> is still the peer's (native/meta.c) */
         len = sizeof(creds->pidfd);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &creds->pidfd, &len) < 0 ||
-            creds->pidfd < 0) {
+        socket_pidfd = getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &creds->pidfd, &len) == 0 &&
+                       creds->pidfd >= 0;
+        if (!socket_pidfd) {
                 long r = uc.pid > 0 ? syscall(SYS_pidfd_open, uc.pid, 0) : -1;
 
                 /* racy (the pid may be reused), the best a pre-6.5 kernel offers */
                 creds->pidfd = r >= 0 ? (int)r : -1;
         }
+        /* kdbus's privilege: the owner's uid is enough; else CAP_IPC_OWNER, trusted only
+         * with the socket's own pidfd (not a racy pidfd_open()) */
+        creds->cap_ipc_owner = uc.uid != bus->owner_uid && socket_pidfd &&
+                               proxy_proc_cap_ipc_owner(uc.pid, creds->pidfd);
         /* SECLABEL: the peer's LSM label at connect, as the legacy front end takes it
          * (none without an LSM that labels sockets: ENOPROTOOPT) */
         {
@@ -1056,7 +1062,7 @@ int native_client_new(NativeListener *l, int cfd) {
         list_init(&c->link);
         list_init(&c->held_link);
         c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, &c->creds);
+        r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, l->server->bus, &c->creds);
         if (r == 0)
                 r = loop_add_io(l->server->loop, &c->io, cfd, EPOLLIN, native_client_io, c);
         if (r < 0) {

@@ -31,6 +31,20 @@ int native_option_attach_rule(const char *value, unsigned *ret) {
         return 0;
 }
 
+int native_option_endpoint_makers(const char *value, bool *ret) {
+        if (strcmp(value, "anyone") == 0)
+                *ret = false;
+        else if (strcmp(value, "privileged") == 0)
+                *ret = true;
+        else {
+                fprintf(stderr, "kdbusd: --native-endpoint-makers=%s: say anyone (any user "
+                        "may make an endpoint onto the bus, the default) or privileged "
+                        "(kdbus's rule: the bus's owner and CAP_IPC_OWNER)\n", value);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 int native_option_attach_flags(const char *value, uint64_t *ret) {
         const char *p = value;
         uint64_t flags = 0;
@@ -114,9 +128,10 @@ int native_option_bloom(const char *value, BloomParams *ret) {
 }
 
 void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req,
-                          const BloomParams *bloom) {
+                          const BloomParams *bloom, bool endpoints_privileged_only) {
         if (bloom)
                 bus->bloom = *bloom;
+        bus->endpoints_privileged_only = endpoints_privileged_only;
         bus->attach_rule = attach_rule;
         bus->attach_flags_req = attach_flags_req;
         native_options_probe_proc(bus);

@@ -6,6 +6,7 @@
  * the fact about /proc the kdbus attach rule needs (Bus.attach_rule, attach_flags_req,
  * proc_public; native/meta.c).
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include "bridge/bloom.h"
 
@@ -22,8 +23,11 @@ int native_option_attach_rule(const char *value, unsigned *ret);
  * "none". Return: 0 (*ret the KDBUS_ATTACH_* bits) or -EINVAL (message on stderr).
  */
 int native_option_attach_flags(const char *value, uint64_t *ret);
+/* "anyone" (false) or "privileged" (true) -> Bus.endpoints_privileged_only of kdbusd's own
+ * bus. Return: 0 or -EINVAL (message on stderr). */
+int native_option_endpoint_makers(const char *value, bool *ret);
 /* Bus.proc_public from the mount options of the /proc kdbusd sees (no hidepid). */
 void native_options_probe_proc(Bus *bus);
 /* Put the options on @bus (@bloom NULL: the default geometry) and probe /proc. */
 void native_options_apply(Bus *bus, unsigned attach_rule, uint64_t attach_flags_req,
-                          const BloomParams *bloom);
+                          const BloomParams *bloom, bool endpoints_privileged_only);

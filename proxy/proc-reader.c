@@ -40,6 +40,8 @@
 /* nesting of pid namespaces is limited to 32 by the kernel */
 #define NS_MAX_PID_LEVELS 33u
 #define NS_MAX_MAP_LINES 340u
+/* CAP_IPC_OWNER's bit (linux/capability.h), kdbus's privilege */
+#define PROC_CAP_IPC_OWNER 15
 
 /* Read at most @max bytes of /proc/@pid/@what; @one_line: a file of one short line, which
  * /proc hands out whole in the first read(2) (one syscall less per file: per-message
@@ -471,6 +473,40 @@ static uint64_t proc_cap_all(void) {
                 all = last >= 63 ? UINT64_MAX : (UINT64_C(1) << (last + 1)) - 1;
         }
         return all;
+}
+
+/**
+ * proxy_proc_cap_ipc_owner() - had @pid CAP_IPC_OWNER in the bus's user namespace?
+ * @pid:        the peer's pid (SO_PEERCRED)
+ * @pidfd:      a pidfd of that very process (SO_PEERPIDFD), or -1
+ *
+ * kdbus's privilege test (kdbus_ep_is_privileged(): file_ns_capable(CAP_IPC_OWNER) in the
+ * domain's user namespace) as far as /proc tells it: the effective set has the capability
+ * and the peer's user namespace is the bus's (a capability held in a user namespace of
+ * its own counts only there). Read at connect, as kdbus judged the opener's credentials.
+ * Without a pidfd of the peer nothing is trusted: a pid reused after its process went
+ * could lend a stranger's capabilities.
+ *
+ * Return: true if so, false if not or if it cannot be told.
+ */
+bool proxy_proc_cap_ipc_owner(pid_t pid, int pidfd) {
+        uint64_t eff = 0, ino = 0, bus = proc_bus_userns();
+        char path[64], *status;
+        bool has;
+
+        if (pid <= 0 || pidfd < 0 || !bus)
+                return false;
+        status = proc_read(pid, "status", 16 * 1024, NULL);
+        has = status && status_cap(status, "CapEff:", &eff) &&
+              ((eff >> PROC_CAP_IPC_OWNER) & 1);
+        free(status);
+        if (!has)
+                return false;
+        (void) snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+        if (!ns_ino(path, &ino) || ino != bus)
+                return false;
+        /* still the peer's process after the reads (see proc_read_meta()) */
+        return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
 }
 
 const BridgeProcReader proxy_proc_reader = {

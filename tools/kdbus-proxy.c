@@ -181,7 +181,8 @@ static int endpoint_open(const ProxyBusArgs *b, const char *native, unsigned ind
                 fprintf(stderr, "kdbus-proxy: kdbusd at %s refused the endpoint for %s: %s%s\n",
                         native, b->path, strerror(-r),
                         r == -EMFILE ? " (your user holds as many endpoints on this bus as it "
-                        "may)" : "");
+                        "may)" : r == -EPERM ? " (only the bus's owner and CAP_IPC_OWNER may "
+                        "make endpoints on this bus: kdbusd --native-endpoint-makers)" : "");
                 goto fail;
         }
         r = endpoint_update(c, b);

@@ -29,12 +29,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "kdbus/kdbus.h"
 #include "kabi.h"
 
@@ -393,9 +396,12 @@ static int name_acquire(int fd, const char *name, uint64_t flags) {
         return kio(fd, KDBUS_CMD_NAME_ACQUIRE, &q);
 }
 
-/* In a child as uid/gid 65534: HELLO on @path, own @own, send to @dst_id. Return: the two
- * results as one number (own * 1000 + send, errnos positive), or -1. */
-static int nobody_try(const char *path, const char *own, uint64_t dst_id) {
+/*
+ * In a child as uid/gid 65534 (keeping CAP_IPC_OWNER effective if @cap): @fn(@ctx, res)
+ * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
+ * 99 for a step that did not run), or -1.
+ */
+static int as_nobody(bool cap, void (*fn)(const void *ctx, int res[2]), const void *ctx) {
         int p[2], res[2] = { 99, 99 }, status;
         pid_t child;
 
@@ -405,14 +411,14 @@ static int nobody_try(const char *path, const char *own, uint64_t dst_id) {
         if (child < 0)
                 return -1;
         if (child == 0) {
-                Conn u;
+                struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+                struct __user_cap_data_struct d[2] = { { 0 } };
 
-                if (setgroups(0, NULL) == 0 && setresgid(65534, 65534, 65534) == 0 &&
-                    setresuid(65534, 65534, 65534) == 0 && hello(path, &u) == 0) {
-                        res[0] = -name_acquire(u.fd, own, 0);
-                        res[1] = -send_raw(&u, dst_id, 1, 0, 0, 0, (uintptr_t)"x", 1, 0, 0,
-                                           NULL, 0, NULL);
-                }
+                d[0].effective = d[0].permitted = 1u << CAP_IPC_OWNER;
+                if ((!cap || prctl(PR_SET_KEEPCAPS, 1) == 0) && setgroups(0, NULL) == 0 &&
+                    setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
+                    (!cap || syscall(SYS_capset, &h, d) == 0))
+                        fn(ctx, res);
                 (void) !write(p[1], res, sizeof(res));
                 _exit(0);
         }
@@ -422,6 +428,31 @@ static int nobody_try(const char *path, const char *own, uint64_t dst_id) {
         close(p[0]);
         (void) waitpid(child, &status, 0);
         return res[0] * 1000 + res[1];
+}
+
+typedef struct NobodyTry {
+        const char *path;
+        const char *own;
+        uint64_t dst_id;
+} NobodyTry;
+
+static void nobody_try_fn(const void *ctx, int res[2]) {
+        const NobodyTry *t = ctx;
+        Conn u;
+
+        if (hello(t->path, &u) == 0) {
+                res[0] = -name_acquire(u.fd, t->own, 0);
+                res[1] = -send_raw(&u, t->dst_id, 1, 0, 0, 0, (uintptr_t)"x", 1, 0, 0, NULL, 0,
+                                   NULL);
+        }
+}
+
+/* As uid/gid 65534: HELLO on @path, own @own, send to @dst_id. Return: the two results as
+ * one number (own * 1000 + send, errnos positive), or -1. */
+static int nobody_try(const char *path, const char *own, uint64_t dst_id) {
+        NobodyTry t = { .path = path, .own = own, .dst_id = dst_id };
+
+        return as_nobody(false, nobody_try_fn, &t);
 }
 
 /* policy: kdbus's default on a bus (BUS_MAKE): the unprivileged own only names a policy
@@ -822,7 +853,43 @@ static int t_monitor(void) {
         return 0;
 }
 
-/* endpoint: a custom endpoint's node in the bus's directory, its policy applies */
+typedef struct NobodyEndpoint {
+        const char *path;
+        const char *tag;
+} NobodyEndpoint;
+
+static void nobody_endpoint_fn(const void *ctx, int res[2]) {
+        const NobodyEndpoint *t = ctx;
+        struct {
+                struct kdbus_cmd cmd;
+                struct { uint64_t size, type; char str[64]; } name;
+        } e;
+        Conn mon;
+        int fd = open(t->path, O_RDWR | O_CLOEXEC);
+
+        if (fd < 0)
+                return;
+        memset(&e, 0, sizeof(e));
+        e.name.type = KDBUS_ITEM_MAKE_NAME;
+        (void) snprintf(e.name.str, sizeof(e.name.str), "65534-%s", t->tag);
+        e.name.size = KDBUS_ITEM_HEADER_SIZE + strlen(e.name.str) + 1;
+        e.cmd.size = sizeof(e.cmd) + KDBUS_ALIGN8(e.name.size);
+        res[0] = -kio(fd, KDBUS_CMD_ENDPOINT_MAKE, &e);
+        res[1] = -hello_flags(t->path, KDBUS_HELLO_MONITOR, &mon);
+        close(mon.fd);
+}
+
+/* As uid/gid 65534, with CAP_IPC_OWNER effective if @cap: ENDPOINT_MAKE of "65534-@tag" on
+ * the bus node @path, then HELLO as a monitor. Return: the two results as one number
+ * (make * 1000 + monitor, errnos positive), or -1. */
+static int nobody_privileged(const char *path, const char *tag, bool cap) {
+        NobodyEndpoint t = { .path = path, .tag = tag };
+
+        return as_nobody(cap, nobody_endpoint_fn, &t);
+}
+
+/* endpoint: a custom endpoint's node in the bus's directory, its policy applies; who may
+ * make one (kdbus_ep_is_owner(): the bus's owner or CAP_IPC_OWNER, else EPERM) */
 static int t_endpoint(void) {
         struct {
                 struct kdbus_cmd cmd;
@@ -853,6 +920,12 @@ static int t_endpoint(void) {
 
                 CHECK(hello_flags(path, KDBUS_HELLO_MONITOR, &mon) == -EOPNOTSUPP);
                 close(mon.fd);
+        }
+        /* another uid: EPERM for both; with CAP_IPC_OWNER: both allowed (as root only) */
+        if (getuid() == 0) {
+                CHECK(chmod(b.dir, 0755) == 0);
+                CHECK(nobody_privileged(b.path, "plain", false) == EPERM * 1000 + EPERM);
+                CHECK(nobody_privileged(b.path, "capable", true) == 0);
         }
         conn_close(&c);
         close(owner);

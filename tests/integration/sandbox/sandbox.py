@@ -250,7 +250,7 @@ tap.failed = 0
 class Bus:
     """kdbusd (with a native socket) or dbus-daemon, in its own directory."""
 
-    def __init__(self, binary, tmp, tag):
+    def __init__(self, binary, tmp, tag, extra=()):
         self.dir = os.path.join(tmp, tag)
         os.makedirs(os.path.join(self.dir, 'native'))
         os.makedirs(os.path.join(self.dir, 'services'))
@@ -272,6 +272,7 @@ class Bus:
                 '--address=unix:path=' + self.sock]
         if self.kdbusd:
             argv.append('--native=unix:path=' + os.path.join(self.dir, 'native', 'bus'))
+            argv.extend(extra)
         self.err = open(os.path.join(self.dir, 'stderr'), 'wb')
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.err,
                                      stdin=subprocess.DEVNULL)

@@ -193,6 +193,26 @@ def run_unprivileged(kdbusd, kdbus_proxy, tmp, tap, Bus, Proxy):
         for p in proxies:
             p.stop()
         bus.stop()
+    # kdbus's rule on request: only the bus's owner (root here) and CAP_IPC_OWNER
+    bus = Bus(kdbusd, tmp, 'owner-only', ['--native-endpoint-makers=privileged'])
+    proxies = []
+    try:
+        group = [(bus.session_address, os.path.join(d, 'owner-only'), ['--filter'])]
+        refused = Proxy(kdbus_proxy, group, user=nobody)
+        proxies.append(refused)
+        err = refused.stderr() if refused.proc.wait(20) is not None else ''
+        tap(not refused.ready and refused.proc.returncode == 1 and
+            'Operation not permitted' in err and 'CAP_IPC_OWNER' in err,
+            'unprivileged: --native-endpoint-makers=privileged refuses uid %d (EPERM)' % nobody,
+            err)
+        root = Proxy(kdbus_proxy, [(bus.session_address, os.path.join(tmp, 'owner-only-root'),
+                                    ['--filter'])])
+        proxies.append(root)
+        tap(root.ready, 'unprivileged: the bus owner still makes one there', root.stderr())
+    finally:
+        for p in proxies:
+            p.stop()
+        bus.stop()
 
 
 def run_update(kdbusd, kdbus_proxy, kdbusctl, tmp, tap, Bus, Proxy):

@@ -482,11 +482,12 @@ static void test_endpoint_pool_quota(NFixture *n, gconstpointer ctx) {
 
 /* ---- endpoints, native connections ---- */
 
-static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const char *name,
-                       uint64_t flags, BusEndpoint **ret) {
+/* ENDPOINT_MAKE of @name as @uid (with CAP_IPC_OWNER if @cap) through @via (NULL: none). */
+static int ep_make_cmd_cap(NFixture *n, uid_t uid, bool cap, const BusEndpoint *via,
+                           const char *name, uint64_t flags, BusEndpoint **ret) {
         uint8_t buf[256] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd *cmd = (void *)buf;
-        BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1 };
+        BridgeCreds creds = { .uid = uid, .gid = uid, .pidfd = -1, .cap_ipc_owner = cap };
         uint64_t got = 0;
         int r;
 
@@ -499,6 +500,11 @@ static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const cha
         if (r == 0)
                 g_assert_cmpuint(got, ==, flags);
         return r;
+}
+
+static int ep_make_cmd(NFixture *n, uid_t uid, const BusEndpoint *via, const char *name,
+                       uint64_t flags, BusEndpoint **ret) {
+        return ep_make_cmd_cap(n, uid, false, via, name, flags, ret);
 }
 
 static int ep_update_cmd(BusEndpoint *ep, const char *const *spec) {
@@ -712,6 +718,52 @@ static void test_holder(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(bridge_name_acquire(c2, "org.held.y", 0), ==, 0);
 }
 
+/* Who may make an endpoint: kdbus_ep_is_owner() (the bus owner's uid or CAP_IPC_OWNER,
+ * EPERM before the command is read) on a bus that says so, as bus instances do; any user
+ * otherwise, the unprivileged (uid 0 without the capability among them) up to the quota. */
+static void test_endpoint_make_privilege(NFixture *n, gconstpointer ctx) {
+        BusEndpoint *eps[BUS_ENDPOINT_MAX_PER_USER + 1] = { NULL };
+        BridgeCreds root = { .uid = 0, .pidfd = -1 }, capable = { .uid = 1000, .pidfd = -1,
+                                                                  .cap_ipc_owner = true };
+        char name[32];
+        unsigned i;
+
+        g_assert_false(bus_creds_privileged(n->f.bus, &root));
+        g_assert_true(bus_creds_privileged(n->f.bus, &capable));
+        /* kdbusd's own bus by default: anybody, root without the capability counted */
+        for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                g_snprintf(name, sizeof(name), "0-r%u", i);
+                g_assert_cmpint(ep_make_cmd(n, 0, NULL, name, 0, &eps[i]), ==,
+                                i < BUS_ENDPOINT_MAX_PER_USER ? 0 : -EMFILE);
+        }
+        for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                if (eps[i])
+                        bus_endpoint_close(eps[i]);
+                eps[i] = bus_endpoint_unref(eps[i]);
+        }
+
+        n->f.bus->endpoints_privileged_only = true;
+        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-a", 0, &n->ep), ==, -EPERM);
+        g_assert_cmpint(ep_make_cmd(n, 0, NULL, "0-a", 0, &n->ep), ==, -EPERM);
+        /* kdbus looked at the handle first: a bad name, unknown flags, NEGOTIATE: EPERM */
+        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "a", 1u << 5, &n->ep), ==, -EPERM);
+        g_assert_cmpint(ep_make_cmd(n, 1000, NULL, "1000-a", KDBUS_FLAG_NEGOTIATE, &n->ep), ==,
+                        -EPERM);
+        g_assert_null(n->ep);
+        /* the owner, and CAP_IPC_OWNER (no quota for either) */
+        g_assert_cmpint(ep_make_cmd(n, 4242, NULL, "4242-a", 0, &n->ep), ==, 0);
+        for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                g_snprintf(name, sizeof(name), "1000-c%u", i);
+                g_assert_cmpint(ep_make_cmd_cap(n, 1000, true, NULL, name, 0, &eps[i]), ==, 0);
+        }
+        /* nobody from inside an endpoint */
+        g_assert_cmpint(ep_make_cmd_cap(n, 1000, true, n->ep, "1000-d", 0, &eps[0]), ==, -EPERM);
+        for (i = 0; i <= BUS_ENDPOINT_MAX_PER_USER; ++i) {
+                bus_endpoint_close(eps[i]);
+                bus_endpoint_unref(eps[i]);
+        }
+}
+
 /* The transport hears when the bus ends a connection (its endpoint closed), so that a RECV
  * it holds (KDBUS_WIRE_BATCH_HOLD_RECV) can answer ECONNRESET; not for BYEBYE, not when it
  * frees the connection itself. */
@@ -745,6 +797,8 @@ int main(int argc, char **argv) {
         g_test_add("/native/endpoint/xdg", NFixture, NULL, nsetup, test_endpoint_xdg, nteardown);
         g_test_add("/native/endpoint/legacy", NFixture, NULL, nsetup, test_endpoint_legacy,
                    nteardown);
+        g_test_add("/native/endpoint/make-privilege", NFixture, NULL, nsetup,
+                   test_endpoint_make_privilege, nteardown);
         g_test_add("/native/endpoint/native", NFixture, NULL, nsetup, test_endpoint_native,
                    nteardown);
         g_test_add("/native/endpoint/accounting", NFixture, NULL, nsetup,

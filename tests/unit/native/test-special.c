@@ -33,11 +33,12 @@ static void nteardown(NFixture *n, gconstpointer ctx) {
         fixture_teardown(&n->f, ctx);
 }
 
-/* HELLO with @flags and, if @name, a NAME item, as @uid. */
-static int hello_special(Fixture *f, TestPeer *p, uint64_t flags, const char *name, uid_t uid) {
+/* HELLO with @flags and, if @name, a NAME item, as @uid, with CAP_IPC_OWNER if @cap. */
+static int hello_special_cap(Fixture *f, TestPeer *p, uint64_t flags, const char *name,
+                             uid_t uid, bool cap) {
         uint8_t buf[512] __attribute__((aligned(8))) = { 0 };
         struct kdbus_cmd_hello *hello = (void *)buf;
-        BridgeCreds creds = { .uid = uid, .gid = 1000, .pidfd = -1 };
+        BridgeCreds creds = { .uid = uid, .gid = 1000, .pidfd = -1, .cap_ipc_owner = cap };
         int r;
 
         hello->flags = flags;
@@ -59,6 +60,10 @@ static int hello_special(Fixture *f, TestPeer *p, uint64_t flags, const char *na
         p->pool = mmap(NULL, TEST_POOL_SIZE, PROT_READ, MAP_SHARED, native_conn_pool_fd(p->nc), 0);
         g_assert_true(p->pool != MAP_FAILED);
         return 0;
+}
+
+static int hello_special(Fixture *f, TestPeer *p, uint64_t flags, const char *name, uid_t uid) {
+        return hello_special_cap(f, p, flags, name, uid, false);
 }
 
 /* RECV the next message of @p: its header in *ret_hdr; the kdbus_msg returned. */
@@ -144,7 +149,7 @@ static void test_monitor_hello(NFixture *n, gconstpointer ctx) {
         Fixture *f = &n->f;
 
         f->bus->owner_uid = 1500;
-        /* kdbus: the bus owner's uid (or root) only */
+        /* kdbus: the bus owner's uid (or CAP_IPC_OWNER) only */
         g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 2000), ==, -EPERM);
         /* one kind at a time; a NAME only for activators */
         g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR | KDBUS_HELLO_ACTIVATOR,
@@ -152,7 +157,10 @@ static void test_monitor_hello(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, "t.Name", 1500), ==, -EINVAL);
         g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_ACTIVATOR, NULL, 1500), ==, -EINVAL);
         g_assert_cmpint(hello_special(f, &n->m, 0, "t.Name", 1500), ==, -EINVAL);
-        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, 0);
+        /* kdbus_ep_is_owner(): uid 0 is nothing special, CAP_IPC_OWNER is */
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, -EPERM);
+        g_assert_cmpint(hello_special_cap(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 2000, true), ==,
+                        0);
         peer_free(&n->m);
         g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 1500), ==, 0);
         /* announced to nobody: no conn_added (the legacy handler's view) */
@@ -384,7 +392,7 @@ static void test_activator_hello(NFixture *n, gconstpointer ctx) {
                                       1500), ==, -EINVAL);
         g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_ACTIVATOR, "t.Svc", 1500), ==, 0);
         /* one activator per name (kdbus: EEXIST) */
-        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_ACTIVATOR, "t.Svc", 0), ==, -EEXIST);
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_ACTIVATOR, "t.Svc", 1500), ==, -EEXIST);
         g_assert_null(n->m.nc);
         assert_log(f, "");              /* not announced */
 
