@@ -87,6 +87,11 @@ enum {
         BRIDGE_RULE_MONITOR_FDS_BLANKED = 1u << 4, /* as a monitor without ACCEPT_FDS it
                                                  * still gets messages with fds, the fds
                                                  * left out by its transport */
+        BRIDGE_RULE_MONITOR_PEERS_ONLY = 1u << 5, /* as a monitor it gets copies of the
+                                                 * connections' messages only, none the
+                                                 * bus sends itself (kdbus had no driver:
+                                                 * its notifications say what the driver's
+                                                 * signals say) */
 };
 
 enum {

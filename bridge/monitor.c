@@ -139,6 +139,10 @@ static bool monitor_wants(BridgeConn *mon, const BridgeConn *sender, const Bridg
  * @msg:        the message (a reference is taken per monitor)
  * @skip:       a monitor not to copy it to (it is the message's destination), or NULL
  *
+ * A native monitor (BRIDGE_RULE_MONITOR_PEERS_ONLY) gets no message of the bus: a kdbus
+ * monitor saw the connections' messages and the kernel's notifications, never a dbus1
+ * message from KDBUS_SRC_ID_KERNEL (kdbus-test metadata-ns checks every dbus1 copy for
+ * the sender's PIDS).
  * A legacy monitor that cannot take fds does not get messages with fds (dbus-daemon, as
  * with match rules); a native one gets them without the fds, its FDS item all -1, as
  * kdbus queued them for monitors and installed no fds without ACCEPT_FD. A monitor whose
@@ -157,6 +161,8 @@ int bus_monitor_capture(Bus *bus, const BridgeConn *sender, BridgeMsg *msg,
                 BridgeConn *mon = container_of(pos, BridgeConn, match_link);
 
                 if (!mon->active || mon == skip)
+                        continue;
+                if (!sender && bridge_conn_has_rule(mon, BRIDGE_RULE_MONITOR_PEERS_ONLY))
                         continue;
                 if (msg->n_fds && !(mon->flags & BRIDGE_CONN_ACCEPT_FDS) &&
                     !bridge_conn_has_rule(mon, BRIDGE_RULE_MONITOR_FDS_BLANKED))

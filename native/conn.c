@@ -109,7 +109,7 @@ static const BridgeConnOps native_bridge_ops = {
         .shown_creds = native_conn_shown_creds,
         .rules = BRIDGE_RULE_MEMFDS_AS_IS | BRIDGE_RULE_NAMES_OLDEST_FIRST |
                  BRIDGE_RULE_REPLY_SLOT_USED_UP | BRIDGE_RULE_SIGNALS_BY_MATCH |
-                 BRIDGE_RULE_MONITOR_FDS_BLANKED,
+                 BRIDGE_RULE_MONITOR_FDS_BLANKED | BRIDGE_RULE_MONITOR_PEERS_ONLY,
         .max_replies = NATIVE_MAX_REQUESTS_PENDING,
 };
 

@@ -4,8 +4,10 @@
  * activators (KDBUS_HELLO_ACTIVATOR with a NAME item). Policy holders are not here.
  *
  * Monitor: a copy of every message the bus handles (bridge/monitor.c decides which, the
- * same view a legacy BecomeMonitor client gets: unicasts, broadcasts, legacy and native
- * traffic, the bus's own messages), written into its pool like any delivery, with the
+ * view a legacy BecomeMonitor client gets: unicasts, broadcasts, legacy and native
+ * traffic; but none of the bus driver's own messages, BRIDGE_RULE_MONITOR_PEERS_ONLY: a
+ * kdbus monitor got the kernel's notifications instead), written into its pool like any
+ * delivery, with the
  * real destination's id as dst_id. It cannot send, own names or add matches (EOPNOTSUPP,
  * as kdbus), is not in LIST, has no ID_ADD/ID_REMOVE, and cannot be addressed (it is not
  * in the id table: ENXIO by id, as kdbus refuses special connections as destinations).

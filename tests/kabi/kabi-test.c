@@ -832,20 +832,27 @@ static int t_match(void) {
         return 0;
 }
 
-/* monitor: the bus's owner may monitor, it sees a unicast between others */
+/* monitor: the bus's owner may monitor, it sees a unicast between others and the bus's
+ * notifications, never a dbus1 message from the bus itself (kdbus had no driver) */
 static int t_monitor(void) {
         const struct kdbus_msg *m;
         Bus b;
-        Conn a, c, mon;
+        Conn a, c, d, mon;
 
         CHECK(bus_make(&b, "monitor", KDBUS_MAKE_ACCESS_WORLD) == 0);
         CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
         CHECK(hello_flags(b.path, KDBUS_HELLO_MONITOR, &mon) == 0);
+        CHECK(hello(b.path, &d) == 0);         /* ID_ADD, not the driver's NameOwnerChanged */
         CHECK(call_noreply(&a, &c, 21, 0) == 0);
         CHECK(poll1(mon.fd, POLLIN, 1000) == POLLIN);
-        CHECK(recv_msg(&mon, 0, 0, &m) == 0 && m->cookie == 21 && m->dst_id == c.id);
+        CHECK(recv_msg(&mon, 0, 0, &m) == 0 && m->payload_type == KDBUS_PAYLOAD_KERNEL &&
+              m->items[0].type == KDBUS_ITEM_ID_ADD && m->items[0].id_change.id == d.id);
+        CHECK(free_at(&mon, m) == 0);
+        CHECK(recv_msg(&mon, 0, 0, &m) == 0 && m->cookie == 21 && m->dst_id == c.id &&
+              m->src_id == a.id);
         CHECK(free_at(&mon, m) == 0);
         CHECK(call_noreply(&mon, &c, 22, 0) == -EOPNOTSUPP);
+        conn_close(&d);
         conn_close(&a);
         conn_close(&c);
         conn_close(&mon);

@@ -2,7 +2,8 @@
 /*
  * Conformance with kdbus's monitor selftest, through a real kdbusd and libkdbus: a
  * monitor connection gets a copy of what others send each other (native unicasts and
- * broadcasts, a legacy client's call) and the bus's notifications, cannot send, own or
+ * broadcasts, a legacy client's call) and the bus's notifications, nothing the bus driver
+ * sends (kdbus had none), cannot send, own or
  * match, is not announced, not
  * listed and not addressable, and needs privilege. docs/kdbus-selftests.md maps each kdbus
  * selftest to these tests.
@@ -10,6 +11,13 @@
 #include <grp.h>
 #include <sys/stat.h>
 #include "kdbusd-fixture.h"
+
+/* kdbus had no driver: a monitor never gets a dbus1 message from the bus itself (its
+ * replies, errors and signals; the notifications say what its signals say), and every
+ * dbus1 copy is some connection's (kdbus-test metadata-ns reads PIDS from each). */
+static void assert_not_driver(const struct kdbus_msg *k) {
+        g_assert_false(k->payload_type == KDBUS_PAYLOAD_DBUS && k->src_id == KDBUS_SRC_ID_KERNEL);
+}
 
 /* The next copy in @m's pool whose dbus1 member is @member (others FREEd and skipped). */
 static const struct kdbus_msg *next_copy(KdbusConn *m, const char *member, WireHeader *h) {
@@ -19,6 +27,7 @@ static const struct kdbus_msg *next_copy(KdbusConn *m, const char *member, WireH
                 size_t size;
 
                 g_assert_cmpint(krecv_wait(m, 5000, false, &k), ==, 0);
+                assert_not_driver(k);
                 if (k->payload_type == KDBUS_PAYLOAD_DBUS &&
                     kdbus_msg_payload(k, &data, &size) == 0 &&
                     wire_message_parse(data, size, KDBUS_MSG_MAX_FDS, 0, h) == 0 &&
@@ -34,6 +43,7 @@ static const struct kdbus_msg *next_kernel(KdbusConn *m, uint64_t type) {
                 const struct kdbus_msg *k = NULL;
 
                 g_assert_cmpint(krecv_wait(m, 5000, false, &k), ==, 0);
+                assert_not_driver(k);
                 if (k->payload_type == KDBUS_PAYLOAD_KERNEL && k->items[0].type == type) {
                         g_assert_cmpuint(k->src_id, ==, KDBUS_SRC_ID_KERNEL);
                         return k;
@@ -57,7 +67,7 @@ static void test_monitor(KBus *b, gconstpointer ctx) {
         c = kpeer(b, 0);
         kdrop_all(w);
         /* kdbus_bus_eavesdrop(): the bus's notifications reach the monitor with no match
-         * entry (besides the driver's NameOwnerChanged, dbus1 traffic of the bus) */
+         * entry (and not the driver's NameOwnerChanged: no dbus1 message of the bus) */
         k = next_kernel(m, KDBUS_ITEM_ID_ADD);
         g_assert_cmpuint(k->items[0].id_change.id, ==, a->id);
         g_assert_cmpuint(k->dst_id, ==, KDBUS_DST_ID_BROADCAST);
@@ -94,6 +104,12 @@ static void test_monitor(KBus *b, gconstpointer ctx) {
                 g_assert_cmpuint(k->src_id, >, 0);
                 kfree_msg(m, k);
         }
+        /* the legacy client's Hello reply, NameAcquired and the NameOwnerChanged of its
+         * coming and going were not copied (next_copy() checks what it skips); its ID_*
+         * notifications were */
+        g_assert_cmpint(kcall(a, c->id, NULL, 45, true, "Marker", "x", 0, NULL), ==, 0);
+        k = next_copy(m, "Marker", &h);
+        kfree_msg(m, k);
         /* it cannot take part */
         g_assert_cmpint(kcall(m, c->id, NULL, 43, true, "X", NULL, 0, NULL), ==, -EOPNOTSUPP);
         g_assert_cmpint(kdbus_conn_name_acquire(m, "org.example.Monitor", 0, NULL), ==,
