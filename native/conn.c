@@ -144,9 +144,9 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
         assert(nc->n_entries > 0);
         list_unlink(&e->link);
         --nc->n_entries;
-        if (e->msg)
-                bridge_quota_discharge(&nc->pool_quota, e->sender_account, e->slice->size,
-                                       e->msg->n_fds);
+        /* a notification (no msg) was charged to the bus's account too, without fds */
+        bridge_quota_discharge(&nc->pool_quota, e->sender_account, e->slice->size,
+                               e->msg ? e->msg->n_fds : 0);
         if (release_slice)
                 bridge_pool_unqueue(nc->pool, e->slice);        /* kept if PEEKed */
         else

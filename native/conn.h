@@ -64,7 +64,8 @@ typedef struct NativeEntry {
                                          * its id (kdbus charges an endpoint's peers to the
                                          * endpoint) */
         BridgeMsg *msg;                 /* one reference: its fds go out with RECV; NULL
-                                         * for a notification (charged to no account) */
+                                         * for a notification (charged to the bus's
+                                         * account, BRIDGE_QUOTA_ACCOUNT_BUS) */
 } NativeEntry;
 
 struct NativeConn {

@@ -20,8 +20,12 @@
  * Native monitors get a copy of every one of them (kdbus_bus_eavesdrop()), except a
  * blocked SYNC_REPLY caller's ETIMEDOUT / EPIPE, which is no message.
  *
- * They are written straight into the receiver's pool, as kdbus queues them: no sender
- * quota applies, and one that does not fit the free pool is counted in dropped_msgs.
+ * They are written straight into the receiver's pool, as kdbus queues them, charged to the
+ * bus's own quota account (BRIDGE_QUOTA_ACCOUNT_BUS; kdbus: KDBUS_USER_KERNEL_ID in
+ * kdbus_conn_quota_inc()) with a user's limits: one that would make a receiver hold more
+ * than NATIVE_MAX_MSGS_PER_USER of the bus's messages or their byte share of the pool, or
+ * that does not fit the free pool, is lost and counted in dropped_msgs (kdbus-test
+ * message-quota, kdbus_test_notify_kernel_quota).
  * Legacy peers keep getting the driver's dbus1 signals and errors (the installed handler).
  * The notifications are sent after the state changed, like the handler's (bridge/bus.c).
  */
@@ -32,6 +36,7 @@
 #include "bridge/conn.h"
 #include "bridge/endpoint.h"
 #include "bridge/pool.h"
+#include "bridge/quota.h"
 #include "kdbus/kdbus.h"
 #include "native/conn.h"
 #include "native/match.h"
@@ -112,13 +117,27 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
         if (nc->byebye || !nc->conn || !bridge_conn_is_active(nc->conn))
                 return;
         size = sizeof(*km) + KDBUS_ALIGN8(item->size) + native_meta_size(attach, 0, NULL, NULL);
+        /* the bus's quota at this receiver, as a sending user's (native_conn_quota_check();
+         * not for a receiver with nothing queued, as there) */
+        if (!list_is_empty(&nc->recv_list)) {
+                BridgeQuotaUse use = bridge_quota_get(&nc->pool_quota,
+                                                      BRIDGE_QUOTA_ACCOUNT_BUS);
+
+                if (use.msgs >= NATIVE_MAX_MSGS_PER_USER ||
+                    !bridge_pool_quota_allows(nc->pool, use.bytes, size)) {
+                        native_conn_count_drop(nc);
+                        return;
+                }
+        }
         r = bridge_pool_alloc(nc->pool, size, true, &slice);
         if (r) {
                 native_conn_count_drop(nc);     /* no room (or no memory): kdbus counts it lost */
                 return;
         }
         e = calloc(1, sizeof(*e));
-        if (!e) {
+        if (!e || bridge_quota_charge(&nc->pool_quota, BRIDGE_QUOTA_ACCOUNT_BUS, slice->size,
+                                      0) < 0) {
+                free(e);
                 bridge_pool_release(nc->pool, slice);
                 native_conn_count_drop(nc);
                 return;
@@ -137,7 +156,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
                                  nc->conn->bus, NULL, NULL, nc);
 
         e->slice = slice;
-        e->sender_account = BRIDGE_QUOTA_ACCOUNT_BUS;   /* no msg: charged to nobody */
+        e->sender_account = BRIDGE_QUOTA_ACCOUNT_BUS;
         list_append(&nc->recv_list, &e->link);
         ++nc->n_entries;
         if ((was_empty || nc->readable_each) && nc->ops && nc->ops->readable)

@@ -428,6 +428,55 @@ static void test_reply_undelivered_async(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
+/*
+ * kdbus charged its notifications to a quota account of their own (KDBUS_USER_KERNEL_ID in
+ * kdbus_conn_quota_inc()) with a user's limits: a reader holding 256 of them loses the
+ * next ones (dropped_msgs), while a user's message still gets in on its own account
+ * (kdbus-test message-quota, kdbus_test_notify_kernel_quota()).
+ */
+static void test_kernel_quota(NFixture *n, gconstpointer ctx) {
+        TestMsg t = CALL(":1.1", 7);
+        struct kdbus_cmd_recv rc;
+        const struct kdbus_msg *km;
+        unsigned i;
+
+        t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;
+        g_assert_cmpint(peer_hello_full(&n->f, &n->a, 0, 1u << 20, 2000), ==, 0);
+        peer_hello(&n->f, &n->b, 0);
+        g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY, NULL,
+                                     false), ==, 0);
+        g_assert_cmpint(match_notify(&n->a, 2, KDBUS_ITEM_ID_REMOVE, 0, KDBUS_MATCH_ID_ANY,
+                                     NULL, false), ==, 0);
+        for (i = 0; i < NATIVE_MAX_MSGS_PER_USER / 2; ++i) {
+                peer_hello(&n->f, &n->c, 0);
+                peer_free(&n->c);
+        }
+        g_assert_cmpuint(n->a.nc->n_entries, ==, NATIVE_MAX_MSGS_PER_USER);
+        g_assert_cmpint(peer_send(&n->b, &t, &(TestSend){ .dst_id = n->a.id, .msg_flags = ~0ull,
+                                                          .memfd_idx = -1 }), ==, 0);
+        /* three more notifications: lost */
+        peer_free(&n->b);
+        peer_hello(&n->f, &n->c, 0);
+        peer_free(&n->c);
+        g_assert_cmpuint(n->a.nc->n_entries, ==, NATIVE_MAX_MSGS_PER_USER + 1);
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, &km, &rc), ==, 0);
+        g_assert_true(rc.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
+        g_assert_cmpuint(rc.dropped_msgs, ==, 3);
+        g_assert_cmpint(peer_free_offset(&n->a, rc.msg.offset), ==, 0);
+        /* room again: the next one gets in */
+        peer_hello(&n->f, &n->c, 0);
+        for (i = 1; i < NATIVE_MAX_MSGS_PER_USER + 2; ++i) {
+                g_assert_cmpint(peer_recv(&n->a, 0, 0, &km, &rc), ==, 0);
+                g_assert_false(rc.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
+                if (i == NATIVE_MAX_MSGS_PER_USER)
+                        g_assert_cmpuint(km->src_id, ==, 2);    /* b's message, in order */
+                else
+                        g_assert_cmpuint(km->src_id, ==, KDBUS_SRC_ID_KERNEL);
+                g_assert_cmpint(peer_free_offset(&n->a, rc.msg.offset), ==, 0);
+        }
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -443,5 +492,6 @@ int main(int argc, char **argv) {
         ADD("notify/drop-sync-epipe", test_drop_sync_epipe);
         ADD("notify/reply-undelivered-sync", test_reply_undelivered_sync);
         ADD("notify/reply-undelivered-async", test_reply_undelivered_async);
+        ADD("notify/kernel-quota", test_kernel_quota);
         return g_test_run();
 }
