@@ -173,6 +173,14 @@ static int preload_open_node(int dirfd, const char *path, int flags) {
                 r = errno;
                 goto fail;
         }
+        /* room for one datagram with kdbus's largest SEND: 2 MiB of PAYLOAD_VEC bytes and a
+         * 32 KiB command (the default send buffer, about 208 KiB, refused larger ones with
+         * EMSGSIZE); the kernel doubles it and caps it at net.core.wmem_max */
+        {
+                int sndbuf = (2 << 20) + (64 << 10);
+
+                (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+        }
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
                 r = errno == EPROTOTYPE || errno == ECONNREFUSED ? ENXIO : errno;
                 (void) preload_real_close(fd);

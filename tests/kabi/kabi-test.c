@@ -765,6 +765,32 @@ static int t_opaque(void) {
         m->payload_type = KDBUS_PAYLOAD_DBUS;
         CHECK(kio(a.fd, KDBUS_CMD_SEND, &cmd) == 0);
         CHECK(recv_msg(&c, 0, 0, &r) == 0 && r->cookie == 2 && free_at(&c, r) == 0);
+        /* a PAYLOAD_VEC larger than a socket's default send buffer (about 208 KiB; kdbus
+         * took up to 2 MiB): 400 KiB to an idle receiver, intact */
+        {
+                size_t n = 400u << 10, i;
+                uint8_t *big = malloc(n);
+
+                CHECK(big);
+                for (i = 0; i < n; i++)
+                        big[i] = (uint8_t)(i * 7 + i / 4096);
+                memset(buf, 0, sizeof(buf));
+                m->dst_id = c.id;
+                m->cookie = 3;
+                m->payload_type = KDBUS_PAYLOAD_DBUS;
+                m->items[0].type = KDBUS_ITEM_PAYLOAD_VEC;
+                m->items[0].size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+                m->items[0].vec.address = (uintptr_t)big;
+                m->items[0].vec.size = n;
+                m->size = sizeof(*m) + m->items[0].size;
+                CHECK(kio(a.fd, KDBUS_CMD_SEND, &cmd) == 0);
+                CHECK(recv_msg(&c, 0, 0, &r) == 0 && r->cookie == 3 &&
+                      r->items[0].type == KDBUS_ITEM_PAYLOAD_OFF &&
+                      r->items[0].vec.size == n &&
+                      memcmp((const uint8_t *)r + r->items[0].vec.offset, big, n) == 0);
+                CHECK(free_at(&c, r) == 0);
+                free(big);
+        }
         close(p[0]);
         close(p[1]);
         close(memfd);
