@@ -109,6 +109,9 @@ struct NativeConn {
 /* At most this many messages, and fds in them, of one sending user wait in one receiver
  * (kdbus: KDBUS_CONN_MAX_MSGS, KDBUS_CONN_MAX_FDS_PER_USER). */
 #define NATIVE_MAX_MSGS_PER_USER 256u
+/* HELLO flags that say how a peer talks to the bus (our extensions), not what it is: never
+ * shown to others (ID_* notifications, LIST, CONN_INFO), where kdbus had no such bits */
+#define NATIVE_HELLO_TRANSPORT_FLAGS (KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
 #define NATIVE_MAX_FDS_PER_USER 16u
 
 /* kdbus's pool quota for @msg's sending account at @nc, counting what it has in the pool

@@ -151,7 +151,7 @@ int native_conn_name_release(NativeConn *nc, void *buf, size_t size, NativeComma
 static uint64_t conn_hello_flags(const BridgeConn *conn) {
         const NativeConn *peer = native_conn_from_bridge(conn);
 
-        return peer ? peer->hello_flags : 0;
+        return peer ? peer->hello_flags & ~NATIVE_HELLO_TRANSPORT_FLAGS : 0;
 }
 
 /* Size of one OWNED_NAME item for @name. */

@@ -227,7 +227,7 @@ static uint64_t conn_hello_flags(const BridgeConn *conn) {
                 return 0;
         nc = native_conn_from_bridge(conn);
         if (nc)
-                return nc->hello_flags;
+                return nc->hello_flags & ~NATIVE_HELLO_TRANSPORT_FLAGS;
         return (conn->flags & BRIDGE_CONN_ACCEPT_FDS) ? KDBUS_HELLO_ACCEPT_FD : 0;
 }
 

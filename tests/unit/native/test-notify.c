@@ -88,13 +88,24 @@ static void test_id(NFixture *n, gconstpointer ctx) {
         peer_hello(&n->f, &n->a, 0);
         g_assert_cmpint(match_notify(&n->a, 1, KDBUS_ITEM_ID_ADD, 0, KDBUS_MATCH_ID_ANY, NULL,
                                      false), ==, 0);
-        peer_hello(&n->f, &n->b, KDBUS_HELLO_ACCEPT_FD);
+        /* our transport extensions are not shown: kdbus had no such flags */
+        peer_hello(&n->f, &n->b, KDBUS_HELLO_ACCEPT_FD | KDBUS_HELLO_CAPTURE_PER_MESSAGE |
+                                 KDBUS_HELLO_WIRE_BATCH);
         g_assert_cmpuint(n->a.n_readable, ==, 1);
         item = recv_kernel(&n->a, KDBUS_ITEM_ID_ADD, KDBUS_DST_ID_BROADCAST);
         g_assert_cmpuint(item->id_change.id, ==, n->b.id);
         g_assert_cmpuint(item->id_change.flags, ==, KDBUS_HELLO_ACCEPT_FD);
         g_assert_cmpint(peer_free_offset(&n->a, (uint64_t)((const uint8_t *)item -
                         n->a.pool) - sizeof(struct kdbus_msg)), ==, 0);
+        {
+                struct kdbus_cmd_info ci = { .size = sizeof(ci), .id = n->b.id };
+                const struct kdbus_info *ki;
+
+                g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_CONN_INFO, &ci, sizeof(ci)), ==, 0);
+                ki = (const void *)(n->a.pool + ci.offset);
+                g_assert_cmpuint(ki->flags, ==, KDBUS_HELLO_ACCEPT_FD);
+                g_assert_cmpint(peer_free_offset(&n->a, ci.offset), ==, 0);
+        }
         /* ID_REMOVE of b only */
         g_assert_cmpint(match_notify(&n->a, 2, KDBUS_ITEM_ID_REMOVE, 0, n->b.id, NULL, false),
                         ==, 0);
