@@ -53,6 +53,7 @@ struct PolicyDb {
         unsigned n_refs;
         bool sealed;
         bool names_unique;              /* some rule names a unique name (":1.5") */
+        bool console_rules;             /* some rule is in an at_console context */
         HashTable strings;              /* PolicyString, by siphash: the name registry's hash,
                                          * so an owned name is looked up without hashing */
         HashTable fast_strings;         /* PolicyString, by FNV-1a: message fields are hashed
@@ -107,20 +108,20 @@ typedef struct PolicyCompiled {
         PolicyKindSet own;
 } PolicyCompiled;
 
-/* One peer's: its credentials' compiled rules, and what is its own (pid, comm, texts). */
+/* One peer's: its credentials' compiled rules (whose key, uid, groups and console state,
+ * is the peer's), and what is its own (pid, command line, texts). */
 struct PolicySnapshot {
         PolicyDb *db;                   /* one reference */
         PolicyCompiled *rules;          /* one reference; the same for the same credentials */
-        uid_t uid;
-        gid_t *gids;
-        size_t n_gids;
-        bool at_console;
+        bool console_known;             /* rules->at_console was asked (or given) */
+        bool comm_known;                /* comm was read (or given) */
+        const PolicyPeerFacts *facts;   /* NULL: everything was given */
         pid_t pid;
-        char *comm;
-        char *loginfo;
+        char comm[POLICY_COMM_MAX + 1]; /* "": none */
+        /* "uid=%u pid=%u comm=\"%s\"", made by policy_snapshot_get_loginfo(); "": not yet */
+        char loginfo[sizeof("uid=4294967295 pid=4294967295 comm=\"\"") + POLICY_COMM_MAX];
         char *denial;                   /* the last AccessDenied text for this peer */
 };
-
 int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapshot **ret);
 /* Were @a and @b built from the same db for the same uid, groups and console state (so
  * their rule sets, and every check against them, are the same)? */

@@ -254,11 +254,25 @@ int policy_db_add_rule(PolicyDb *db, PolicyContext context, uint32_t context_id,
 int policy_db_seal(PolicyDb *db) {
         size_t i;
 
-        for (i = 0; i < db->n_rules; ++i)
+        for (i = 0; i < db->n_rules; ++i) {
                 if (db->rules[i].name_str && db->rules[i].name_str[0] == ':')
                         db->names_unique = true;
+                if (db->rules[i].context == POLICY_CONTEXT_AT_CONSOLE ||
+                    db->rules[i].context == POLICY_CONTEXT_NOT_AT_CONSOLE)
+                        db->console_rules = true;
+        }
         db->sealed = true;
         return 0;
+}
+
+/**
+ * policy_db_has_console_rules() - does the console state of a peer matter?
+ * @db:         a sealed db
+ *
+ * Return: true if some rule is in an at_console="true" or "false" context.
+ */
+bool policy_db_has_console_rules(const PolicyDb *db) {
+        return db->console_rules;
 }
 
 /**
@@ -495,13 +509,48 @@ bool policy_snapshot_same_rules(const PolicySnapshot *a, const PolicySnapshot *b
  * state.
  */
 bool policy_snapshots_equivalent(const PolicySnapshot *a, const PolicySnapshot *b) {
+        const PolicyCompiled *x = a->rules, *y = b->rules;
+
         /* one compiled rule set is one db's for one set of credentials
          * (policy_compiled_get()): peers of the same user usually share it */
-        if (a == b || a->rules == b->rules)
+        if (a == b || x == y)
                 return true;
-        return a->db == b->db && a->uid == b->uid && a->at_console == b->at_console &&
-               a->n_gids == b->n_gids &&
-               (!a->n_gids || memcmp(a->gids, b->gids, a->n_gids * sizeof(*a->gids)) == 0);
+        return a->db == b->db && x->uid == y->uid && x->at_console == y->at_console &&
+               x->n_gids == y->n_gids &&
+               (!x->n_gids || memcmp(x->gids, y->gids, x->n_gids * sizeof(*x->gids)) == 0);
+}
+
+/* @peer's snapshot of @db; @console_known, @comm_known: whether @peer's at_console and
+ * comm are facts already (else asked through @peer->facts when needed). */
+static int snapshot_build(PolicyDb *db, const PolicyPeer *peer, bool console_known,
+                          bool comm_known, PolicySnapshot **ret) {
+        _cleanup_(policy_snapshot_freep) PolicySnapshot *s = NULL;
+        PolicyPeer p = *peer;
+        int r;
+
+        s = calloc(1, sizeof(*s));
+        if (!s)
+                return error_origin(-ENOMEM);
+        s->db = policy_db_ref(db);
+        s->facts = peer->facts;
+        s->pid = peer->pid;
+        if (!console_known) {
+                /* without at_console rules the state selects nothing: not asked */
+                p.at_console = false;
+                if (db->console_rules) {
+                        p.at_console = peer->facts->uid_at_console(peer->uid);
+                        console_known = true;
+                }
+        }
+        s->console_known = console_known;
+        s->comm_known = comm_known;
+        if (comm_known && peer->comm)
+                (void) snprintf(s->comm, sizeof(s->comm), "%s", peer->comm);
+        r = policy_compiled_get(s->db, &p, &s->rules);
+        if (r < 0)
+                return error_trace(r);
+        *ret = steal_ptr(&s);
+        return 0;
 }
 
 /**
@@ -510,56 +559,34 @@ bool policy_snapshots_equivalent(const PolicySnapshot *a, const PolicySnapshot *
  * @peer:       who connected (copied)
  * @ret:        the snapshot
  *
+ * With @peer->facts, the console state is asked only if @db has rules that depend on it,
+ * the command line only when a text first shows it (policy_snapshot_get_loginfo()). The
+ * snapshot is the one allocation per peer: its credentials' compiled rules are shared, its
+ * texts inline (issue #16: connection churn).
+ *
  * Return: 0 or -ENOMEM.
  */
 int policy_snapshot_new(PolicyDb *db, const PolicyPeer *peer, PolicySnapshot **ret) {
-        _cleanup_(policy_snapshot_freep) PolicySnapshot *s = NULL;
-        int r, len;
+        const PolicyPeerFacts *f = peer->facts;
 
-        s = calloc(1, sizeof(*s));
-        if (!s)
-                return error_origin(-ENOMEM);
-        s->db = policy_db_ref(db);
-        s->uid = peer->uid;
-        s->at_console = peer->at_console;
-        s->pid = peer->pid;
-        if (peer->n_gids) {
-                s->gids = malloc(peer->n_gids * sizeof(*s->gids));
-                if (!s->gids)
-                        return error_origin(-ENOMEM);
-                memcpy(s->gids, peer->gids, peer->n_gids * sizeof(*s->gids));
-                s->n_gids = peer->n_gids;
-        }
-        if (peer->comm) {
-                s->comm = strdup(peer->comm);
-                if (!s->comm)
-                        return error_origin(-ENOMEM);
-        }
-        if (s->comm)
-                len = asprintf(&s->loginfo, "uid=%lu pid=%lu comm=\"%s\"",
-                               (unsigned long)s->uid, (unsigned long)s->pid, s->comm);
-        else
-                len = asprintf(&s->loginfo, "uid=%lu pid=%lu", (unsigned long)s->uid,
-                               (unsigned long)s->pid);
-        if (len < 0) {
-                s->loginfo = NULL;
-                return error_origin(-ENOMEM);
-        }
-        r = policy_compiled_get(s->db, peer, &s->rules);
-        if (r < 0)
-                return error_trace(r);
-        *ret = steal_ptr(&s);
-        return 0;
+        return error_trace(snapshot_build(db, peer, !(f && f->uid_at_console),
+                                          !(f && f->read_comm) || peer->comm, ret));
 }
 
-/* The same peer facts against another db. Return: 0 or -ENOMEM. */
+/*
+ * The same peer against another db (a reload): its facts as they were; one never asked is
+ * asked when @db needs it. Return: 0 or -ENOMEM.
+ */
 int policy_snapshot_rebase(const PolicySnapshot *old, PolicyDb *db, PolicySnapshot **ret) {
+        const PolicyCompiled *c = old->rules;
         PolicyPeer peer = {
-                .uid = old->uid, .gids = old->gids, .n_gids = old->n_gids,
-                .at_console = old->at_console, .pid = old->pid, .comm = old->comm,
+                .uid = c->uid, .gids = c->gids, .n_gids = c->n_gids,
+                .at_console = c->at_console, .pid = old->pid,
+                .comm = old->comm_known ? old->comm : NULL,
+                .facts = old->facts,
         };
 
-        return error_trace(policy_snapshot_new(db, &peer, ret));
+        return error_trace(snapshot_build(db, &peer, old->console_known, old->comm_known, ret));
 }
 
 /**
@@ -573,9 +600,6 @@ PolicySnapshot *policy_snapshot_free(PolicySnapshot *s) {
                 return NULL;
         policy_compiled_unref(s->rules);
         policy_db_unref(s->db);
-        free(s->gids);
-        free(s->comm);
-        free(s->loginfo);
         free(s->denial);
         free(s);
         return NULL;
@@ -597,8 +621,23 @@ const PolicyDb *policy_snapshot_get_db(const PolicySnapshot *s) {
  *
  * Return: "uid=N pid=N comm=\"...\"" (borrowed), "" for NULL.
  */
-const char *policy_snapshot_get_loginfo(const PolicySnapshot *s) {
-        return s && s->loginfo ? s->loginfo : "";
+const char *policy_snapshot_get_loginfo(PolicySnapshot *s) {
+        if (!s)
+                return "";
+        if (!s->loginfo[0]) {
+                if (!s->comm_known) {
+                        s->facts->read_comm(s->pid, s->comm, sizeof(s->comm));
+                        s->comm_known = true;
+                }
+                if (s->comm[0])
+                        (void) snprintf(s->loginfo, sizeof(s->loginfo),
+                                        "uid=%u pid=%u comm=\"%s\"", (unsigned)s->rules->uid,
+                                        (unsigned)s->pid, s->comm);
+                else
+                        (void) snprintf(s->loginfo, sizeof(s->loginfo), "uid=%u pid=%u",
+                                        (unsigned)s->rules->uid, (unsigned)s->pid);
+        }
+        return s->loginfo;
 }
 
 /* ---- own ---- */

@@ -158,15 +158,41 @@ int policy_db_check_connect(const PolicyDb *db, uid_t uid, const gid_t *gids, si
 
 /* ---- per connection ---- */
 
+/*
+ * struct PolicyPeerFacts - what the front end learns of a peer only when it is needed
+ * @uid_at_console:     does @uid have a local seat (dbus-daemon's at_console)? Asked when
+ *                      a db with at_console rules is first resolved for the peer (at
+ *                      connect, or at the reload that brings such rules), never for a db
+ *                      without: most configurations have none, and the answer costs a
+ *                      system call (issue #16: connection churn)
+ * @read_comm:          the process's command line as dbus-daemon shows it (at most
+ *                      @size - 1 bytes, "" if unknown), asked when a text first shows
+ *                      it (policy_snapshot_get_loginfo()), not at connect: dbus-daemon
+ *                      reads it at connect, so a process that exec()ed since shows its new
+ *                      command line here, one that is gone shows none
+ * Either may be NULL (the PolicyPeer's value is taken).
+ */
+typedef struct PolicyPeerFacts {
+        bool (*uid_at_console)(uid_t uid);
+        void (*read_comm)(pid_t pid, char *buf, size_t size);
+} PolicyPeerFacts;
+
+/* dbus-daemon shows at most this many bytes of a peer's command line in its log and in
+ * AccessDenied texts (comm="..."); clients compare those texts, so we cut at the same place. */
+#define POLICY_COMM_MAX 50u
+
 /**
  * struct PolicyPeer - who connected, as the front end learned it at connect time
  * @uid:        SO_PEERCRED uid
  * @gids:       every group (primary and supplementary), in the order group rules apply
  * @n_gids:     how many
- * @at_console: the user has a local seat (the front end decides: logind/console dir)
+ * @at_console: the user has a local seat (without @facts->uid_at_console)
  * @pid:        for AccessDenied texts (0: unknown)
  * @comm:       for AccessDenied texts: the process's command line as dbus-daemon shows it
- *              (NULL: left out); copied
+ *              (NULL: left out, or read later by @facts->read_comm); copied, cut at
+ *              POLICY_COMM_MAX bytes
+ * @facts:      how to learn at_console and the command line when needed (NULL: as given);
+ *              kept by the snapshot (static storage)
  */
 typedef struct PolicyPeer {
         uid_t uid;
@@ -175,6 +201,7 @@ typedef struct PolicyPeer {
         bool at_console;
         pid_t pid;
         const char *comm;
+        const PolicyPeerFacts *facts;
 } PolicyPeer;
 
 /* Resolve @db for @peer (takes a reference on @db). Return: 0 or -ENOMEM. */
@@ -186,8 +213,12 @@ const PolicyDb *policy_snapshot_get_db(const PolicySnapshot *snapshot);
  * a db keeps the last this many sets compiled (a reference each). */
 #define POLICY_COMPILED_KEEP 32u
 bool policy_snapshot_same_rules(const PolicySnapshot *a, const PolicySnapshot *b);
-/* "uid=N pid=N comm=\"...\"", as dbus-daemon describes a peer. Never NULL. */
-const char *policy_snapshot_get_loginfo(const PolicySnapshot *snapshot);
+/* "uid=N pid=N comm=\"...\"", as dbus-daemon describes a peer, made when first asked
+ * (the command line read then, see PolicyPeerFacts). Never NULL. */
+const char *policy_snapshot_get_loginfo(PolicySnapshot *snapshot);
+/* Does @db have at_console rules (true or false)? Without, the console state of a peer
+ * changes nothing and is not asked. */
+bool policy_db_has_console_rules(const PolicyDb *db);
 
 /* May the connection own (or queue for) @name? Return: 0 or POLICY_E_ACCESS_DENIED. */
 int policy_check_own(const PolicySnapshot *snapshot, const char *name);

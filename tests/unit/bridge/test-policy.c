@@ -818,6 +818,92 @@ static void test_shared_rules(PFixture *pf, gconstpointer ctx) {
         policy_snapshot_free(e);
 }
 
+/* What PolicyPeerFacts were asked, and what they answer. */
+static unsigned n_console_asked, n_comm_read;
+static bool console_answer;
+
+static bool facts_at_console(uid_t uid) {
+        ++n_console_asked;
+        return console_answer;
+}
+
+static void facts_read_comm(pid_t pid, char *buf, size_t size) {
+        ++n_comm_read;
+        g_assert_cmpint(pid, ==, 77);
+        g_assert_cmpuint(size, ==, POLICY_COMM_MAX + 1);
+        (void) snprintf(buf, size, "/usr/bin/late --a-command-line-longer-than-fifty-bytes-is-cut");
+}
+
+/* Facts the front end supplies late (issue #16: connection churn): the console state is
+ * asked only for a db with at_console rules (at connect, or at the reload that brings
+ * them, once); the command line only when a text first shows it, once, cut at 50 bytes
+ * as dbus-daemon cuts it, and kept over a reload. */
+static void test_late_facts(PFixture *pf, gconstpointer ctx) {
+        static const PolicyPeerFacts facts = {
+                .uid_at_console = facts_at_console, .read_comm = facts_read_comm,
+        };
+        static const char cut[] =
+                "uid=1000 pid=77 comm=\"/usr/bin/late --a-command-line-longer-than-fifty-b\"";
+        Fixture *f = &pf->f;
+        PolicyPeer peer = { .uid = 1000, .pid = 77, .facts = &facts };
+        PolicySnapshot *s = NULL;
+        PolicyDb *console_db = NULL;
+        PolicyRuleSpec console_own = ALLOW(OWN, .name = "console.name");
+
+        n_console_asked = n_comm_read = 0;
+        console_answer = true;
+        fixture_conn(f, 0);
+        g_assert_cmpint(policy_db_seal(pf->db), ==, 0);         /* no rules at all */
+        g_assert_false(policy_db_has_console_rules(pf->db));
+        g_assert_cmpint(bus_set_policy(f->bus, pf->db), ==, 0);
+        g_assert_cmpint(policy_snapshot_new(pf->db, &peer, &s), ==, 0);
+        bridge_conn_set_policy(f->c[0], s);
+        g_assert_cmpuint(n_console_asked, ==, 0);
+        g_assert_cmpuint(n_comm_read, ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[0], "console.name", 0), ==,
+                        NAME_E_ACCESS_DENIED);
+
+        /* a reload that brings at_console rules asks, once, and the answer counts */
+        g_assert_cmpint(policy_db_new(&console_db), ==, 0);
+        g_assert_cmpint(policy_db_add_rule(console_db, POLICY_CONTEXT_AT_CONSOLE, 0,
+                                           &console_own), ==, 0);
+        g_assert_cmpint(policy_db_seal(console_db), ==, 0);
+        g_assert_true(policy_db_has_console_rules(console_db));
+        g_assert_cmpint(bus_set_policy(f->bus, console_db), ==, 0);
+        g_assert_cmpuint(n_console_asked, ==, 1);
+        g_assert_cmpint(policy_check_own(f->c[0]->policy, "console.name"), ==, 0);
+        g_assert_cmpint(bus_set_policy(f->bus, pf->db), ==, 0);
+        g_assert_cmpint(bus_set_policy(f->bus, console_db), ==, 0);
+        g_assert_cmpuint(n_console_asked, ==, 1);               /* known since */
+        g_assert_cmpint(policy_check_own(f->c[0]->policy, "console.name"), ==, 0);
+        g_assert_cmpuint(n_comm_read, ==, 0);
+
+        /* the command line: read at the first text, once, cut at 50 bytes; a reload
+         * keeps it */
+        g_assert_cmpstr(policy_snapshot_get_loginfo(f->c[0]->policy), ==, cut);
+        g_assert_cmpstr(policy_snapshot_get_loginfo(f->c[0]->policy), ==, cut);
+        g_assert_cmpuint(n_comm_read, ==, 1);
+        g_assert_cmpint(bus_set_policy(f->bus, pf->db), ==, 0);
+        g_assert_cmpstr(policy_snapshot_get_loginfo(f->c[0]->policy), ==, cut);
+        g_assert_cmpuint(n_comm_read, ==, 1);
+
+        /* a peer connecting under at_console rules is asked at once */
+        console_answer = false;
+        g_assert_cmpint(policy_snapshot_new(console_db, &peer, &s), ==, 0);
+        g_assert_cmpuint(n_console_asked, ==, 2);
+        g_assert_cmpint(policy_check_own(s, "console.name"), ==, POLICY_E_ACCESS_DENIED);
+        policy_snapshot_free(s);
+
+        /* without facts the given values count, as before */
+        s = snap(console_db, 1000, NULL, 0, true, 5, NULL);
+        g_assert_cmpint(policy_check_own(s, "console.name"), ==, 0);
+        g_assert_cmpstr(policy_snapshot_get_loginfo(s), ==, "uid=1000 pid=5");
+        g_assert_cmpuint(n_console_asked, ==, 2);
+        g_assert_cmpuint(n_comm_read, ==, 1);
+        policy_snapshot_free(s);
+        policy_db_unref(console_db);
+}
+
 static void test_reload(PFixture *pf, gconstpointer ctx) {
         Fixture *f = &pf->f;
         PolicyDb *db2 = NULL;
@@ -892,6 +978,7 @@ int main(int argc, char **argv) {
         T("copy-denied", test_copy_denied);
         T("connect", test_connect);
         T("shared-rules", test_shared_rules);
+        T("late-facts", test_late_facts);
         T("reload", test_reload);
         T("dump", test_dump);
 #undef T
