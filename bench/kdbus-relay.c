@@ -18,6 +18,14 @@
  * topology: one service; receivers never write); two would interleave their streams, so
  * the relay refuses that and exits.
  *
+ * A connection whose first byte is SASL's NUL (kdbus-bench's connect workload: connect,
+ * AUTH EXTERNAL, BEGIN + Hello, close) is greeted instead: its AUTH line is answered with a
+ * fixed OK line, its BEGIN + Hello with the Hello's reply and NameAcquired, built by the
+ * benchmark's codec as a bus would send them; then it is closed when it hangs up. Nothing is
+ * checked (no credentials asked, no parsing beyond the Hello's serial), no state is kept:
+ * the floor of a connection's cost in the sockets, the kernel and the client (bus/relay
+ * ratio of the connect workload).
+ *
  * Like a bus, the relay reads a source in large chunks into one buffer, writes that buffer
  * to each destination (one write per destination: the kernel copies it per socket, as it
  * does for a bus's writev of a shared message) and does not read the source again until
@@ -35,6 +43,8 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "bench/bench-wire.h"
+#include "wire/protocol.h"
 
 #define RELAY_BUF (256u * 1024u)        /* a bus's large read, the bench client's buffer */
 #define RELAY_MAX_CONNS 1024u
@@ -42,7 +52,8 @@
 typedef struct Conn Conn;
 struct Conn {
         int fd;
-        int role;                       /* 0: not yet known, 'c': hub, 'p': peer */
+        int role;                       /* 0: not yet known, 'c': hub, 'p': peer,
+                                         * 'g': greeted (SASL, Hello) */
         uint8_t *buf;                   /* what was read from this connection */
         size_t len;                     /* valid bytes in buf; 0: nothing pending */
         unsigned owed;                  /* destinations that have not taken buf yet */
@@ -59,6 +70,7 @@ static Conn *hub;
 /* closed during one epoll batch, freed after it (later events of the batch may name them) */
 static Conn *dead[RELAY_MAX_CONNS];
 static unsigned n_dead;
+static unsigned n_greeted;
 
 static void conn_events(Conn *c, uint32_t events) {
         struct epoll_event ev = { .events = events, .data.ptr = c };
@@ -128,7 +140,7 @@ static void source_forward(Conn *s) {
 
         if (s->role == 'c') {
                 for (i = 0; i < n_conns; i++)
-                        if (conns[i] != s && conns[i]->role && conns[i]->role != 'c')
+                        if (conns[i]->role == 'p')
                                 dests[n++] = conns[i];
         } else if (hub) {
                 dests[n++] = hub;
@@ -153,9 +165,80 @@ static void source_forward(Conn *s) {
         }
 }
 
+/* A greeted connection's input @p[0..@n): its AUTH line, then BEGIN and its Hello (in one
+ * read from kdbus-bench; anything else closes it). */
+static void greet(Conn *c, const uint8_t *p, size_t n) {
+        static const char ok[] = "OK 0123456789abcdef0123456789abcdef\r\n";
+        uint8_t out[512], body[64];
+        BenchMsgSpec reply = {
+                .type = WIRE_MSG_METHOD_RETURN, .flags = WIRE_FLAG_NO_REPLY_EXPECTED,
+                .serial = 1, .signature = "s", .body = body,
+        }, acquired = {
+                .type = WIRE_MSG_SIGNAL, .flags = WIRE_FLAG_NO_REPLY_EXPECTED, .serial = 2,
+                .path = "/org/freedesktop/DBus", .interface = "org.freedesktop.DBus",
+                .member = "NameAcquired", .signature = "s", .body = body,
+        };
+        size_t len = 0, k;
+        uint32_t serial, nlen;
+
+        if (!c->len) {                          /* the AUTH line */
+                c->len = 1;
+                if (send(c->fd, ok, sizeof(ok) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                        conn_close(c);
+                return;
+        }
+        if (n < 7 + 16 || memcmp(p, "BEGIN\r\n", 7)) {
+                conn_close(c);
+                return;
+        }
+        memcpy(&serial, p + 7 + BENCH_MSG_SERIAL_OFFSET, 4);
+        nlen = (uint32_t) snprintf((char *) body + 4, sizeof(body) - 4, ":1.%u", n_greeted++);
+        memcpy(body, &nlen, 4);
+        reply.reply_serial = serial;
+        reply.body_len = acquired.body_len = 4 + nlen + 1;
+        reply.destination = acquired.destination = (const char *) body + 4;
+        for (BenchMsgSpec *m = &reply; m; m = m == &reply ? &acquired : NULL) {
+                k = bench_msg_build(out + len, sizeof(out) - len, m);
+                memcpy(out + len + k, body, m->body_len);
+                len += k + m->body_len;
+        }
+        if (send(c->fd, out, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+                conn_close(c);
+}
+
 static void conn_read(Conn *c) {
         ssize_t k;
 
+        if (!c->role || c->role == 'g') {       /* no 256 KiB buffer for a greeting */
+                uint8_t first[4096];
+
+                k = recv(c->fd, first, sizeof(first), MSG_DONTWAIT);
+                if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                        return;
+                if (k <= 0) {
+                        conn_close(c);
+                        return;
+                }
+                if (!c->role && first[0] == '\0')
+                        c->role = 'g';
+                if (c->role == 'g') {
+                        greet(c, first, (size_t) k);
+                        return;
+                }
+                c->buf = malloc(RELAY_BUF);
+                if (!c->buf) {
+                        fputs("kdbus-relay: out of memory\n", stderr);
+                        exit(1);
+                }
+                c->role = first[0] == 'c' ? 'c' : 'p';
+                if (c->role == 'c')
+                        hub = c;
+                c->len = (size_t) k - 1;
+                memcpy(c->buf, first + 1, c->len);
+                if (c->len)
+                        source_forward(c);
+                return;
+        }
         k = recv(c->fd, c->buf, RELAY_BUF, MSG_DONTWAIT);
         if (k < 0 && (errno == EAGAIN || errno == EINTR))
                 return;
@@ -164,14 +247,6 @@ static void conn_read(Conn *c) {
                 return;
         }
         c->len = (size_t) k;
-        if (!c->role) {
-                c->role = c->buf[0] == 'c' ? 'c' : 'p';
-                if (c->role == 'c')
-                        hub = c;
-                memmove(c->buf, c->buf + 1, --c->len);
-                if (!c->len)
-                        return;
-        }
         source_forward(c);
 }
 
@@ -201,8 +276,10 @@ static void conn_close(Conn *c) {
         dead[n_dead++] = c;
 }
 
-static void accept_all(int lfd) {
-        for (;;) {
+/* One connection per wakeup, as kdbusd takes them (epoll reports the rest again): no
+ * accept4() that finds EAGAIN per connection of the connect workload. */
+static void accept_one(int lfd) {
+        {
                 struct epoll_event ev = { .events = EPOLLIN };
                 int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 Conn *c;
@@ -210,7 +287,7 @@ static void accept_all(int lfd) {
                 if (fd < 0)
                         return;
                 c = calloc(1, sizeof(*c));
-                if (!c || !(c->buf = malloc(RELAY_BUF)) || n_conns >= RELAY_MAX_CONNS) {
+                if (!c || n_conns >= RELAY_MAX_CONNS) {
                         fprintf(stderr, "kdbus-relay: cannot take connection %u\n", n_conns);
                         exit(1);
                 }
@@ -281,7 +358,7 @@ int main(int argc, char **argv) {
                         Conn *x = evs[i].data.ptr;
 
                         if (!x) {
-                                accept_all(lfd);
+                                accept_one(lfd);
                                 continue;
                         }
                         if (x->fd < 0)
