@@ -6,7 +6,8 @@
  * Invariants:
  *   - Nothing here is freed from inside a core callback (queue_nonempty, kick) or while a
  *     message of this client is being dispatched: a client that must go is flagged
- *     (close_pending) and put on the server's dirty list; server_flush() frees it.
+ *     (close_pending), its io source stops, and it goes on the server's closing list;
+ *     server_close_some() frees it.
  *   - in[in_start, in_end) is unprocessed input; the buffer is CLIENT_IN_DEFAULT bytes
  *     or more while a larger header came in (see client_in_grow()).
  *   - With in_msg set, the next in_msg->size - in_msg_filled bytes of the stream belong to
@@ -25,10 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 #include "bridge/bus.h"
 #include "bridge/conn.h"
 #include "bridge/msg.h"
@@ -72,9 +75,15 @@ static void client_mark_dirty(ProxyClient *c) {
         server_mark_dirty(c->server, c);
 }
 
+static void client_update_events(ProxyClient *c);
+
 /**
- * client_close_later() - close the client at the next server_flush()
+ * client_close_later() - take the client off the loop now, tear it down later
  * @c:          the client
+ *
+ * Nothing more is read from it or written to it; its fd leaves the epoll set, so the loop
+ * never reports it again. On the bus it stays what it was (names, match rules, its queue)
+ * until server_close_some() tears it down, as if its hangup had come then.
  */
 void client_close_later(ProxyClient *c) {
         if (c->state == CLIENT_STATE_AUTH && c->server->n_authenticating)
@@ -82,7 +91,8 @@ void client_close_later(ProxyClient *c) {
         c->state = CLIENT_STATE_CLOSING;
         c->close_pending = true;
         list_unlink(&c->ready_link);
-        client_mark_dirty(c);
+        client_update_events(c);
+        server_mark_closing(c->server, c);
 }
 
 static int client_on_fd_timeout(LoopSource *source, uint64_t usec, void *userdata) {
@@ -716,6 +726,19 @@ void client_process(ProxyClient *c) {
         client_update_events(c);
 }
 
+/*
+ * The peer hung up (EPOLLHUP: a stream socket's peer closed or shut down both ways, so
+ * nothing more can come) and nothing it sent is left to read: the end of the stream,
+ * known without a read. An idle peer holds no input buffer (client_in_release()), and
+ * reading its EOF would take a 64 KiB one first: in a storm of peers closing at once
+ * that was a malloc() and its page faults for each of them.
+ */
+static bool client_hung_up(ProxyClient *c, uint32_t revents) {
+        int n;
+
+        return (revents & EPOLLHUP) && ioctl(c->fd, SIOCINQ, &n) == 0 && n == 0;
+}
+
 /* Handle @revents of the client's socket; the caller calls server_flush() after it. */
 static void client_handle_io(ProxyClient *c, uint32_t revents) {
         int r;
@@ -725,7 +748,7 @@ static void client_handle_io(ProxyClient *c, uint32_t revents) {
                 client_flush(c);
         }
         if (!c->close_pending && (revents & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
-                r = client_read(c);
+                r = client_hung_up(c, revents) ? 1 : client_read(c);
                 if (r == -ECONNRESET)
                         r = 1;  /* the peer left with our replies unread: like EOF, what it
                                  * sent before still counts */
@@ -750,11 +773,12 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
 
         server_update_time(c->server);
         client_handle_io(c, revents);
-        /* a client that must go is freed by the flush at the end of this wakeup (or by the
-         * next callback's), after what the other ready peers wait for, e.g. the answer to
-         * a new connection's AUTH (issue #16: connection churn) */
+        /* a client that must go is out of the loop already and torn down later, a slice
+         * per wakeup (server_close_some()), after what the other ready peers wait for,
+         * e.g. the answer to a new connection's AUTH (issue #16: connection churn) or a
+         * bystander's call during a storm of closes (issue #17) */
         if (!c->close_pending)
-                server_flush(c->server);        /* may free @c: last */
+                server_flush(c->server);
         return 0;
 }
 

@@ -52,7 +52,7 @@ struct ProxyClient {
         bool is_unix;
         bool eof;                       /* the peer closed its end (we still process input) */
         bool write_blocked;             /* EAGAIN: waiting for EPOLLOUT */
-        bool close_pending;             /* close at the next post-iteration */
+        bool close_pending;             /* off the loop; torn down by server_close_some() */
         bool refuse_fd_limit;           /* accepted into the fd reserve: its Hello is refused */
         bool close_after_flush;         /* read nothing more, close once all is written */
         bool held_much;                 /* its queue held SERVER_TRIM_AFTER bytes or more
@@ -99,7 +99,7 @@ ProxyClient *client_free(ProxyClient *c);
 void client_process(ProxyClient *c);
 /* Write out what is queued (from the server's post source). */
 void client_flush(ProxyClient *c);
-/* Close now if a close is pending (from the post source). Returns true if freed. */
+/* Close now if a close is pending (server_close_some()). Returns true if freed. */
 bool client_reap(ProxyClient *c);
-/* Close @c at the next server_flush() (safe inside callbacks). */
+/* Take @c off the loop now and close it later (safe inside callbacks). */
 void client_close_later(ProxyClient *c);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,8 +83,9 @@ static int listener_on_io(LoopSource *source, int fd, uint32_t revents, void *us
 
                 cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 if (cfd < 0 && (errno == EMFILE || errno == ENFILE)) {
-                        /* clients that went in this wakeup are freed at its end
-                         * (server_flush()); their fds may be the ones this needs */
+                        /* clients that went are torn down a slice per wakeup
+                         * (server_close_some()); their fds may be the ones this needs */
+                        server_close_some(l->server, UINT_MAX);
                         server_flush(l->server);
                         cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
                 }

@@ -2,9 +2,10 @@
 /*
  * The loop's fixed sources: a defer source that gives clients with leftover input another
  * budget; the reply-timeout timer armed from bus_next_deadline(); SIGTERM/SIGINT (clean
- * exit) and SIGHUP; and a defer source that flushes dirty clients when a callback did not
- * (server_flush(): frees clients that must go, one batch of writes for every other, and
- * the held RECVs of native peers that this turn's messages answer).
+ * exit) and SIGHUP; a defer source that flushes dirty clients when a callback did not
+ * (server_flush(): one batch of writes for every dirty client, and the held RECVs of
+ * native peers that this turn's messages answer); and a defer source that tears down the
+ * clients that must go, one slice per wakeup.
  *
  * Fairness: a wakeup dispatches every ready fd (proxy/loop.c); each client then handles
  * at most SERVER_CLIENT_BUDGET messages of that wakeup, either in its io callback or, for
@@ -12,9 +13,17 @@
  * list in this wakeup gets its next budget in the next one. So between two turns of any
  * client, every other ready client is served once, one budget each.
  * Each callback here and in client.c calls server_flush() last, so a reply goes out right
- * after the call that caused it, not after the whole wakeup's batch; a client that must go
- * is freed at the end of the wakeup (the flush defer), and server_flush() writes before it
- * frees, so a teardown never delays another peer's answer.
+ * after the call that caused it, not after the whole wakeup's batch.
+ *
+ * Closing: a client that must go (it hung up, was kicked, broke the protocol) is taken off
+ * the loop at once (its fd leaves the epoll set, nothing more is read from it or written
+ * to it) and goes on @closing (server_mark_closing()); its teardown
+ * (bridge_conn_disconnect(): its names released with their NameOwnerChanged and NameLost,
+ * its match rules, its queue, its callers' NoReply; then close()) runs from the close
+ * defer, SERVER_CLOSE_BUDGET clients per wakeup, oldest first, while the loop keeps
+ * polling with timeout 0. Until its slice comes the peer is on the bus as before, as if
+ * its hangup had arrived later. So thousands of peers closing at once delay another peer's call by one slice per wakeup
+ * instead of all their teardowns (docs/loop.md, "Closing peers").
  */
 #include <errno.h>
 #include <malloc.h>
@@ -93,38 +102,71 @@ void server_mark_dirty(Server *s, ProxyClient *c) {
 }
 
 /**
- * server_flush() - free the clients that must go, write out the others
+ * server_mark_closing() - @c must go: it is torn down after those before it
+ * @s:          the server
+ * @c:          the client, off the loop already (client_close_later())
+ *
+ * Enabled from a callback, the close defer runs in the same wakeup, after the io.
+ */
+void server_mark_closing(Server *s, ProxyClient *c) {
+        list_unlink(&c->dirty_link);
+        if (list_is_empty(&s->closing))
+                (void) loop_source_set_enabled(s->close_source, LOOP_ON);
+        list_append(&s->closing, &c->dirty_link);
+}
+
+/**
+ * server_flush() - write out the dirty clients
  * @s:          the server
  *
- * Call it last in a loop callback: a client (legacy, or a native one whose held RECV's
- * answer cannot be written) may be freed here.
+ * Call it last in a loop callback: a native client whose held RECV's answer cannot be
+ * written may be freed here (a classic one only by server_close_some()).
  */
 void server_flush(Server *s) {
-        List reap = LIST_INIT(reap), *l;
+        List *l;
 
         server_update_time(s);
-        do {
-                /* writes first, then the clients that must go: a peer's answer does not
-                 * wait for another's teardown, which may queue more (NameOwnerChanged, lost
-                 * replies): those are written in the next round */
-                while ((l = list_first(&s->dirty))) {
-                        ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
+        while ((l = list_first(&s->dirty))) {
+                ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
 
-                        list_unlink(l);
-                        if (!c->close_pending)
-                                client_flush(c);
-                        if (c->close_pending && !list_is_linked(&c->dirty_link))
-                                list_append(&reap, &c->dirty_link);
-                }
-                while ((l = list_first(&reap))) {
-                        list_unlink(l);
-                        (void) client_reap(list_entry(l, ProxyClient, dirty_link));
-                }
-        } while (!list_is_empty(&s->dirty));
+                list_unlink(l);
+                client_flush(c);
+        }
         (void) loop_source_set_enabled(s->flush_source, LOOP_OFF);
         /* native peers' held RECVs that this turn's messages answer, in this turn too */
         native_listener_flush_held();
         server_rearm_timer(s);
+}
+
+/**
+ * server_close_some() - tear down the oldest clients that must go
+ * @s:          the server
+ * @max:        how many at most (UINT_MAX: all, when their fds are needed now)
+ *
+ * In the order they went, so their NameOwnerChanged come in that order; what the
+ * teardowns queued for others (NameOwnerChanged, NameLost, NameAcquired of the next
+ * owner, NoReply errors) is written by the server_flush() the caller does next.
+ */
+void server_close_some(Server *s, unsigned max) {
+        List *l;
+
+        server_update_time(s);
+        while (max-- && (l = list_first(&s->closing))) {
+                list_unlink(l);
+                (void) client_reap(list_entry(l, ProxyClient, dirty_link));
+        }
+        if (list_is_empty(&s->closing))
+                (void) loop_source_set_enabled(s->close_source, LOOP_OFF);
+}
+
+/* One slice of teardowns per wakeup; while some are left the defer stays on, so the loop
+ * polls with timeout 0 and serves what else came before the next slice. */
+static int server_on_close(LoopSource *source, void *userdata) {
+        Server *s = userdata;
+
+        server_close_some(s, SERVER_CLOSE_BUDGET);
+        server_flush(s);
+        return 0;
 }
 
 static int server_on_flush(LoopSource *source, void *userdata) {
@@ -276,6 +318,9 @@ static int server_init(Server *s, const BusLimits *limits) {
         r = loop_add_defer(s->loop, &s->ready_source, server_on_ready, s);
         if (r < 0)
                 return error_trace(r);
+        r = loop_add_defer(s->loop, &s->close_source, server_on_close, s);
+        if (r < 0)
+                return error_trace(r);
         r = loop_add_time(s->loop, &s->timer, UINT64_MAX, server_on_timer, s);
         if (r < 0)
                 return error_trace(r);
@@ -292,6 +337,7 @@ static Server *server_alloc(void) {
         list_init(&s->clients);
         list_init(&s->dirty);
         list_init(&s->ready);
+        list_init(&s->closing);
         return s;
 }
 
@@ -389,6 +435,7 @@ Server *server_free(Server *s) {
         s->config = proxy_config_free(s->config);
         s->flush_source = loop_source_free(s->flush_source);
         s->ready_source = loop_source_free(s->ready_source);
+        s->close_source = loop_source_free(s->close_source);
         s->timer = loop_source_free(s->timer);
         s->trim_timer = loop_source_free(s->trim_timer);
         s->sigterm = loop_source_free(s->sigterm);

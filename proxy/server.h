@@ -4,8 +4,9 @@
  * The process-wide state of kdbusd: the loop, the bus core and its driver, the listening
  * sockets and every client. Clients that have output to flush are on @dirty, clients with
  * complete but unprocessed input (their per-iteration budget ran out) on @ready, and
- * clients that must be closed (kicked by the core, or a protocol error during another
- * client's dispatch) are flagged and freed by server_flush(), never inside a callback.
+ * clients that must be closed (they hung up, were kicked by the core, or broke the
+ * protocol) are flagged, taken off the loop and put on @closing, from where they are torn
+ * down in order, SERVER_CLOSE_BUDGET per wakeup (never inside a callback).
  * Every loop callback that can make clients dirty ends with server_flush(), so the writes
  * go out right after the reads that caused them, not at the end of the wakeup's batch;
  * @flush_source is the fallback for any other callback that leaves @dirty non-empty.
@@ -24,6 +25,10 @@ typedef struct ProxyClient ProxyClient;
 
 /* Messages one client may push into the bus per loop iteration (fairness). */
 #define SERVER_CLIENT_BUDGET 64u
+/* Clients torn down (names released, NameOwnerChanged sent, freed) per loop iteration: a
+ * storm of peers closing at once delays another peer's call by at most this many
+ * teardowns per wakeup (docs/loop.md, "Closing peers"). */
+#define SERVER_CLOSE_BUDGET 64u
 /* A client whose queue held this much gives memory back when it drains or goes. */
 #define SERVER_TRIM_AFTER (8u * 1024u * 1024u)
 #define SERVER_TRIM_DELAY_USEC (1000u * 1000u)
@@ -43,13 +48,16 @@ typedef struct Server {
 
         List listeners;                 /* ProxyListener */
         List clients;                   /* ProxyClient, all */
-        List dirty;                     /* ProxyClient with output pending or to be closed */
+        List dirty;                     /* ProxyClient with output pending */
         List ready;                     /* ProxyClient with buffered input left over */
+        List closing;                   /* ProxyClient that must go, oldest first (by
+                                         * dirty_link: nothing is written to them) */
         unsigned n_clients;
         unsigned n_authenticating;
 
         LoopSource *flush_source;       /* defer: on while @dirty is not empty */
         LoopSource *ready_source;       /* defer: process @ready */
+        LoopSource *close_source;       /* defer: on while @closing is not empty */
         LoopSource *timer;              /* bus_next_deadline() */
         LoopSource *trim_timer;         /* malloc_trim() after a flood (server_trim_later()) */
         uint64_t timer_usec;            /* when @timer fires, UINT64_MAX: off */
@@ -73,9 +81,13 @@ void server_update_time(Server *s);
 /* After calling into the core: re-arm the reply-timeout timer (for an earlier deadline). */
 void server_rearm_timer(Server *s);
 void server_mark_ready(Server *s, ProxyClient *c);
-/* @c has output to write or must be closed: it goes on @dirty. */
+/* @c has output to write: it goes on @dirty. */
 void server_mark_dirty(Server *s, ProxyClient *c);
 /* A flood is over (a large queue drained or was freed): malloc_trim() in a moment. */
 void server_trim_later(Server *s);
-/* At the end of a loop callback: free the clients that must go, write out the others. */
+/* At the end of a loop callback: write out the dirty clients. */
 void server_flush(Server *s);
+/* @c must go (client_close_later()): onto @closing, torn down in turn. */
+void server_mark_closing(Server *s, ProxyClient *c);
+/* Tear down up to @max clients of @closing (UINT_MAX: all, e.g. for their fds). */
+void server_close_some(Server *s, unsigned max);

@@ -408,6 +408,32 @@ class GoneWatcher:
         return want - self.gone
 
 
+class FrozenBus:
+    """`with FrozenBus(ctx):` the bus process is stopped (SIGSTOP) while the block runs, so
+    what the clients do there (close, connect, send) reaches it at once when it goes on, in
+    the order they did it: a bus busy with other work, made deterministic."""
+
+    def __init__(self, ctx):
+        self.pid = ctx.bus.proc.pid
+
+    def _state(self):
+        with open('/proc/%d/stat' % self.pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0]
+
+    def __enter__(self):
+        os.kill(self.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10
+        while self._state() != 'T':
+            if time.monotonic() > deadline:
+                raise TimeoutError('the bus did not stop')
+            time.sleep(0.001)
+        return self
+
+    def __exit__(self, *exc):
+        os.kill(self.pid, signal.SIGCONT)
+        return False
+
+
 def recv_peer(c, timeout=5):
     """Next message not sent by the driver (skips NameAcquired after Hello)."""
     while True:

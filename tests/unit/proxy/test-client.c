@@ -4,7 +4,8 @@
  * socketpairs, the test playing the peers. Covers pipelined authentication, input that
  * trickles in byte by byte, the per-iteration budget, messages larger than the read
  * buffer, fd passing (and refusal without NEGOTIATE_UNIX_FD), delivery of what a peer sent
- * before it hung up, and disconnection on malformed input. Large messages are read in place
+ * before it hung up, a bystander during a storm of hangups (teardowns in slices), and
+ * disconnection on malformed input. Large messages are read in place
  * (into their own message, not through a grown input buffer) and checked as any other:
  * header at once, body and fds when complete.
  */
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "bridge/limits.h"
@@ -233,6 +235,15 @@ static void append_call(GByteArray *b, Peer *p, const char *member) {
         free(data);
 }
 
+/* One call to the driver, sent. */
+static void peer_send_call(Peer *p, const char *member) {
+        GByteArray *b = g_byte_array_new();
+
+        append_call(b, p, member);
+        peer_send(p, b->data, b->len);
+        g_byte_array_free(b, TRUE);
+}
+
 /* Authenticate and say Hello in one write; check the replies; remember the unique name. */
 static void peer_hello(Fixture *f, Peer *p, bool fds) {
         GByteArray *b = auth_bytes(fds);
@@ -353,10 +364,7 @@ static void test_fair(Fixture *f, gconstpointer ctx) {
                 append_call(b, &f->a, "GetId");
         g_assert_cmpint(send(f->a.fd, b->data, b->len, MSG_NOSIGNAL), ==, (ssize_t)b->len);
         g_byte_array_free(b, TRUE);
-        b = g_byte_array_new();
-        append_call(b, &f->b, "GetId");
-        g_assert_cmpint(send(f->b.fd, b->data, b->len, MSG_NOSIGNAL), ==, (ssize_t)b->len);
-        g_byte_array_free(b, TRUE);
+        peer_send_call(&f->b, "GetId");
 
         g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
         g_assert_true(peer_recv(&f->b));
@@ -426,6 +434,71 @@ static void add_match(Fixture *f, Peer *p, const char *rule) {
         g_assert_true(peer_take_msg(p, &h, &data));
         g_assert_cmpint(h.type, ==, WIRE_MSG_METHOD_RETURN);
         g_free(data);
+}
+
+/* The first string of @data's body (NameOwnerChanged's name). */
+static const char *body_string(const WireHeader *h, const uint8_t *data) {
+        return (const char *)data + h->body_offset + 4;
+}
+
+/*
+ * More peers than one epoll_wait() returns (LOOP_EVENTS_MAX) close at once, then a
+ * bystander calls: its answer comes after at most one slice of teardowns for each wakeup
+ * before the one that reads its call (the teardowns wait on the closing list, a slice per
+ * wakeup), not after every teardown of those wakeups (the old loop: 1,024 NameOwnerChanged
+ * before the answer). Counted, not timed: the bystander watches NameOwnerChanged and
+ * counts those that come before its answer on its own socket. The peers' teardowns then
+ * come in the order they closed.
+ */
+static void test_close_storm(Fixture *f, gconstpointer ctx) {
+        unsigned n = LOOP_EVENTS_MAX + 200, i, got = 0, before = UINT_MAX;
+        struct rlimit rl;
+        Peer *peers;
+        WireHeader h;
+        uint8_t *data;
+
+        g_assert_cmpint(getrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2 * n + 64) {
+                g_test_skip("the hard fd limit is too low for 2 fds per peer");
+                return;
+        }
+        rl.rlim_cur = MAX(rl.rlim_cur, (rlim_t)(2 * n + 64));
+        g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &rl), ==, 0);
+
+        peer_hello(f, &f->b, false);
+        add_match(f, &f->b, "type='signal',member='NameOwnerChanged'");
+        peers = g_new0(Peer, n);
+        for (i = 0; i < n; ++i) {
+                peer_connect(f, &peers[i]);
+                peer_hello(f, &peers[i], false);
+                /* the arrival's NameOwnerChanged */
+                g_assert_cmpuint(peer_count_replies(&f->b), ==, 1);
+        }
+
+        for (i = 0; i < n; ++i)
+                peer_close(&peers[i]);
+        peer_send_call(&f->b, "GetId");
+        for (i = 0; i < 1000 && (before == UINT_MAX || got < n); ++i) {
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
+                g_assert_true(peer_recv(&f->b));
+                while (peer_take_msg(&f->b, &h, &data)) {
+                        if (h.type == WIRE_MSG_METHOD_RETURN) {
+                                before = got;
+                        } else {
+                                g_assert_cmpstr(h.member, ==, "NameOwnerChanged");
+                                g_assert_cmpuint(got, <, n);
+                                g_assert_cmpstr(body_string(&h, data), ==,
+                                                peers[got].unique_name);
+                                ++got;
+                        }
+                        g_free(data);
+                }
+        }
+        g_test_message("before %u", before);
+        g_assert_cmpuint(before, <=, SERVER_CLOSE_BUDGET * (n / LOOP_EVENTS_MAX));
+        g_assert_cmpuint(got, ==, n);
+        g_assert_cmpuint(f->s->n_clients, ==, 2);
+        g_free(peers);
 }
 
 static void test_large_and_eof(Fixture *f, gconstpointer ctx) {
@@ -790,6 +863,7 @@ int main(int argc, char **argv) {
         T("trickle", test_trickle);
         T("budget", test_budget);
         T("fair", test_fair);
+        T("close-storm", test_close_storm);
         T("large-and-eof", test_large_and_eof);
         T("large-in-place", test_large_in_place);
         T("large-fds", test_large_fds);
