@@ -15,9 +15,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include "kdbus/kdbus.h"
 #include "kabi.h"
 
@@ -317,4 +322,38 @@ short poll1(int fd, short events, int timeout) {
         struct pollfd p = { .fd = fd, .events = events };
 
         return poll(&p, 1, timeout) == 1 ? p.revents : 0;
+}
+
+/*
+ * In a child as uid/gid 65534 (keeping CAP_IPC_OWNER effective if @cap): @fn(@ctx, res)
+ * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
+ * 99 for a step that did not run), or -1.
+ */
+int as_nobody(bool cap, void (*fn)(const void *ctx, int res[2]), const void *ctx) {
+        int p[2], res[2] = { 99, 99 }, status;
+        pid_t child;
+
+        if (pipe(p) < 0)
+                return -1;
+        child = fork();
+        if (child < 0)
+                return -1;
+        if (child == 0) {
+                struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+                struct __user_cap_data_struct d[2] = { { 0 } };
+
+                d[0].effective = d[0].permitted = 1u << CAP_IPC_OWNER;
+                if ((!cap || prctl(PR_SET_KEEPCAPS, 1) == 0) && setgroups(0, NULL) == 0 &&
+                    setresgid(65534, 65534, 65534) == 0 && setresuid(65534, 65534, 65534) == 0 &&
+                    (!cap || syscall(SYS_capset, &h, d) == 0))
+                        fn(ctx, res);
+                (void) !write(p[1], res, sizeof(res));
+                _exit(0);
+        }
+        close(p[1]);
+        if (read(p[0], res, sizeof(res)) != sizeof(res))
+                res[0] = res[1] = 99;
+        close(p[0]);
+        (void) waitpid(child, &status, 0);
+        return res[0] * 1000 + res[1];
 }

@@ -75,3 +75,7 @@ int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio);
 int recv_msg(Conn *c, uint64_t flags, int64_t prio, const struct kdbus_msg **ret);
 int free_at(Conn *c, const void *p);
 short poll1(int fd, short events, int timeout);
+/* In a child as uid/gid 65534 (keeping CAP_IPC_OWNER effective if @cap): @fn(@ctx, res)
+ * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
+ * 99 for a step that did not run), or -1. */
+int as_nobody(bool cap, void (*fn)(const void *ctx, int res[2]), const void *ctx);
