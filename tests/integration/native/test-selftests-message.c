@@ -507,9 +507,19 @@ static void test_sync_byebye(KBus *b, gconstpointer ctx) {
                 const struct kdbus_msg *m;
 
                 (void) close(p[0]);
-                if (kdbus_conn_open(b->native, &c) || kdbus_conn_hello(c, 0, KPOOL) ||
-                    kdbus_conn_name_acquire(c, "org.example.Byebye", 0, NULL) ||
-                    write(p[1], "r", 1) != 1)
+                int err = kdbus_conn_open(b->native, &c);
+
+                if (!err)
+                        err = kdbus_conn_hello(c, 0, KPOOL);
+                if (!err)
+                        err = kdbus_conn_name_acquire(c, "org.example.Byebye", 0, NULL);
+                if (err) {
+                        /* the parent's read() fails; say why */
+                        g_printerr("sync-byebye callee: open, HELLO or NAME_ACQUIRE: %s\n",
+                                   g_strerror(-err));
+                        _exit(2);
+                }
+                if (write(p[1], "r", 1) != 1)
                         _exit(2);
                 for (;;) {
                         int r = kdbus_conn_recv(c, 0, 0, &m, NULL);
