@@ -1027,6 +1027,13 @@ int native_conn_byebye(NativeConn *nc, void *buf, size_t size, NativeCommandIo *
         native_conn_drain(nc);
         if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn))
                 return -EBUSY;
+        /* a SYNC_REPLY another thread waits in ends ECONNRESET, as kdbus woke it (test-sync
+         * byebye), before the disconnect would call it a lost reply (EPIPE); its slot goes */
+        if (nc->sync_pending) {
+                bridge_reply_free(bus_find_reply_of_caller(nc->conn->bus, nc->conn,
+                                                           (uint32_t)nc->sync_cookie));
+                native_conn_sync_finish(nc, -ECONNRESET, 0, 0, NULL, 0);
+        }
         nc->byebye = true;
         bridge_conn_disconnect(nc->conn);
         native_conn_matches_clear(nc);

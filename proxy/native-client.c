@@ -52,6 +52,7 @@
 #include "proxy/config.h"
 #include "proxy/endpoint.h"
 #include "proxy/native-client.h"
+#include "proxy/native-client-internal.h"
 #include "proxy/native-listener.h"
 #include "proxy/proc-reader.h"
 #include "proxy/server.h"
@@ -74,44 +75,25 @@
 /* the longest LSM label per-message capture takes from SCM_SECURITY (as SO_PEERSEC's) */
 #define NATIVE_MAX_SECLABEL 4095u
 
-typedef struct NativeClient {
-        NativeListener *listener;
-        List link;
-        int fd;
-        int wake_fd;
-        LoopSource *io;
-        NativeConn *nc;
-        BridgeCreds creds;              /* until HELLO takes them */
-        uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
-        bool sync_batch;                /* that SEND came in a KDBUS_WIRE_BATCH */
-        uint64_t sync_n_freed;          /* whose FREEs were done */
-        LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */
-        /* a RECV held by KDBUS_WIRE_BATCH_HOLD_RECV (native_client_held_*) */
-        bool held;
-        uint64_t held_flags;                    /* its kdbus_cmd_recv (no items) */
-        int64_t held_priority;
-        uint64_t held_n_freed;                  /* the FREEs of its batch */
-        bool held_then;                         /* after a SEND: KDBUS_WIRE_RETURN_RECV */
-        int held_cancel_fd;                     /* owned, -1: none */
-        LoopSource *held_cancel_io;
-        LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
-        List held_link;                         /* on native_held_ready */
-        bool dead;
-        bool closing;                   /* KDBUS_WIRE_CLOSE answered: free it quietly */
-        bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */
-        bool pidfd_fallback;            /* no SO_PASSPIDFD (kernel < 6.5): pidfd_open() */
-        ProxyLogLimit log_limit;
-        ProxyEndpoint *owned_endpoint;  /* ENDPOINT_MAKE made this handle its owner */
-        BusInstance *instance;          /* BUS_MAKE made this handle a bus's owner */
-} NativeClient;
 
 /**
  * native_client_free() - close one native client (it leaves the bus)
  * @c:          the client or NULL
  */
 void native_client_free(NativeClient *c) {
+        NativeClient *ch;
+
         if (!c)
                 return;
+        /* the channels share the connection: they go before it */
+        while ((ch = list_first_entry(&c->chans, NativeClient, chan_link)))
+                native_client_free(ch);
+        if (c->owner) {
+                if (c->owner->sync_chan == c)
+                        c->owner->sync_chan = NULL;
+                c->nc = NULL;           /* the owner's */
+        }
+        list_unlink(&c->chan_link);
         list_unlink(&c->link);
         list_unlink(&c->held_link);
         /* kdbus: the endpoint lives as long as the handle that made it */
@@ -171,7 +153,7 @@ static int native_client_reply_batch(NativeClient *c, int error,
 }
 
 /* Send one reply datagram. Return: 0 or -errno (the client is to be closed). */
-static int native_client_reply(NativeClient *c, int error, const void *data, size_t size,
+int native_client_reply(NativeClient *c, int error, const void *data, size_t size,
                                const int *fds, unsigned n_fds) {
         return native_client_reply_batch(c, error, NULL, data, size, fds, n_fds);
 }
@@ -195,8 +177,9 @@ static void native_client_kill(NativeClient *c, int r) {
 static void native_client_wake(NativeClient *c) {
         uint64_t one = 1;
 
-        /* an eventfd counter cannot overflow in practice; EAGAIN would mean it is pending */
-        (void) write(c->wake_fd, &one, sizeof(one));
+        /* the connection's eventfd (HELLO passed the owner's); an eventfd counter cannot
+         * overflow in practice; EAGAIN would mean it is pending */
+        (void) write(native_client_owner(c)->wake_fd, &one, sizeof(one));
 }
 
 /* Held RECVs with something to look at (a message queued, the connection ended): answered
@@ -211,24 +194,35 @@ static void native_client_held_poke(NativeClient *c) {
         (void) loop_source_set_enabled(c->held_defer, LOOP_ONESHOT);
 }
 
-static void native_client_readable(NativeConn *nc, void *userdata) {
-        NativeClient *c = userdata;
+/* Poke the held RECVs of the connection @c owns, on any of its channels. Return: any. */
+static bool native_client_held_poke_all(NativeClient *c) {
+        NativeClient *ch;
+        List *pos;
+        bool any = c->held;
 
-        /* a held RECV is the wakeup: answered after the core is done (we may be inside
-         * it, in the middle of a delivery) */
-        if (c->held) {
+        if (c->held)
                 native_client_held_poke(c);
-                return;
+        list_for_each(pos, &c->chans) {
+                ch = list_entry(pos, NativeClient, chan_link);
+                if (ch->held) {
+                        native_client_held_poke(ch);
+                        any = true;
+                }
         }
-        native_client_wake(c);
+        return any;
+}
+
+static void native_client_readable(NativeConn *nc, void *userdata) {
+        /* a held RECV is the wakeup: answered after the core is done (we may be inside
+         * it, in the middle of a delivery); the first that runs takes the message, the
+         * others see nothing and stay held */
+        if (!native_client_held_poke_all(userdata))
+                native_client_wake(userdata);
 }
 
 static void native_client_disconnected(NativeConn *nc, void *userdata) {
-        NativeClient *c = userdata;
-
-        /* the held RECV answers ECONNRESET now */
-        if (c->held)
-                native_client_held_poke(c);
+        /* the held RECVs answer ECONNRESET now */
+        (void) native_client_held_poke_all(userdata);
 }
 
 /* The cancel fd of a held RECV goes (dup'ed by native_client_held_arm()). */
@@ -264,10 +258,21 @@ static bool native_client_recv_waits(NativeClient *c, int r, const struct kdbus_
 static void native_client_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
                                     uint64_t size, int *fds, unsigned n_fds) {
         NativeClient *c = userdata;
-        struct kdbus_cmd_send *cmd = (void *)c->sync_cmd;
+        struct kdbus_cmd_send *cmd;
         unsigned i;
         int r;
 
+        /* the next SYNC_REPLY of another channel may go (after this returns: the loop
+         * reads it) */
+        native_client_sync_resume(c);
+        /* the channel whose SEND waits */
+        if (c->sync_chan) {
+                NativeClient *ch = c->sync_chan;
+
+                c->sync_chan = NULL;
+                c = ch;
+        }
+        cmd = (void *)c->sync_cmd;
         /* the core closes the cancel fd after this returns */
         c->cancel_io = loop_source_free(c->cancel_io);
         if (!cmd) {
@@ -422,7 +427,7 @@ static int native_client_held_arm(NativeClient *c, int cancel_fd) {
  * Without SO_PASSPIDFD the pidfd is opened from the datagram's pid (racy: the pid may be
  * reused before), which is said once in the log.
  */
-static int native_client_pass_creds(NativeClient *c) {
+int native_client_pass_creds(NativeClient *c) {
         int one = 1;
 
         if (setsockopt(c->fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0)
@@ -649,6 +654,7 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
                 memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
                 c->sync_batch = batch;
                 c->sync_n_freed = n_freed;
+                native_client_owner(c)->sync_chan = c->owner ? c : NULL;
                 if (c->nc->sync_cancel_fd >= 0) {
                         r = loop_add_io(c->listener->server->loop, &c->cancel_io,
                                         c->nc->sync_cancel_fd, EPOLLIN,
@@ -755,15 +761,17 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         const struct kdbus_wire_request *req;
         struct kdbus_wire_batch_reply res;
         size_t head, n_freed = 0;
-        bool hold, then;
+        bool hold, then, arm;
         int r;
 
         if (size < sizeof(*b) ||
-            (b->flags & ~(uint64_t)(KDBUS_WIRE_BATCH_HOLD_RECV | KDBUS_WIRE_BATCH_THEN_RECV)) ||
+            (b->flags & ~(uint64_t)(KDBUS_WIRE_BATCH_HOLD_RECV | KDBUS_WIRE_BATCH_THEN_RECV |
+                                    KDBUS_WIRE_BATCH_ARM_RECV)) ||
             b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
                 goto malformed;
         hold = b->flags & KDBUS_WIRE_BATCH_HOLD_RECV;
         then = b->flags & KDBUS_WIRE_BATCH_THEN_RECV;
+        arm = b->flags & KDBUS_WIRE_BATCH_ARM_RECV;
         head = sizeof(*b) + b->n_free * sizeof(uint64_t);
         if (size < head + sizeof(*req))
                 goto malformed;
@@ -782,6 +790,19 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
          * (checked before anything runs) */
         else if (hold && (req->command != KDBUS_CMD_RECV || n_fds > 1))
                 goto malformed;
+        /* the command answered, then a RECV held: not with the other two, not after a
+         * RECV or a SYNC_REPLY (whose answer comes later) */
+        if (arm) {
+                const struct kdbus_cmd_send *snd = (const void *)(buf + head + sizeof(*req));
+
+                if (hold || then || req->command == KDBUS_CMD_RECV ||
+                    (req->command == KDBUS_CMD_SEND && (req->size < sizeof(*snd) ||
+                                                        (snd->flags & KDBUS_SEND_SYNC_REPLY))))
+                        goto malformed;
+                r = native_client_held_arm(c, -1);
+                if (r < 0)
+                        return r;
+        }
         if (hold) {
                 r = native_client_held_arm(c, !then && n_fds ? fds[0] : -1);
                 if (r == -EINVAL)
@@ -798,6 +819,15 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         if (then)
                 return native_client_send_recv(c, buf + head + sizeof(*req), req->size, fds,
                                                n_fds, n_freed);
+        if (arm) {
+                struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
+
+                r = native_client_run(c, req->command, buf + head + sizeof(*req), req->size,
+                                      fds, n_fds, true, n_freed);
+                if (r < 0 || c->dead || c->closing)
+                        return r;
+                return native_client_recv_hold(c, (uint8_t *)&rc, sizeof(rc), 0, true);
+        }
         if (hold)
                 return native_client_recv_hold(c, buf + head + sizeof(*req), req->size,
                                                n_freed, false);
@@ -818,10 +848,19 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
         if (n < sizeof(*req) || req->size != size)
                 return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+        if (req->command == KDBUS_WIRE_ATTACH)
+                return native_client_attach(c, cmd, size, fds, n_fds);
         /* our extension for libkdbus-preload.so's close(): end the handle now */
         if (req->command == KDBUS_WIRE_CLOSE) {
                 if (size || n_fds)
                         return native_client_reply(c, -EINVAL, NULL, 0, NULL, 0);
+                /* a channel ends alone */
+                if (c->owner) {
+                        c->closing = true;
+                        return native_client_reply(c, 0, NULL, 0, NULL, 0);
+                }
+                while (!list_is_empty(&c->chans))
+                        native_client_free(list_first_entry(&c->chans, NativeClient, chan_link));
                 /* ended before the answer: when the peer hears it, the connection's
                  * ID_REMOVE was sent, the bus's nodes are gone */
                 c->owned_endpoint = proxy_endpoint_free(c->owned_endpoint);
@@ -899,6 +938,8 @@ static void native_client_read(NativeClient *c) {
         ssize_t n;
         int r;
 
+        if (native_client_sync_blocked(c))
+                return;
         if (c->sync_cmd) {
                 /* readable while its SYNC_REPLY waits: a closed peer ends now (its call
                  * with it); a command from another of its threads waits for the answer,
@@ -1061,6 +1102,8 @@ int native_client_new(NativeListener *l, int cfd) {
         c->held_cancel_fd = -1;
         list_init(&c->link);
         list_init(&c->held_link);
+        list_init(&c->chans);
+        list_init(&c->chan_link);
         c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         r = c->wake_fd < 0 ? -errno : native_client_get_creds(cfd, l->server->bus, &c->creds);
         if (r == 0)

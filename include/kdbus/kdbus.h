@@ -568,6 +568,16 @@ struct kdbus_wire_reply {
  * succeeds, a RECV without flags follows, held as above, and the reply is that RECV's (its
  * errno and struct kdbus_cmd_recv), marked KDBUS_WIRE_RETURN_RECV: a service's answer to
  * one call and its wait for the next go in one datagram.
+ *
+ * KDBUS_WIRE_BATCH_ARM_RECV (kdbus-compat's own; alone, without HOLD_RECV or THEN_RECV):
+ * the command (any but RECV and a SEND with SYNC_REPLY; no cancel fd) runs and is answered
+ * as in any batch; then, whatever its result, a RECV without flags is held on this socket
+ * as with HOLD_RECV, and its answer is a second reply datagram (batch reply marked
+ * KDBUS_WIRE_RETURN_RECV, then struct kdbus_cmd_recv), sent at once if something waits.
+ * The RECV is armed exactly when the first reply's free_error is 0 (a malformed batch or
+ * a failed FREE arms nothing). A program's SEND then gets its errno at once and the wait
+ * for what comes next needs no further request: the peer reads the held answer when it
+ * would have polled.
  */
 #define KDBUS_WIRE_BATCH                 _IOWR(KDBUS_IOCTL_MAGIC, 0xc0, struct kdbus_wire_batch)
 #define KDBUS_WIRE_BATCH_MAX_FREE        64u
@@ -583,6 +593,9 @@ enum kdbus_wire_batch_flags {
         KDBUS_WIRE_BATCH_HOLD_RECV      = 1ULL << 0,
         /* a RECV follows the batch's SEND (see above); kdbus-compat's own */
         KDBUS_WIRE_BATCH_THEN_RECV      = 1ULL << 1,
+        /* the command is answered now, then a RECV is held with a reply of its own
+         * (see below); kdbus-compat's own */
+        KDBUS_WIRE_BATCH_ARM_RECV       = 1ULL << 2,
 };
 
 enum kdbus_wire_return_flags {
@@ -629,6 +642,30 @@ struct kdbus_wire_fds {
  * returned. The request has no payload; the reply is struct kdbus_wire_reply, error 0.
  */
 #define KDBUS_WIRE_CLOSE                 _IO(KDBUS_IOCTL_MAGIC, 0xc2)
+
+/*
+ * kdbus-compat's extension, for libkdbus-preload.so: a further request channel of a
+ * connection, so that its threads and forked children each have requests of their own in
+ * the bus at once (kdbus's ioctls on one file ran in parallel: a BYEBYE while another
+ * thread waits in SYNC_REPLY). Sent as the first request on a new socket to the node the
+ * connection was made on:
+ *
+ *   struct kdbus_wire_request { KDBUS_WIRE_ATTACH, size }
+ *   struct kdbus_wire_attach  { id of the connection }
+ *
+ * with exactly one fd, the connection's pool memfd as HELLO passed it (holding it is the
+ * proof of being the connection's peer). The reply is struct kdbus_wire_reply alone: 0, or
+ * ENXIO (no such connection of this node, or the fd is not its pool), EBADFD (the socket
+ * is a handle already), EINVAL (no or more fds, bad size). Then the socket takes every
+ * command of the connection but HELLO (EBADFD), each answered on it, a held RECV and a
+ * SYNC_REPLY of its own; KDBUS_WIRE_CLOSE or its close() end only the channel. The
+ * connection's end (its first socket closed, the bus gone) closes its channels.
+ */
+#define KDBUS_WIRE_ATTACH                _IOW(KDBUS_IOCTL_MAGIC, 0xc3, struct kdbus_wire_attach)
+
+struct kdbus_wire_attach {
+        uint64_t id;
+};
 
 /* The largest datagram either side sends or accepts. */
 #define KDBUS_WIRE_MAX_DATAGRAM         (8u * 1024u * 1024u)

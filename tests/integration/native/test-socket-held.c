@@ -10,10 +10,14 @@
  * reason to hold (EAGAIN at once); a SEND and a held RECV in one datagram
  * (KDBUS_WIRE_BATCH_THEN_RECV); kdbusd's reply timer (moved for earlier deadlines only); a
  * peer that closes while held is dropped at once; malformed holds are EINVAL with nothing
- * run and the peer goes on; a plain peer gets ENOTTY.
+ * run and the peer goes on; a plain peer gets ENOTTY. KDBUS_WIRE_BATCH_ARM_RECV (the
+ * command answered, then a held RECV with a reply of its own) and KDBUS_WIRE_ATTACH (a
+ * further request channel of a connection).
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdio.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -640,7 +644,11 @@ static void test_malformed(KBus *b, gconstpointer ctx) {
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_FREE, 0);   /* not RECV */
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_SEND, 0);
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 2);   /* two fds */
-        EXPECT_EINVAL(1ULL << 2, KDBUS_CMD_RECV, 0);                     /* unknown flag */
+        EXPECT_EINVAL(1ULL << 5, KDBUS_CMD_RECV, 0);                     /* unknown flag */
+        /* ARM_RECV: alone, not after a RECV */
+        EXPECT_EINVAL(KDBUS_WIRE_BATCH_ARM_RECV, KDBUS_CMD_RECV, 0);
+        EXPECT_EINVAL(KDBUS_WIRE_BATCH_ARM_RECV | KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 0);
+        EXPECT_EINVAL(KDBUS_WIRE_BATCH_ARM_RECV | KDBUS_WIRE_BATCH_THEN_RECV, KDBUS_CMD_SEND, 0);
         /* THEN_RECV: only with HOLD_RECV, only after a SEND, not a SYNC_REPLY one (the
          * struct's flags sit where kdbus_cmd_send has them) */
         EXPECT_EINVAL(KDBUS_WIRE_BATCH_THEN_RECV, KDBUS_CMD_SEND, 0);
@@ -650,6 +658,11 @@ static void test_malformed(KBus *b, gconstpointer ctx) {
         g_assert_cmpint(read_reply(a, &pre, &rcv), ==, -EINVAL);
         g_assert_cmpint(pre.free_error, ==, -EINVAL);
         g_assert_cmpuint(pre.n_freed, ==, 0);
+        /* nor after a SYNC_REPLY */
+        send_batch(a, KDBUS_WIRE_BATCH_ARM_RECV, KDBUS_CMD_SEND, KDBUS_SEND_SYNC_REPLY, &o, 1,
+                   NULL, 0);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, -EINVAL);
+        g_assert_cmpint(pre.free_error, ==, -EINVAL);
         /* a cancel fd epoll refuses (a directory: kdbus's "no poll method"), found before
          * the FREE runs */
         (void) close(fds[0]);
@@ -676,6 +689,191 @@ static void test_malformed(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(s);
 }
 
+/* One request datagram of @n bytes at @req with @fd (-1: none) on @sock; its reply read
+ * into @out (up to @size bytes after the header), its fds into @ret_fds. Return: error. */
+static int raw_call(int sock, const void *req, size_t n, int fd, void *out, size_t size,
+                    int *ret_fds, unsigned max_fds) {
+        union {
+                struct cmsghdr cmsg;
+                uint8_t buf[CMSG_SPACE(sizeof(int) * 4)];
+        } control;
+        uint8_t buf[1024] __attribute__((aligned(8)));
+        struct iovec iov = { (void *)req, n };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        struct kdbus_wire_reply hdr;
+        struct cmsghdr *cm;
+        ssize_t r;
+
+        if (fd >= 0) {
+                memset(&control, 0, sizeof(control));
+                mh.msg_control = &control;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int));
+                control.cmsg.cmsg_level = SOL_SOCKET;
+                control.cmsg.cmsg_type = SCM_RIGHTS;
+                control.cmsg.cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(&control.cmsg), &fd, sizeof(int));
+        }
+        g_assert_cmpint(sendmsg(sock, &mh, MSG_NOSIGNAL), ==, (ssize_t)n);
+        g_assert_true(readable(sock, 5000));
+        iov = (struct iovec){ buf, sizeof(buf) };
+        mh = (struct msghdr){ .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+                              .msg_controllen = sizeof(control) };
+        r = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+        if (r == 0)
+                return -ECONNRESET;
+        g_assert_cmpint(r, >=, (ssize_t)sizeof(hdr));
+        memcpy(&hdr, buf, sizeof(hdr));
+        if (out)
+                memcpy(out, buf + sizeof(hdr), MIN(size, (size_t)r - sizeof(hdr)));
+        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+                for (unsigned i = 0; i < (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                        int x;
+
+                        memcpy(&x, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+                        if (ret_fds && i < max_fds)
+                                ret_fds[i] = x;
+                        else
+                                (void) close(x);
+                }
+        return (int)hdr.error;
+}
+
+static int raw_socket(KBus *b) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+        g_assert_cmpint(s, >=, 0);
+        g_strlcpy(sa.sun_path, b->native, sizeof(sa.sun_path));
+        g_assert_cmpint(connect(s, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+        return s;
+}
+
+/* A command struct of kdbus's fixed part (@size bytes, zeros but its size) behind its
+ * request header, with @extra 8-byte words set after the size. */
+typedef struct RawCmd {
+        struct kdbus_wire_request req;
+        uint64_t w[16];
+} RawCmd;
+
+static size_t raw_cmd(RawCmd *m, uint64_t command, size_t size) {
+        memset(m, 0, sizeof(*m));
+        m->req.command = command;
+        m->req.size = size;
+        m->w[0] = size;
+        return sizeof(m->req) + size;
+}
+
+/*
+ * KDBUS_WIRE_BATCH_ARM_RECV: the command answered at once (here a FREE), then a held RECV
+ * whose answer is a second datagram (RETURN_RECV) when a message comes; no eventfd write.
+ */
+static void test_arm(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH), *s = kpeer(b, 0);
+        /* outer request, batch (no FREEs), inner request, kdbus_cmd_free: in words, the
+         * structs end in flexible arrays */
+        uint64_t m[10] = { KDBUS_WIRE_BATCH, 8 * 8, 0, KDBUS_WIRE_BATCH_ARM_RECV,
+                           KDBUS_CMD_FREE, sizeof(struct kdbus_cmd_free),
+                           sizeof(struct kdbus_cmd_free), 0, 0, 0 };
+        uint64_t *free_offset = &m[9];
+        struct kdbus_wire_batch_reply pre;
+        struct kdbus_cmd_recv rcv;
+        const struct kdbus_msg *msg;
+
+        post(s, a, 91);
+        g_assert_cmpint(kdbus_conn_recv(a, 0, 0, &msg, NULL), ==, 0);
+        *free_offset = kdbus_conn_offset(a, msg);
+        (void) kdbus_conn_wait(a, 0);   /* read the eventfd */
+        g_assert_cmpint(send(a->fd, &m, sizeof(m), MSG_NOSIGNAL), ==, (ssize_t)sizeof(m));
+        /* the FREE's answer now, not marked */
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        g_assert_cmpint(pre.free_error, ==, 0);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV, ==, 0);
+        /* then nothing until a message comes */
+        g_assert_false(readable(a->fd, 200));
+        post(s, a, 92);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV, ==, KDBUS_WIRE_RETURN_RECV);
+        msg = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(msg->cookie, ==, 92);
+        g_assert_false(readable(a->wake_fd, 0));
+        kfree_msg(a, msg);
+        /* a command that fails arms all the same (the batch went through) */
+        *free_offset = 1ULL << 40;
+        g_assert_cmpint(send(a->fd, &m, sizeof(m), MSG_NOSIGNAL), ==, (ssize_t)sizeof(m));
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, -ENXIO);
+        g_assert_cmpint(pre.free_error, ==, 0);
+        post(s, a, 93);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV, ==, KDBUS_WIRE_RETURN_RECV);
+        msg = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(msg->cookie, ==, 93);
+        g_assert_false(readable(a->wake_fd, 0));
+        kfree_msg(a, msg);
+        kdbus_conn_close(a);
+        kdbus_conn_close(s);
+}
+
+/*
+ * KDBUS_WIRE_ATTACH: a second socket proving the pool memfd becomes a request channel of
+ * the connection (its queue, its BYEBYE); a wrong fd or id is ENXIO, no fd EINVAL; HELLO
+ * on it EBADFD; its close ends nothing; the connection's end closes it.
+ */
+static void test_attach(KBus *b, gconstpointer ctx) {
+        KdbusConn *s = kpeer(b, 0);
+        struct kdbus_cmd_hello hello = { .size = sizeof(hello), .flags = KDBUS_HELLO_WIRE_BATCH,
+                                         .pool_size = KPOOL };
+        struct { struct kdbus_wire_request req; struct kdbus_cmd_hello h; } hm;
+        struct { struct kdbus_wire_request req; struct kdbus_wire_attach at; } am;
+        struct kdbus_cmd_recv rcv;
+        int a = raw_socket(b), ch, ch2, hfds[2] = { -1, -1 }, other = eventfd(0, EFD_CLOEXEC);
+        RawCmd c;
+        size_t n;
+
+        hm.req = (struct kdbus_wire_request){ KDBUS_CMD_HELLO, sizeof(hello) };
+        hm.h = hello;
+        g_assert_cmpint(raw_call(a, &hm, sizeof(hm), -1, &hello, sizeof(hello), hfds, 2), ==, 0);
+        g_assert_cmpint(hfds[0], >=, 0);
+        am.req = (struct kdbus_wire_request){ KDBUS_WIRE_ATTACH, sizeof(am.at) };
+        am.at.id = hello.id;
+        ch = raw_socket(b);
+        g_assert_cmpint(raw_call(ch, &am, sizeof(am), other, NULL, 0, NULL, 0), ==, -ENXIO);
+        g_assert_cmpint(raw_call(ch, &am, sizeof(am), -1, NULL, 0, NULL, 0), ==, -EINVAL);
+        am.at.id = hello.id + 1000;
+        g_assert_cmpint(raw_call(ch, &am, sizeof(am), hfds[0], NULL, 0, NULL, 0), ==, -ENXIO);
+        am.at.id = hello.id;
+        g_assert_cmpint(raw_call(ch, &am, sizeof(am), hfds[0], NULL, 0, NULL, 0), ==, 0);
+        /* a handle now: no second ATTACH, no HELLO */
+        g_assert_cmpint(raw_call(ch, &am, sizeof(am), hfds[0], NULL, 0, NULL, 0), ==, -EBADFD);
+        g_assert_cmpint(raw_call(ch, &hm, sizeof(hm), -1, NULL, 0, NULL, 0), ==, -EBADFD);
+        /* a second channel, closed again: the connection goes on */
+        ch2 = raw_socket(b);
+        g_assert_cmpint(raw_call(ch2, &am, sizeof(am), hfds[0], NULL, 0, NULL, 0), ==, 0);
+        (void) close(ch2);
+        /* the connection's queue, received through the channel */
+        g_assert_cmpint(kcall(s, hello.id, NULL, 94, false, "Post", "x", 0, NULL), ==, 0);
+        n = raw_cmd(&c, KDBUS_CMD_RECV, sizeof(struct kdbus_cmd_recv));
+        g_assert_cmpint(raw_call(ch, &c, n, -1, &rcv, sizeof(rcv), NULL, 0), ==, 0);
+        g_assert_cmpuint(rcv.msg.offset, <, KPOOL);
+        g_assert_cmpint(raw_call(a, &c, n, -1, &rcv, sizeof(rcv), NULL, 0), ==, -EAGAIN);
+        /* BYEBYE through the channel ends the connection for both */
+        n = raw_cmd(&c, KDBUS_CMD_FREE, sizeof(struct kdbus_cmd_free));
+        c.w[2] = rcv.msg.offset;
+        g_assert_cmpint(raw_call(ch, &c, n, -1, NULL, 0, NULL, 0), ==, 0);
+        n = raw_cmd(&c, KDBUS_CMD_BYEBYE, sizeof(struct kdbus_cmd));
+        g_assert_cmpint(raw_call(ch, &c, n, -1, NULL, 0, NULL, 0), ==, 0);
+        n = raw_cmd(&c, KDBUS_CMD_RECV, sizeof(struct kdbus_cmd_recv));
+        g_assert_cmpint(raw_call(a, &c, n, -1, NULL, 0, NULL, 0), ==, -ECONNRESET);
+        /* the connection's socket goes: its channel is closed */
+        (void) close(a);
+        g_assert_true(readable(ch, 5000));
+        g_assert_cmpint(recv(ch, &rcv, sizeof(rcv), MSG_DONTWAIT), ==, 0);
+        (void) close(ch);
+        (void) close(hfds[0]);
+        (void) close(hfds[1]);
+        (void) close(other);
+        kdbus_conn_close(s);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         ADD("arrives", test_arrives);
@@ -691,5 +889,7 @@ int main(int argc, char **argv) {
         ADD("priority", test_priority);
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
+        ADD("arm", test_arm);
+        ADD("attach", test_attach);
         return g_test_run();
 }
