@@ -68,9 +68,24 @@ static void preload_atfork_child(void) {
         preload_pid_forget();
         preload_freed_forget_all();
         (void) pthread_mutex_init(&table_lock, NULL);
+        /* each handle once (dup()s share it): the child's requests get channels of its
+         * own; the parent's attached sockets, held RECV and kept message are the parent's */
+        for (int fd = 0; fd < PRELOAD_MAX_FD; fd++) {
+                PreloadHandle *h = handles[fd];
+
+                if (!h || h->chan0_lock_seen)
+                        continue;
+                h->chan0_lock_seen = true;
+                (void) pthread_mutex_init(&h->lock, NULL);
+                (void) pthread_mutex_init(&h->chan[0].lock, NULL);
+                preload_chans_close(h);
+                h->chan0_foreign = true;
+                h->armed = -1;
+                preload_prefetch_drop(h);
+        }
         for (int fd = 0; fd < PRELOAD_MAX_FD; fd++)
-                if (handles[fd] && handles[fd]->sock == fd)
-                        (void) pthread_mutex_init(&handles[fd]->lock, NULL);
+                if (handles[fd])
+                        handles[fd]->chan0_lock_seen = false;
 }
 
 __attribute__((constructor)) static void preload_init(void) {
@@ -111,6 +126,9 @@ static void preload_handle_unref(PreloadHandle *h) {
         if (--h->refs)
                 return;
         preload_handle_forget(h);
+        preload_chans_close(h);
+        preload_prefetch_drop(h);
+        (void) pthread_mutex_destroy(&h->chan[0].lock);
         if (h->pool_fd >= 0)
                 (void) preload_real_close(h->pool_fd);
         if (h->wake_fd >= 0)
@@ -159,7 +177,9 @@ static int preload_open_node(int dirfd, const char *path, int flags) {
         const char *base;
         int fd, opath = -1, r;
 
-        if (strlen(path) < sizeof(sa.sun_path) && (path[0] == '/' || dirfd == AT_FDCWD))
+        bool direct = strlen(path) < sizeof(sa.sun_path) && (path[0] == '/' || dirfd == AT_FDCWD);
+
+        if (direct)
                 strcpy(sa.sun_path, path);
         else {
                 /* a long or dirfd-relative path: connect through /proc/self/fd */
@@ -200,6 +220,14 @@ static int preload_open_node(int dirfd, const char *path, int flags) {
                 return -1;
         }
         (void) pthread_mutex_init(&h->lock, NULL);
+        (void) pthread_mutex_init(&h->chan[0].lock, NULL);
+        h->chan[0].sock = -1;
+        h->n_chans = 1;
+        h->armed = -1;
+        /* further channels connect to the same node (not through /proc/self/fd, whose
+         * O_PATH fd is gone; a relative path would follow chdir(): absolute only) */
+        if (direct && path[0] == '/')
+                h->addr = sa;
         h->sock = fd;
         h->pool_fd = -1;
         h->wake_fd = -1;
@@ -414,16 +442,32 @@ static short preload_poll_now(const PreloadHandle *h, short events) {
         return events & (POLLOUT | POLLWRNORM);
 }
 
+/* @a - @b, or zero if @b is later */
+static struct timespec ts_left(const struct timespec *a, const struct timespec *b) {
+        struct timespec d = { a->tv_sec - b->tv_sec, a->tv_nsec - b->tv_nsec };
+
+        if (d.tv_nsec < 0) {
+                d.tv_nsec += 1000000000L;
+                d.tv_sec--;
+        }
+        if (d.tv_sec < 0)
+                d = (struct timespec){ 0, 0 };
+        return d;
+}
+
 /*
  * poll() with kdbus handles: each stands for its wakeup eventfd (POLLIN while messages
- * wait) and its socket (POLLHUP when kdbusd closed it: the bus or the connection is gone).
+ * wait), its socket (POLLHUP when kdbusd closed it: the bus or the connection is gone)
+ * and, when the call would wait, the socket of a held RECV armed for it
+ * (preload/preload-chan.c): the message comes there, kept for the program's RECV.
  */
 static int preload_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
                          const sigset_t *mask) {
         struct pollfd *x;
-        nfds_t n_x = 0, i;
-        struct timespec zero = { 0, 0 };
-        bool any = false, now = false;
+        nfds_t n_x, i;
+        int *rdhup, *held;
+        struct timespec zero = { 0, 0 }, deadline = { 0, 0 }, left, t;
+        bool any = false, now, waiting = !ts || ts->tv_sec || ts->tv_nsec;
         int r;
 
         for (i = 0; i < n; i++)
@@ -432,63 +476,122 @@ static int preload_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts
                         break;
                 }
         /* about to wait: the FREEs the library answered were done by now in kdbus (a
-         * message may wait for that pool space) */
-        if (!ts || ts->tv_sec || ts->tv_nsec)
-                preload_flush_freed(NULL, true);
+         * message may wait for that pool space); a few may stay on a handle with a held
+         * RECV, they go with its next request */
+        if (waiting)
+                preload_flush_freed(NULL, true, true);
         if (!any)
                 return real_ppoll(fds, n, ts, mask);
-        x = calloc(n * 2, sizeof(*x));
-        if (!x) {
+        /* x[0..n) the program's entries (a handle's as its eventfd), then the sockets */
+        x = calloc(n * 3, sizeof(*x));
+        rdhup = calloc(n * 2, sizeof(int));
+        if (!x || !rdhup) {
+                free(x);
+                free(rdhup);
                 errno = ENOMEM;
                 return -1;
         }
-        /* x[0..n) the program's entries (a handle's as its eventfd), x[n..) the sockets */
-        for (i = 0; i < n; i++) {
-                PreloadHandle *h = preload_handle_get(fds[i].fd);
+        held = rdhup + n;
+        if (ts) {
+                (void) clock_gettime(CLOCK_MONOTONIC, &t);
+                deadline.tv_sec = t.tv_sec + ts->tv_sec;
+                deadline.tv_nsec = t.tv_nsec + ts->tv_nsec;
+                if (deadline.tv_nsec >= 1000000000L) {
+                        deadline.tv_nsec -= 1000000000L;
+                        deadline.tv_sec++;
+                }
+        }
+        left = ts ? *ts : zero;
+        for (;;) {
+                now = false;
+                n_x = 0;
+                for (i = 0; i < n; i++) {
+                        PreloadHandle *h = preload_handle_get(fds[i].fd);
 
-                x[i] = fds[i];
-                if (!h)
-                        continue;
-                if (preload_poll_now(h, fds[i].events))
-                        now = true;
-                if (h->type == PRELOAD_HANDLE_CONNECTED && !h->byebye) {
+                        x[i] = fds[i];
+                        rdhup[i] = held[i] = -1;
+                        if (!h)
+                                continue;
+                        if (preload_poll_now(h, fds[i].events) ||
+                            (h->pre.valid && (fds[i].events & (POLLIN | POLLRDNORM))))
+                                now = true;
+                        if (h->type != PRELOAD_HANDLE_CONNECTED || h->byebye) {
+                                x[i].fd = -1;
+                                continue;
+                        }
                         x[i].fd = h->wake_fd;
                         x[i].events = fds[i].events & (POLLIN | POLLRDNORM);
-                        x[n + n_x].fd = fds[i].fd;
-                        x[n + n_x].events = POLLRDHUP;
-                        n_x++;
-                } else
-                        x[i].fd = -1;
-        }
-        r = real_ppoll(x, n + n_x, now ? &zero : ts, mask);
-        if (r < 0) {
-                free(x);
-                return r;
-        }
-        r = 0;
-        n_x = 0;
-        for (i = 0; i < n; i++) {
-                PreloadHandle *h = preload_handle_get(fds[i].fd);
+                        rdhup[i] = (int)(n + n_x);
+                        x[n + n_x++] = (struct pollfd){ .fd = fds[i].fd, .events = POLLRDHUP };
+                        if (waiting && (fds[i].events & (POLLIN | POLLRDNORM)) && !now) {
+                                int sock;
 
-                if (!h)
-                        fds[i].revents = x[i].revents;
-                else {
+                                __atomic_store_n(&h->polled, true, __ATOMIC_RELAXED);
+                                sock = preload_chan_arm(h, fds[i].fd);
+                                if (sock >= 0) {
+                                        held[i] = (int)(n + n_x);
+                                        x[n + n_x++] = (struct pollfd){ .fd = sock,
+                                                                        .events = POLLIN };
+                                }
+                        }
+                }
+                r = real_ppoll(x, n + n_x, now ? &zero : ts ? &left : NULL, mask);
+                if (r < 0)
+                        break;
+                r = 0;
+                for (i = 0; i < n; i++) {
+                        PreloadHandle *h = preload_handle_get(fds[i].fd);
+                        bool answer = false;
+
+                        if (!h) {
+                                fds[i].revents = x[i].revents;
+                                r += fds[i].revents != 0;
+                                continue;
+                        }
+                        if (held[i] >= 0 && (x[held[i]].revents & (POLLIN | POLLERR | POLLHUP))) {
+                                preload_held_poll(h, x[held[i]].fd);
+                                answer = true;
+                        }
                         fds[i].revents = preload_poll_now(h, fds[i].events);
-                        if (h->type == PRELOAD_HANDLE_CONNECTED && !h->byebye) {
-                                if (x[n + n_x].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
+                        if (rdhup[i] >= 0 && !h->byebye) {
+                                if (x[rdhup[i]].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
                                         fds[i].revents = POLLERR | POLLHUP;
                                         /* the bus closed it: RECV and FREE go to the
                                          * bus now (ECONNRESET), not answered here */
                                         __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
-                                } else
-                                        fds[i].revents |= x[i].revents &
-                                                          (POLLIN | POLLRDNORM);
-                                n_x++;
-                        }
+                                } else if (h->pre.valid)
+                                        fds[i].revents |= fds[i].events & (POLLIN | POLLRDNORM);
+                                else if (x[i].revents & POLLIN) {
+                                        uint64_t v;
+
+                                        /* while a RECV is held kdbusd answers it instead
+                                         * of writing the eventfd: a count left there is
+                                         * stale (another thread's notice of a kept
+                                         * message someone received since) */
+                                        if (held[i] >= 0 && !answer &&
+                                            __atomic_load_n(&h->armed, __ATOMIC_RELAXED) >= 0)
+                                                (void) !read(h->wake_fd, &v, sizeof(v));
+                                        else
+                                                fds[i].revents |= x[i].revents &
+                                                                  (POLLIN | POLLRDNORM);
+                                }
+                        } else if (rdhup[i] >= 0)
+                                fds[i].revents = POLLERR | POLLHUP;   /* ended just now */
+                        r += fds[i].revents != 0;
                 }
-                r += fds[i].revents != 0;
+                /* nothing for the program (a held answer with nothing in it, a stale
+                 * count): wait on for what is left of the timeout */
+                if (r > 0 || now || !waiting)
+                        break;
+                if (ts) {
+                        (void) clock_gettime(CLOCK_MONOTONIC, &t);
+                        left = ts_left(&deadline, &t);
+                        if (!left.tv_sec && !left.tv_nsec)
+                                break;
+                }
         }
         free(x);
+        free(rdhup);
         return r;
 }
 
@@ -606,5 +709,9 @@ EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
                 errno = EPERM;
                 return -1;
         }
+        /* epoll waits on the eventfd alone: no held RECV for this handle from now on, and
+         * one armed already is ended (what it took is kept, the eventfd written) */
+        __atomic_store_n(&h->epolled, true, __ATOMIC_RELAXED);
+        preload_disarm(h, fd);
         return real_epoll_ctl(epfd, op, h->wake_fd, ev);
 }

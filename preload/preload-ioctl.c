@@ -23,11 +23,6 @@
 /* the kernel's limit for fds in one SCM_RIGHTS message (SCM_MAX_FD): kdbus's final code
  * answered E2BIG for more in one message */
 #define PRELOAD_MAX_FDS 253u
-/* bus-owned fds in a reply: a received message's FDS item and memfds, HELLO's two */
-#define PRELOAD_MAX_REPLY_FDS (KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS + 2u)
-/* the largest reply: a batch reply and a command's fixed part */
-#define PRELOAD_REPLY_MAX 1024u
-
 /* Our pid for process_vm_readv/_writev, cached (getpid() is a system call each time);
  * forgotten in a fork child (preload_pid_forget(), from pthread_atfork). */
 static pid_t self_pid;
@@ -116,96 +111,6 @@ int preload_mem_write(void *dst, const void *src, size_t n) {
                 return 0;
         }
         return r == (ssize_t)n ? 0 : -EFAULT;
-}
-
-typedef struct Reply {
-        int64_t error;
-        uint8_t *data;                  /* the command's struct (after a batch reply) */
-        size_t size;
-        struct kdbus_wire_batch_reply batch;
-        int fds[PRELOAD_MAX_REPLY_FDS];
-        unsigned n_fds;
-        uint64_t buf[PRELOAD_REPLY_MAX / 8];
-} Reply;
-
-/* Send @iov as one datagram with @fds, read the reply into @rep (@batch: it starts with a
- * kdbus_wire_batch_reply). Signals do not end the wait: the bus answers every request and
- * the reply must be read (kdbus restarted its ioctls too). Return: 0 or -errno. */
-static int preload_wire_call(int fd, struct iovec *iov, unsigned n_iov,
-                             const int *fds, unsigned n_fds, bool batch, Reply *rep) {
-        union {
-                struct cmsghdr cm;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * PRELOAD_MAX_FDS)];
-        } ctl;
-        struct msghdr mh = { .msg_iov = iov, .msg_iovlen = n_iov };
-        struct iovec riov = { rep->buf, sizeof(rep->buf) };
-        struct cmsghdr *cm;
-        ssize_t n;
-        size_t hdr;
-
-        rep->n_fds = 0;
-        if (n_fds) {
-                memset(&ctl, 0, sizeof(ctl));
-                mh.msg_control = ctl.buf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-                cm = CMSG_FIRSTHDR(&mh);
-                cm->cmsg_level = SOL_SOCKET;
-                cm->cmsg_type = SCM_RIGHTS;
-                cm->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-                memcpy(CMSG_DATA(cm), fds, sizeof(int) * n_fds);
-        }
-        do
-                n = sendmsg(fd, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return errno == EPIPE || errno == ECONNREFUSED ? -ECONNRESET : -errno;
-
-        memset(&mh, 0, sizeof(mh));
-        mh.msg_iov = &riov;
-        mh.msg_iovlen = 1;
-        mh.msg_control = ctl.buf;
-        mh.msg_controllen = sizeof(ctl.buf);
-        do
-                n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-                if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-                        unsigned k = (unsigned)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                        int *p = (int *)(void *)CMSG_DATA(cm);
-
-                        for (unsigned i = 0; i < k; i++) {
-                                if (rep->n_fds < PRELOAD_MAX_REPLY_FDS)
-                                        rep->fds[rep->n_fds++] = p[i];
-                                else
-                                        (void) preload_real_close(p[i]);
-                        }
-                }
-        /* the bus closed the socket: the connection is gone (kdbus: ECONNRESET) */
-        if (n == 0)
-                return -ECONNRESET;
-        hdr = sizeof(struct kdbus_wire_reply);
-        if ((size_t)n < hdr || (mh.msg_flags & MSG_TRUNC))
-                return -EIO;
-        rep->error = ((struct kdbus_wire_reply *)(void *)rep->buf)->error;
-        rep->data = (uint8_t *)rep->buf + hdr;
-        rep->size = (size_t)n - hdr;
-        memset(&rep->batch, 0, sizeof(rep->batch));
-        if (batch) {
-                if (rep->size < sizeof(rep->batch))
-                        return -EIO;
-                memcpy(&rep->batch, rep->data, sizeof(rep->batch));
-                rep->data += sizeof(rep->batch);
-                rep->size -= sizeof(rep->batch);
-        }
-        return 0;
-}
-
-static void reply_close_fds(Reply *rep) {
-        for (unsigned i = 0; i < rep->n_fds; i++)
-                (void) preload_real_close(rep->fds[i]);
-        rep->n_fds = 0;
 }
 
 /* PAYLOAD_VECs of one SEND the datagram takes straight from the program's memory (with
@@ -410,7 +315,8 @@ static int preload_send_items(Buf *b, size_t cmd_off, uint64_t size, int *fds,
         return 0;
 }
 
-static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned n);
+static int preload_fds_publish(PreloadHandle *h, unsigned ci, int fd, uint64_t offset,
+                               const int *fds, unsigned n);
 
 static bool preload_command_known(unsigned long cmd) {
         switch (cmd) {
@@ -462,28 +368,40 @@ static void preload_held_drop(PreloadHandle *h, uint64_t offset) {
 }
 
 /* FREE of @offset: if it was handed out to us, answer 0 (kdbus's answer: the slice is the
- * peer's) and send it later. Return: answered. */
+ * peer's) and send it later. Takes the handle's lock (not held by the caller). Return:
+ * answered. */
 static bool preload_free_later(PreloadHandle *h, uint64_t offset) {
+        bool found = false, listed;
         unsigned i;
 
+        (void) pthread_mutex_lock(&h->lock);
         for (i = 0; i < h->n_held && h->held[i] != offset; i++)
                 ;
-        if (i == h->n_held || h->n_freed == PRELOAD_HELD_MAX)
+        found = i < h->n_held && h->n_freed < PRELOAD_HELD_MAX;
+        (void) pthread_mutex_unlock(&h->lock);
+        if (!found)
                 return false;
-        if (!h->listed) {
-                (void) pthread_mutex_lock(&freeing_lock);
-                if (n_freeing < PRELOAD_FREEING_MAX) {
-                        freeing[n_freeing] = h;
-                        __atomic_store_n(&n_freeing, n_freeing + 1, __ATOMIC_RELEASE);
-                        h->listed = true;
-                }
-                (void) pthread_mutex_unlock(&freeing_lock);
-                if (!h->listed)
-                        return false;
+        /* the list first (its lock is taken before a handle's, by preload_flush_freed()) */
+        (void) pthread_mutex_lock(&freeing_lock);
+        if (!h->listed && n_freeing < PRELOAD_FREEING_MAX) {
+                freeing[n_freeing] = h;
+                __atomic_store_n(&n_freeing, n_freeing + 1, __ATOMIC_RELEASE);
+                h->listed = true;
         }
-        h->held[i] = h->held[--h->n_held];
-        h->freed[h->n_freed++] = offset;
-        return true;
+        listed = h->listed;
+        (void) pthread_mutex_unlock(&freeing_lock);
+        if (!listed)
+                return false;
+        (void) pthread_mutex_lock(&h->lock);
+        for (i = 0; i < h->n_held && h->held[i] != offset; i++)
+                ;
+        found = i < h->n_held && h->n_freed < PRELOAD_HELD_MAX;
+        if (found) {
+                h->held[i] = h->held[--h->n_held];
+                h->freed[h->n_freed++] = offset;
+        }
+        (void) pthread_mutex_unlock(&h->lock);
+        return found;
 }
 
 static void freeing_remove_locked(unsigned i) {
@@ -492,9 +410,14 @@ static void freeing_remove_locked(unsigned i) {
         __atomic_store_n(&n_freeing, n_freeing - 1, __ATOMIC_RELEASE);
 }
 
-static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command, void *arg);
+static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned long command,
+                                void *arg);
 
-void preload_flush_freed(PreloadHandle *except, bool try_only) {
+/* FREEs held back up to this many may wait in a poll() whose handle has a held RECV (they
+ * go with the next request); more are sent before waiting */
+#define PRELOAD_FREED_WAIT_MAX (PRELOAD_HELD_MAX / 2)
+
+void preload_flush_freed(PreloadHandle *except, bool try_only, bool waiting) {
         unsigned i = 0;
 
         if (!__atomic_load_n(&n_freeing, __ATOMIC_ACQUIRE))
@@ -505,23 +428,32 @@ void preload_flush_freed(PreloadHandle *except, bool try_only) {
         in_flush = true;
         while (i < n_freeing) {
                 PreloadHandle *h = freeing[i];
+                unsigned ci = h->chan0_foreign ? 1 : 0;
+                struct kdbus_cmd_free f = { .size = sizeof(f) };
+                bool send;
 
-                if (h == except || pthread_mutex_trylock(&h->lock) != 0) {
+                /* the handle's own channel (a fork child's first), if free */
+                if (h == except || ci >= __atomic_load_n(&h->n_chans, __ATOMIC_ACQUIRE) ||
+                    pthread_mutex_trylock(&h->chan[ci].lock) != 0) {
                         i++;
                         continue;
                 }
+                (void) pthread_mutex_lock(&h->lock);
+                /* a wait on a handle with a held RECV: a few may stay (no pool pressure) */
+                send = h->n_freed && preload_handle_get(h->sock) == h &&
+                       !(waiting && preload_can_arm(h) && h->n_freed < PRELOAD_FREED_WAIT_MAX);
                 /* the last FREE as the command, the others in its batch */
-                if (h->n_freed && preload_handle_get(h->sock) == h) {
-                        struct kdbus_cmd_free f = { .size = sizeof(f),
-                                                    .offset = h->freed[--h->n_freed] };
-
-                        (void) preload_ioctl_locked(h, h->sock, KDBUS_CMD_FREE, &f);
-                }
-                if (h->n_freed == 0)
+                if (send)
+                        f.offset = h->freed[--h->n_freed];
+                (void) pthread_mutex_unlock(&h->lock);
+                if (send)
+                        (void) preload_ioctl_locked(h, ci, ci ? h->chan[ci].sock : h->sock,
+                                                    KDBUS_CMD_FREE, &f);
+                if (__atomic_load_n(&h->n_freed, __ATOMIC_RELAXED) == 0)
                         freeing_remove_locked(i);
                 else
                         i++;
-                (void) pthread_mutex_unlock(&h->lock);
+                (void) pthread_mutex_unlock(&h->chan[ci].lock);
         }
         in_flush = false;
         (void) pthread_mutex_unlock(&freeing_lock);
@@ -553,7 +485,85 @@ void preload_freed_forget_all(void) {
                              KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
                              KDBUS_FLAG_NEGOTIATE)
 
-static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command, void *arg) {
+/*
+ * RECV answered from what the held RECV brought (@h->pre, or an answer waiting on the armed
+ * channel, read now). @ci/@fd: the request's channel (locked); @rc: the program's struct
+ * (copied), @arg: where it lives. Return: 1 not answered here (nothing armed, nothing
+ * kept), else 0 or -errno as RECV's answer.
+ */
+static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus_cmd_recv *rc,
+                             void *arg) {
+        PreloadPrefetch *pre = &h->pre;
+        int armed = __atomic_load_n(&h->armed, __ATOMIC_RELAXED), r;
+        bool peek = rc->flags & KDBUS_RECV_PEEK, drop = rc->flags & KDBUS_RECV_DROP;
+        uint64_t offset;
+
+        if (!pre->valid && armed >= 0) {
+                /* a held RECV waits: whatever came is on its socket; the eventfd is not
+                 * written for it (kdbusd answers the hold instead) */
+                if (armed == (int)ci)
+                        r = preload_held_read(h, ci, fd, true, false);
+                else if (pthread_mutex_trylock(&h->chan[armed].lock) == 0) {
+                        r = __atomic_load_n(&h->armed, __ATOMIC_RELAXED) != armed ? 0 :
+                            preload_held_read(h, (unsigned)armed, h->chan[armed].sock, true,
+                                              false);
+                        (void) pthread_mutex_unlock(&h->chan[armed].lock);
+                } else
+                        r = -EAGAIN;    /* its holder reads the answer */
+                if (r < 0 && r != -EAGAIN)
+                        return r;
+                if (!pre->valid && __atomic_load_n(&h->armed, __ATOMIC_RELAXED) >= 0) {
+                        /* nothing came: kdbus's RECV says EAGAIN, no count */
+                        rc->return_flags = 0;
+                        rc->dropped_msgs = 0;
+                        memset(&rc->msg, 0, sizeof(rc->msg));
+                        rc->msg.offset = h->pool_size;
+                        r = preload_mem_write(arg, rc, sizeof(*rc));
+                        return r < 0 ? r : -EAGAIN;
+                }
+        }
+        if (!pre->valid)
+                return 1;
+        /* the kept answer, with the program's own flags and threshold (a priority RECV
+         * gets the oldest message, which the hold took) */
+        rc->return_flags = pre->return_flags;
+        rc->dropped_msgs = pre->dropped_msgs;
+        rc->msg = pre->msg;
+        r = pre->error;
+        offset = pre->msg.offset;
+        if (r == 0 && drop) {
+                /* gone unread: its slice is freed with the next request */
+                memset(&rc->msg, 0, sizeof(rc->msg));
+                rc->msg.offset = h->pool_size;
+        }
+        if (r == 0 && !drop && pre->n_fds && !pre->published) {
+                int q = preload_fds_publish(h, ci, fd, offset, pre->fds, pre->n_fds);
+
+                if (q < 0)
+                        return q;       /* kept: a later RECV tries again */
+                pre->published = true;
+        }
+        if (!peek) {
+                (void) pthread_mutex_lock(&h->lock);
+                if (r == 0 && !drop)
+                        preload_held_add(h, offset);
+                else if (r == 0 && h->n_freed < PRELOAD_HELD_MAX)
+                        h->freed[h->n_freed++] = offset;
+                if (drop)
+                        preload_prefetch_drop(h);
+                pre->valid = false;
+                pre->n_fds = 0;
+                (void) pthread_mutex_unlock(&h->lock);
+        }
+        {
+                int q = preload_mem_write(arg, rc, sizeof(*rc));
+
+                return q < 0 ? q : r;
+        }
+}
+
+static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned long command,
+                                void *arg) {
         int fds[PRELOAD_MAX_FDS];
         unsigned n_fds = 0;
         struct kdbus_wire_request req, breq;
@@ -561,9 +571,10 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
         struct iovec iov[5 + 2 * PRELOAD_DIRECT_VECS];
         unsigned n_iov = 0;
         Buf b = { .n_ext = 0 };
-        Reply *rep = NULL;
-        uint64_t size, user_flags = 0, user_msg = 0;
-        bool use_batch = false, local;
+        PreloadReply *rep = NULL;
+        uint64_t size, user_flags = 0, user_msg = 0, freed[PRELOAD_HELD_MAX];
+        unsigned n_freed = 0;
+        bool use_batch = false, local, arm = false, was_send;
         int64_t off;
         int r;
 
@@ -572,7 +583,7 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 return -EFAULT;
         /* the FREEs other handles answered were done before this, in kdbus */
         if (!in_flush)
-                preload_flush_freed(h, false);
+                preload_flush_freed(h, false, false);
         r = preload_mem_read(&size, arg, sizeof(size));
         if (r < 0)
                 return r;
@@ -580,6 +591,8 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 return -EINVAL;
         if (size > PRELOAD_CMD_MAX_SIZE)
                 return -EMSGSIZE;
+        was_send = __atomic_exchange_n(&h->last_send, command == KDBUS_CMD_SEND,
+                                       __ATOMIC_RELAXED);
         off = buf_append(&b, arg, size, true);
         if (off < 0) {
                 r = (int)off;
@@ -606,12 +619,25 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                         goto out;
                 }
                 ((struct kdbus_cmd_send *)(void *)b.p)->msg_address = (uint64_t)off;
+                /* a SEND after something else: the program waits for an answer next, so
+                 * the wait rides along (a held RECV armed with it); not in a run of SENDs */
+                arm = !was_send && preload_can_arm(h) && h->polled && !h->pre.valid &&
+                      __atomic_load_n(&h->armed, __ATOMIC_RELAXED) < 0 &&
+                      !(((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY);
         }
         local = h->type == PRELOAD_HANDLE_CONNECTED && !h->shared &&
                 !__atomic_load_n(&h->byebye, __ATOMIC_RELAXED);
         if (command == KDBUS_CMD_FREE && size >= sizeof(struct kdbus_cmd_free)) {
                 struct kdbus_cmd_free *f = (void *)b.p;
 
+                /* the slice of a message the held RECV took, PEEKed: still queued for
+                 * the program (kdbus's FREE after PEEK leaves the message) */
+                if (local && h->pre.valid && h->pre.error == 0 &&
+                    f->offset == h->pre.msg.offset) {
+                        f->return_flags = 0;
+                        r = preload_mem_write(arg, f, sizeof(*f));
+                        goto out;
+                }
                 if (local && size == sizeof(*f) && f->flags == 0 &&
                     preload_free_later(h, f->offset)) {
                         /* kdbus's answer to a FREE of a slice it handed out */
@@ -619,13 +645,28 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                         r = preload_mem_write(arg, f, sizeof(*f));
                         goto out;
                 }
+                (void) pthread_mutex_lock(&h->lock);
                 preload_held_drop(h, f->offset);
+                (void) pthread_mutex_unlock(&h->lock);
         }
-        if (command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED) {
+        /* a message the held RECV took is still queued for the program */
+        if (command == KDBUS_CMD_BYEBYE && h->pre.valid && h->pre.error == 0) {
+                r = -EBUSY;
+                goto out;
+        }
+        if (command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED &&
+            size >= sizeof(struct kdbus_cmd_recv)) {
                 struct kdbus_cmd_recv *rc = (void *)b.p;
                 uint64_t v;
                 ssize_t n;
 
+                if (rc->flags)
+                        __atomic_store_n(&h->recv_flags_seen, true, __ATOMIC_RELAXED);
+                if (size == sizeof(*rc) && !__atomic_load_n(&h->byebye, __ATOMIC_RELAXED)) {
+                        r = preload_recv_kept(h, ci, fd, rc, arg);
+                        if (r != 1)
+                                goto out;
+                }
                 /* the eventfd is cleared before each RECV, written again after it unless
                  * the queue is empty (below); kdbusd writes it when a message is queued
                  * or lost (a dropped count to report) */
@@ -652,41 +693,51 @@ static int preload_ioctl_locked(PreloadHandle *h, int fd, unsigned long command,
                 r = -ENOMEM;
                 goto out;
         }
+        if (h->type == PRELOAD_HANDLE_CONNECTED) {
+                (void) pthread_mutex_lock(&h->lock);
+                n_freed = h->n_freed;
+                memcpy(freed, h->freed, n_freed * sizeof(uint64_t));
+                h->n_freed = 0;
+                (void) pthread_mutex_unlock(&h->lock);
+        }
 again:
         n_iov = 0;
         use_batch = h->type == PRELOAD_HANDLE_CONNECTED &&
-                    (command == KDBUS_CMD_RECV || h->n_freed);
+                    (command == KDBUS_CMD_RECV || n_freed || arm);
         req.command = command;
         req.size = b.size + b.ext_size;
         if (use_batch) {
-                batch.n_free = h->n_freed;
+                batch.n_free = n_freed;
+                batch.flags = arm ? KDBUS_WIRE_BATCH_ARM_RECV : 0;
                 breq.command = KDBUS_WIRE_BATCH;
-                breq.size = sizeof(batch) + h->n_freed * sizeof(uint64_t) + sizeof(req) +
+                breq.size = sizeof(batch) + n_freed * sizeof(uint64_t) + sizeof(req) +
                             req.size;
                 iov[n_iov++] = (struct iovec){ &breq, sizeof(breq) };
                 iov[n_iov++] = (struct iovec){ &batch, sizeof(batch) };
-                iov[n_iov++] = (struct iovec){ h->freed, h->n_freed * sizeof(uint64_t) };
+                iov[n_iov++] = (struct iovec){ freed, n_freed * sizeof(uint64_t) };
         }
         iov[n_iov++] = (struct iovec){ &req, sizeof(req) };
         iov[n_iov++] = (struct iovec){ b.p, b.size };
         memcpy(iov + n_iov, b.ext, b.n_ext * sizeof(*b.ext));
         n_iov += b.n_ext;
-        r = preload_wire_call(fd, iov, n_iov, fds, n_fds, use_batch, rep);
+        r = preload_chan_call(h, ci, fd, iov, n_iov, fds, n_fds, use_batch, rep);
         if (r < 0)
                 goto out;
-        if (use_batch && h->n_freed) {
+        if (use_batch && arm && rep->batch.free_error == 0)
+                __atomic_store_n(&h->armed, (int)ci, __ATOMIC_RELAXED);
+        if (use_batch && n_freed) {
                 uint64_t done = rep->batch.n_freed;
 
-                if (rep->batch.free_error == 0 || done >= h->n_freed)
-                        h->n_freed = 0;
+                if (rep->batch.free_error == 0 || done >= n_freed)
+                        n_freed = 0;
                 else if (rep->batch.free_error == -ECONNRESET)
-                        h->n_freed = 0;         /* the command says it too */
+                        n_freed = 0;            /* the command says it too */
                 else {
                         /* a FREE the library answered failed (the bus is not kdbus?): it
                          * goes, the others and the command are sent again */
-                        h->n_freed -= (unsigned)done + 1;
-                        memmove(h->freed, h->freed + done + 1, h->n_freed * sizeof(uint64_t));
-                        reply_close_fds(rep);
+                        n_freed -= (unsigned)done + 1;
+                        memmove(freed, freed + done + 1, n_freed * sizeof(uint64_t));
+                        preload_reply_close_fds(rep);
                         goto again;
                 }
         }
@@ -698,7 +749,7 @@ again:
         }
         r = (int)rep->error;
         if (rep->error == -ECONNRESET && h->type == PRELOAD_HANDLE_CONNECTED)
-                h->byebye = true;
+                __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
 
         /* the struct as the bus updated it, with the program's own values where the
          * transport changed them */
@@ -723,31 +774,51 @@ again:
                 h->pool_fd = rep->fds[0];
                 h->wake_fd = rep->fds[1];
                 h->pool_size = ((struct kdbus_cmd_hello *)(void *)b.p)->pool_size;
+                h->id = ((struct kdbus_cmd_hello *)(void *)rep->data)->id;
+                h->hello_flags = user_flags;
                 h->type = PRELOAD_HANDLE_CONNECTED;
                 rep->n_fds = 0;
         } else if (r == 0 && (command == KDBUS_CMD_BUS_MAKE ||
                               command == KDBUS_CMD_ENDPOINT_MAKE) &&
                    !(((struct kdbus_cmd *)(void *)b.p)->flags & KDBUS_FLAG_NEGOTIATE))
                 h->type = PRELOAD_HANDLE_OWNER;
-        else if (r == 0 && command == KDBUS_CMD_BYEBYE)
-                h->byebye = true;
+        else if (r == 0 && command == KDBUS_CMD_BYEBYE) {
+                __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
+                (void) pthread_mutex_lock(&h->lock);
+                if (h->pre.valid)
+                        preload_prefetch_drop(h);
+                (void) pthread_mutex_unlock(&h->lock);
+        }
         if (r == 0 && command == KDBUS_CMD_RECV && rep->size >= sizeof(struct kdbus_cmd_recv) &&
-            !(((struct kdbus_cmd_recv *)(void *)b.p)->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP)))
+            !(((struct kdbus_cmd_recv *)(void *)b.p)->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) {
+                (void) pthread_mutex_lock(&h->lock);
                 preload_held_add(h, ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset);
+                (void) pthread_mutex_unlock(&h->lock);
+        }
         if (r == 0 && command == KDBUS_CMD_SEND && rep->size >= sizeof(struct kdbus_cmd_send) &&
-            (((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY))
+            (((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY)) {
+                (void) pthread_mutex_lock(&h->lock);
                 preload_held_add(h, ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset);
+                (void) pthread_mutex_unlock(&h->lock);
+        }
         if (r == 0 && rep->n_fds && (command == KDBUS_CMD_RECV || command == KDBUS_CMD_SEND)) {
                 uint64_t offset = command == KDBUS_CMD_RECV ?
                         ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset :
                         ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset;
 
-                if (preload_fds_publish(fd, offset, rep->fds, rep->n_fds) == 0)
+                if (preload_fds_publish(h, ci, fd, offset, rep->fds, rep->n_fds) == 0)
                         rep->n_fds = 0;         /* the program's now */
         }
 out:
+        /* FREEs taken for a request that did not go: back for the next one */
+        if (n_freed && (!rep || r < 0)) {
+                (void) pthread_mutex_lock(&h->lock);
+                for (unsigned i = 0; i < n_freed && h->n_freed < PRELOAD_HELD_MAX; i++)
+                        h->freed[h->n_freed++] = freed[i];
+                (void) pthread_mutex_unlock(&h->lock);
+        }
         if (rep)
-                reply_close_fds(rep);
+                preload_reply_close_fds(rep);
         free(rep);
         free(b.p);
         return r;
@@ -760,16 +831,19 @@ out:
  * @command:    the ioctl request
  * @arg:        the program's argument
  *
+ * On a free request channel of the handle (preload/preload-chan.c).
+ *
  * Return: 0 or -errno, as the kdbus ioctl would have failed.
  */
 int preload_ioctl(PreloadHandle *h, int fd, unsigned long command, void *arg) {
-        int r;
+        unsigned ci;
+        int sock, r;
 
         if (!preload_command_known(command))
                 return -ENOTTY;
-        (void) pthread_mutex_lock(&h->lock);
-        r = preload_ioctl_locked(h, fd, command, arg);
-        (void) pthread_mutex_unlock(&h->lock);
+        ci = preload_chan_take(h, fd, &sock);
+        r = preload_ioctl_locked(h, ci, sock, command, arg);
+        preload_chan_release(h, ci);
         return r;
 }
 
@@ -778,14 +852,15 @@ int preload_ioctl(PreloadHandle *h, int fd, unsigned long command, void *arg) {
  * bus writes them, KDBUS_WIRE_FDS) before RECV returns, where kdbus had written them.
  * Return: 0 or -errno (the fds are then closed by the caller).
  */
-static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned n) {
+static int preload_fds_publish(PreloadHandle *h, unsigned ci, int fd, uint64_t offset,
+                               const int *fds, unsigned n) {
         /* built in a byte buffer: kdbus_wire_fds ends in a flexible array */
         uint64_t buf[(sizeof(struct kdbus_wire_request) + sizeof(struct kdbus_wire_fds) +
                       PRELOAD_MAX_REPLY_FDS * sizeof(int32_t)) / 8 + 1];
         struct kdbus_wire_request *req = (void *)buf;
         struct kdbus_wire_fds *wf = (void *)(req + 1);
         struct iovec iov;
-        Reply *rep;
+        PreloadReply *rep;
         int r;
 
         if (n > PRELOAD_MAX_REPLY_FDS)
@@ -799,10 +874,10 @@ static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned
         rep = malloc(sizeof(*rep));
         if (!rep)
                 return -ENOMEM;
-        r = preload_wire_call(fd, &iov, 1, NULL, 0, false, rep);
+        r = preload_chan_call(h, ci, fd, &iov, 1, NULL, 0, false, rep);
         if (r == 0)
                 r = (int)rep->error;
-        reply_close_fds(rep);
+        preload_reply_close_fds(rep);
         free(rep);
         return r;
 }
@@ -817,20 +892,21 @@ static int preload_fds_publish(int fd, uint64_t offset, const int *fds, unsigned
  * kdbusd sees the end only when it reads it; so the library asks for it and waits. Not for
  * a handle another process may hold (after fork()), nor while another thread of ours is in
  * a request on it (close() must not wait for a SYNC_REPLY): then the end is kdbusd's
- * reading the socket's close, a moment later.
+ * reading the socket's close, a moment later. The attached channels are closed first
+ * (they end nothing).
  */
 void preload_handle_close(PreloadHandle *h, int fd) {
         struct kdbus_wire_request req = { .command = KDBUS_WIRE_CLOSE, .size = 0 };
         struct iovec iov = { &req, sizeof(req) };
-        Reply *rep;
+        PreloadReply *rep;
 
-        if (h->shared || pthread_mutex_trylock(&h->lock) != 0)
+        if (h->shared || h->chan0_foreign || pthread_mutex_trylock(&h->chan[0].lock) != 0)
                 return;
         rep = malloc(sizeof(*rep));
         if (rep) {
-                if (preload_wire_call(fd, &iov, 1, NULL, 0, false, rep) == 0)
-                        reply_close_fds(rep);
+                if (preload_chan_call(h, 0, fd, &iov, 1, NULL, 0, false, rep) == 0)
+                        preload_reply_close_fds(rep);
                 free(rep);
         }
-        (void) pthread_mutex_unlock(&h->lock);
+        (void) pthread_mutex_unlock(&h->chan[0].lock);
 }

@@ -26,13 +26,27 @@
  * it unless the queue is empty, so it is readable exactly while messages wait, and an
  * arrival after the RECV writes it anew (no wakeup lost).
  *
- * Threads: one request at a time per handle (a mutex); forked children have their own
- * copy of the table and share the socket. See docs/kdbus-preload.md for what differs.
+ * Request channels (preload/preload-chan.c): a handle's socket is its first channel; a
+ * thread that finds every channel of the connection busy (another thread waits in
+ * SYNC_REPLY, say) connects another socket to the node and attaches it to the connection
+ * (KDBUS_WIRE_ATTACH), so requests of several threads are in the bus at once, each
+ * answered on its own socket. A forked child never uses the socket it shares with its
+ * parent for requests: it attaches channels of its own.
+ *
+ * Held RECV (preload-chan.c): where a program would wait for a message (poll() with
+ * POLLIN on a connection, or right after a SEND that is not SYNC_REPLY), the library arms
+ * a RECV that kdbusd holds until a message comes, so the message arrives with the wakeup;
+ * the library keeps it (the prefetch) for the program's next RECV. See
+ * docs/kdbus-preload.md for the design and what differs.
  */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include "kdbus/kdbus.h"
 
 enum {
         PRELOAD_HANDLE_NONE,            /* opened, no setup ioctl yet */
@@ -43,12 +57,63 @@ enum {
 /* FREEs the library answers itself and sends later, per handle (at most what one
  * KDBUS_WIRE_BATCH carries) */
 #define PRELOAD_HELD_MAX 64u
+/* request channels per handle: its own socket and those attached to its connection */
+#define PRELOAD_CHAN_MAX 8u
+/* bus-owned fds in a reply: a received message's FDS item and memfds, HELLO's two */
+#define PRELOAD_MAX_REPLY_FDS (KDBUS_MSG_MAX_FDS + KDBUS_MSG_MAX_MEMFD_ITEMS + 2u)
+/* the largest reply: a batch reply and a command's fixed part */
+#define PRELOAD_REPLY_MAX 1024u
+
+/* One reply datagram as read. */
+typedef struct PreloadReply {
+        int64_t error;
+        uint8_t *data;                  /* the command's struct (after a batch reply) */
+        size_t size;
+        struct kdbus_wire_batch_reply batch;
+        int fds[PRELOAD_MAX_REPLY_FDS];
+        unsigned n_fds;
+        uint64_t buf[PRELOAD_REPLY_MAX / 8];
+} PreloadReply;
+
+typedef struct PreloadChan {
+        int sock;                       /* chan[0]: -1 (the program's fd is the socket);
+                                         * the others: the attached socket */
+        pthread_mutex_t lock;           /* one request at a time on it */
+} PreloadChan;
+
+/* A held RECV's answer the library keeps for the program's next RECV. */
+typedef struct PreloadPrefetch {
+        bool valid;
+        bool published;                 /* its fds' numbers are in the slice (a PEEK) */
+        int error;                      /* 0, or -EAGAIN with a dropped count */
+        /* kdbus_cmd_recv's answer fields as the bus wrote them */
+        uint64_t return_flags;
+        uint64_t dropped_msgs;
+        struct kdbus_msg_info msg;
+        int fds[PRELOAD_MAX_REPLY_FDS];
+        unsigned n_fds;
+} PreloadPrefetch;
 
 typedef struct PreloadHandle {
         unsigned refs;                  /* fd numbers pointing at it */
         int sock;                       /* the fd number open() returned (may be closed
                                          * while dup()s of it live on) */
-        pthread_mutex_t lock;           /* one request at a time */
+        pthread_mutex_t lock;           /* the handle's state below (short; a channel's
+                                         * lock is taken before it, never after) */
+        PreloadChan chan[PRELOAD_CHAN_MAX];
+        unsigned n_chans;               /* chan[0] and those attached */
+        bool chan0_foreign;             /* a fork child: the handle's socket is the
+                                         * parent's too, no requests on it */
+        struct sockaddr_un addr;        /* the node, for attaching (sun_path[0] 0: none) */
+        uint64_t id;                    /* the connection's, after HELLO */
+        uint64_t hello_flags;           /* the program's HELLO flags */
+        int armed;                      /* the channel a held RECV waits on, or -1 */
+        bool recv_flags_seen;           /* the program used RECV flags: never armed */
+        bool chan0_lock_seen;           /* visited (the fork child's walk of the table) */
+        bool polled;                    /* our poll() waited on it: a SEND may arm */
+        bool epolled;                   /* added to an epoll set: never armed */
+        bool last_send;                 /* the last request was a SEND */
+        PreloadPrefetch pre;
         int type;                       /* PRELOAD_HANDLE_* */
         bool control;                   /* opened as DIR/control */
         bool byebye;                    /* BYEBYE succeeded: POLLHUP */
@@ -71,6 +136,43 @@ typedef struct PreloadHandle {
 /* real libc functions (preload-io.c resolves them with dlsym(RTLD_NEXT)) */
 extern int (*preload_real_close)(int fd);
 
+/* preload-chan.c: the request channels and the held RECV */
+
+/* Send @iov as one datagram with @fds. Return: 0 or -errno. */
+int preload_wire_send(int sock, struct iovec *iov, unsigned n_iov, const int *fds,
+                      unsigned n_fds);
+/* Read one reply datagram (@batch: it starts with a batch reply; @flags for recvmsg).
+ * Return: 0, -EAGAIN (MSG_DONTWAIT, none yet), or -errno. */
+int preload_wire_recv(int sock, bool batch, int flags, PreloadReply *rep);
+void preload_reply_close_fds(PreloadReply *rep);
+/* A channel of @h for one request, locked; *@ret_sock its socket (@fd: the program's).
+ * Return: its index. */
+unsigned preload_chan_take(PreloadHandle *h, int fd, int *ret_sock);
+void preload_chan_release(PreloadHandle *h, unsigned ci);
+/* One request on the locked channel @ci: a held RECV's answer waiting on it is read first
+ * (into the prefetch). Return: 0 or -errno. */
+int preload_chan_call(PreloadHandle *h, unsigned ci, int sock, struct iovec *iov,
+                      unsigned n_iov, const int *fds, unsigned n_fds, bool batch,
+                      PreloadReply *rep);
+/* The held RECV's answer on the locked, armed channel @ci into @h->pre (@dontwait: only
+ * if it came; @notify: write the eventfd for a poller). Return: 0, -EAGAIN, -errno. */
+int preload_held_read(PreloadHandle *h, unsigned ci, int sock, bool dontwait, bool notify);
+/* Arm a held RECV on a free channel of @h (@fd: the program's) unless one is armed.
+ * Return: the socket its answer comes on, or -1 (none: wait on the eventfd). */
+int preload_chan_arm(PreloadHandle *h, int fd);
+/* May @h have held RECVs (a connection of this process whose program uses plain RECV)? */
+bool preload_can_arm(const PreloadHandle *h);
+/* A poller saw the armed socket @sock of @h readable: take the answer if nobody else
+ * is at it. */
+void preload_held_poll(PreloadHandle *h, int sock);
+/* End a held RECV armed on @h (@fd: the program's): its answer is kept, the eventfd
+ * written if it brought something. */
+void preload_disarm(PreloadHandle *h, int fd);
+/* Drop the prefetch (the handle goes, a fork child's copy). */
+void preload_prefetch_drop(PreloadHandle *h);
+/* Close the attached channels (the handle goes; in a fork child, they are the parent's). */
+void preload_chans_close(PreloadHandle *h);
+
 /* The handle behind @fd, or NULL (not a kdbus node). Takes no reference. */
 PreloadHandle *preload_handle_get(int fd);
 /* The kdbus ioctl @cmd on @h through the program's @fd (@arg: the program's pointer).
@@ -87,7 +189,7 @@ void preload_pid_forget(void);
 /* Send the FREEs the library answered but did not send yet, of every handle but @except
  * whose lock is free (@try_only: give up if another thread is at it), as kdbus had done
  * them when FREE returned: before a request on another handle, before a wait. */
-void preload_flush_freed(PreloadHandle *except, bool try_only);
+void preload_flush_freed(PreloadHandle *except, bool try_only, bool waiting);
 /* @h goes (its last fd was closed): out of the list preload_flush_freed() goes through. */
 void preload_handle_forget(PreloadHandle *h);
 /* A fork child: the parent sends the FREEs it answered; none of ours is listed. */

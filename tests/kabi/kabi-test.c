@@ -1039,6 +1039,10 @@ static const struct {
         { "monitor", t_monitor },
         { "endpoint", t_endpoint },
         { "fdops", t_fdops },
+        { "threads", t_threads },
+        { "threads-sync", t_threads_sync },
+        { "fork", t_fork },
+        { "held", t_held },
 };
 
 /*

@@ -79,3 +79,10 @@ short poll1(int fd, short events, int timeout);
  * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
  * 99 for a step that did not run), or -1. */
 int as_nobody(bool cap, void (*fn)(const void *ctx, int res[2]), const void *ctx);
+
+/* tests/kabi/kabi-threads.c: one connection from several threads and processes, and what
+ * poll() brings with its wakeup */
+int t_threads(void);
+int t_threads_sync(void);
+int t_fork(void);
+int t_held(void);

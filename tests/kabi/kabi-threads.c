@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kabi-test's cases for one connection used by several threads and processes at once, and
+ * for what poll() brings with its wakeup (tests/kabi/kabi-test.c runs them): kdbus's
+ * ioctls on one file ran in parallel, so a thread's CONN_INFO, RECV or BYEBYE went through
+ * while another thread of the same connection waited in SYNC_REPLY, and a forked child used
+ * the inherited fd while its parent did.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tests/kabi/kabi.h"
+
+static double now_s(void) {
+        struct timespec t;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &t);
+        return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A SYNC_REPLY call of @a to @c ("Ping", cookie @cookie, deadline @timeout_ns away). */
+static int sync_call(Conn *a, const Conn *c, uint64_t cookie, int64_t timeout_ns,
+                     struct kdbus_cmd_send *ret) {
+        W w;
+        char dest[32];
+        size_t n;
+
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c->id);
+        n = dbus1(&w, 1, (uint32_t)cookie, 0, dest, "Ping", NULL);
+        return send_raw(a, c->id, cookie, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n,
+                        KDBUS_SEND_SYNC_REPLY, timeout_ns, NULL, 0, ret);
+}
+
+/* The other thread: while the main one waits in SYNC_REPLY on @a. */
+typedef struct Side {
+        Conn *a, *c;
+        int step;                       /* how far it got */
+        double t_done;                  /* when CONN_INFO and RECV were through */
+} Side;
+
+static void *side_run(void *p) {
+        struct kdbus_cmd_info i = { .size = sizeof(i) };
+        struct kdbus_cmd byebye = { .size = sizeof(byebye) };
+        const struct kdbus_msg *m;
+        Side *s = p;
+
+        /* the call reached the callee: the caller waits in SYNC_REPLY now */
+        if (poll1(s->c->fd, POLLIN, 5000) != POLLIN || recv_msg(s->c, 0, 0, &m) < 0)
+                return NULL;
+        s->step = 1;
+        /* the caller's connection answers another thread at once */
+        i.id = s->c->id;
+        if (kio(s->a->fd, KDBUS_CMD_CONN_INFO, &i) < 0 ||
+            free_at(s->a, s->a->pool + i.offset) < 0)
+                return NULL;
+        s->step = 2;
+        /* a message queued for it before the call is received meanwhile */
+        if (recv_msg(s->a, 0, 0, &m) < 0 || m->cookie != 77 || free_at(s->a, m) < 0)
+                return NULL;
+        s->step = 3;
+        s->t_done = now_s();
+        /* BYEBYE of the waiting connection: its SYNC_REPLY ends ECONNRESET */
+        if (kio(s->a->fd, KDBUS_CMD_BYEBYE, &byebye) < 0)
+                return NULL;
+        s->step = 4;
+        return NULL;
+}
+
+/*
+ * threads: while one thread waits in SYNC_REPLY (deadline 4 s, never answered), another
+ * thread of the same connection gets CONN_INFO, RECV and BYEBYE through, and the BYEBYE
+ * ends the wait with ECONNRESET (kdbus-test sync-byebye's first half).
+ */
+int t_threads(void) {
+        struct kdbus_cmd_send ret;
+        pthread_t th;
+        Side s = { 0 };
+        Bus b;
+        Conn a, c;
+        double t0;
+        int r;
+
+        CHECK(bus_make(&b, "threads", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(call_noreply(&c, &a, 77, 0) == 0);
+        s.a = &a;
+        s.c = &c;
+        CHECK(pthread_create(&th, NULL, side_run, &s) == 0);
+        t0 = now_s();
+        r = sync_call(&a, &c, 5, 4000000000, &ret);
+        CHECK(pthread_join(th, NULL) == 0);
+        CHECK(s.step == 4);
+        CHECK(r == -ECONNRESET);
+        /* long before the deadline: the other thread did not wait for it */
+        CHECK(s.t_done - t0 < 3.0);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+typedef struct Caller {
+        Conn *a, *c;
+        uint64_t cookie;
+        int r;
+} Caller;
+
+static void *caller_run(void *p) {
+        struct kdbus_cmd_send ret;
+        Caller *k = p;
+
+        k->r = sync_call(k->a, k->c, k->cookie, 4000000000, &ret);
+        if (k->r == 0) {
+                const struct kdbus_msg *m = (const void *)(k->a->pool + ret.reply.offset);
+
+                k->r = m->cookie_reply == k->cookie ? free_at(k->a, m) : -EBADMSG;
+        }
+        return NULL;
+}
+
+/*
+ * threads-sync: two threads of one connection in SYNC_REPLY at once, each gets its own
+ * answer (kdbusd keeps one per connection: the second call waits unread until the first
+ * is answered, then goes).
+ */
+int t_threads_sync(void) {
+        Caller k[2];
+        pthread_t th[2];
+        Bus b;
+        Conn a, c;
+        int answered = 0;
+
+        CHECK(bus_make(&b, "tsync", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        for (int i = 0; i < 2; i++) {
+                k[i] = (Caller){ &a, &c, 40 + (uint64_t)i, 1 };
+                CHECK(pthread_create(&th[i], NULL, caller_run, &k[i]) == 0);
+        }
+        while (answered < 2) {
+                const struct kdbus_msg *m;
+                W w;
+                char to[32];
+                size_t n;
+
+                CHECK(poll1(c.fd, POLLIN, 3000) == POLLIN);
+                CHECK(recv_msg(&c, 0, 0, &m) == 0);
+                (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
+                n = dbus1(&w, 2, 200 + (uint32_t)answered, (uint32_t)m->cookie, to, NULL, "pong");
+                CHECK(send_raw(&c, m->src_id, 200 + (uint64_t)answered, m->cookie, 0, 0,
+                               (uintptr_t)w.b, n, 0, 0, NULL, 0, NULL) == 0);
+                CHECK(free_at(&c, m) == 0);
+                answered++;
+        }
+        for (int i = 0; i < 2; i++) {
+                CHECK(pthread_join(th[i], NULL) == 0);
+                CHECK(k[i].r == 0);
+        }
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/*
+ * fork: while the parent waits in SYNC_REPLY on a connection, a forked child uses the
+ * inherited fds of both ends: CONN_INFO on the waiting one, RECV of the call and the
+ * answer on the callee's; the parent gets that answer.
+ */
+int t_fork(void) {
+        struct kdbus_cmd_send ret;
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c;
+        pid_t pid;
+        int st;
+
+        CHECK(bus_make(&b, "fork", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        pid = fork();
+        CHECK(pid >= 0);
+        if (pid == 0) {
+                struct kdbus_cmd_info i = { .size = sizeof(i) };
+                W w;
+                char to[32];
+                size_t n;
+
+                if (poll1(c.fd, POLLIN, 5000) != POLLIN || recv_msg(&c, 0, 0, &m) < 0)
+                        _exit(1);
+                i.id = c.id;
+                if (kio(a.fd, KDBUS_CMD_CONN_INFO, &i) < 0 || free_at(&a, a.pool + i.offset) < 0)
+                        _exit(2);
+                (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
+                n = dbus1(&w, 2, 100, (uint32_t)m->cookie, to, NULL, "pong");
+                if (send_raw(&c, m->src_id, 100, m->cookie, 0, 0, (uintptr_t)w.b, n, 0, 0,
+                             NULL, 0, NULL) < 0)
+                        _exit(3);
+                _exit(0);
+        }
+        CHECK(sync_call(&a, &c, 5, 4000000000, &ret) == 0);
+        m = (const void *)(a.pool + ret.reply.offset);
+        CHECK(m->cookie_reply == 5 && m->src_id == c.id);
+        CHECK(free_at(&a, m) == 0);
+        CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/*
+ * held: what poll() waits for comes with its wakeup (the library's held RECV), and still
+ * behaves as kdbus's queue: a poll that timed out leaves nothing behind; messages come in
+ * order, each once, whether RECV or another command is next; BYEBYE is EBUSY while one
+ * waits unreceived; PEEK and DROP see it; an epoll user is woken by the eventfd.
+ */
+int t_held(void) {
+        struct kdbus_cmd byebye = { .size = sizeof(byebye) };
+        struct kdbus_cmd_info i = { .size = sizeof(i) };
+        const struct kdbus_msg *m;
+        Bus b;
+        Conn a, c;
+
+        CHECK(bus_make(&b, "held", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
+        /* nothing comes: the poll times out, RECV says EAGAIN */
+        CHECK(poll1(a.fd, POLLIN, 50) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        /* two messages after a poll armed the wait: both, in order */
+        CHECK(poll1(a.fd, POLLIN, 10) == 0);
+        CHECK(call_noreply(&c, &a, 11, 0) == 0 && call_noreply(&c, &a, 12, 0) == 0);
+        CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+        /* another command first: the message stays for RECV */
+        i.id = c.id;
+        CHECK(kio(a.fd, KDBUS_CMD_CONN_INFO, &i) == 0);
+        CHECK(free_at(&a, a.pool + i.offset) == 0);
+        /* BYEBYE: a message waits */
+        CHECK(kio(a.fd, KDBUS_CMD_BYEBYE, &byebye) == -EBUSY);
+        CHECK(poll1(a.fd, POLLIN, 0) == POLLIN);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 11);
+        CHECK(free_at(&a, m) == 0);
+        CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 12);
+        CHECK(free_at(&a, m) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        /* a SEND of the waiting side, then the answer to it (the SEND arms the wait) */
+        CHECK(call_noreply(&a, &c, 21, 0) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        CHECK(poll1(c.fd, POLLIN, 2000) == POLLIN);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 21 && free_at(&c, m) == 0);
+        CHECK(call_noreply(&c, &a, 22, 0) == 0);
+        CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+        /* PEEK sees it and leaves it; DROP takes it unread */
+        CHECK(recv_msg(&a, KDBUS_RECV_PEEK, 0, &m) == 0 && m->cookie == 22);
+        CHECK(free_at(&a, m) == 0);
+        CHECK(poll1(a.fd, POLLIN, 0) == POLLIN);
+        CHECK(recv_msg(&a, KDBUS_RECV_DROP, 0, NULL) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        /* an epoll user after a poll armed the wait: the eventfd wakes it */
+        CHECK(poll1(a.fd, POLLIN, 10) == 0);
+        {
+                struct epoll_event ev = { .events = EPOLLIN };
+                int ep = epoll_create1(EPOLL_CLOEXEC);
+
+                CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, a.fd, &ev) == 0);
+                CHECK(call_noreply(&c, &a, 23, 0) == 0);
+                CHECK(epoll_wait(ep, &ev, 1, 2000) == 1);
+                close(ep);
+        }
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 23 && free_at(&a, m) == 0);
+        CHECK(kio(a.fd, KDBUS_CMD_BYEBYE, &byebye) == 0);
+        CHECK(poll1(a.fd, POLLIN, 100) & POLLHUP);
+        conn_close(&a);
+        conn_close(&c);
+        close(b.control);
+        return 0;
+}
