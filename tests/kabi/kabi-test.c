@@ -606,7 +606,7 @@ static int t_sync(void) {
         return 0;
 }
 
-/* timeout: an unanswered call's REPLY_TIMEOUT notification */
+/* timeout: an unanswered call's REPLY_TIMEOUT notification; at most 128 pending calls */
 static int t_timeout(void) {
         const struct kdbus_msg *m;
         Bus b;
@@ -629,6 +629,18 @@ static int t_timeout(void) {
         CHECK(m->src_id == KDBUS_SRC_ID_KERNEL && m->cookie_reply == 3);
         CHECK(m->items[0].type == KDBUS_ITEM_REPLY_TIMEOUT);
         CHECK(free_at(&a, m) == 0);
+        /* a caller waits for at most 128 replies (KDBUS_CONN_MAX_REQUESTS_PENDING): the
+         * 129th call is EMLINK (kdbus-test message-quota, with timeouts that outlast it) */
+        {
+                unsigned i;
+
+                for (i = 0; i < 128; i++)
+                        CHECK(send_raw(&a, c.id, 100 + i, 0, KDBUS_MSG_EXPECT_REPLY, 0,
+                                       (uintptr_t)"x", 1, 0, 60000000000ll, NULL, 0,
+                                       NULL) == 0);
+                CHECK(send_raw(&a, c.id, 300, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)"x", 1,
+                               0, 60000000000ll, NULL, 0, NULL) == -EMLINK);
+        }
         conn_close(&a);
         conn_close(&c);
         close(b.control);
