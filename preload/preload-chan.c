@@ -150,6 +150,7 @@ static int preload_chan_new(PreloadHandle *h) {
         sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (sock < 0)
                 goto out;
+        preload_sock_sndbuf(sock);
         m.at.id = h->id;
         if (connect(sock, (struct sockaddr *)&h->addr, sizeof(h->addr)) < 0 ||
             preload_wire_call_plain(sock, &iov, &h->pool_fd, 1) < 0) {

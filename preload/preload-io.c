@@ -166,6 +166,20 @@ static void preload_handle_alias(int fd, PreloadHandle *h) {
         (void) pthread_mutex_unlock(&table_lock);
 }
 
+/**
+ * preload_sock_sndbuf() - room for one datagram with kdbus's largest SEND
+ * @fd:         a request socket (a handle's, or a thread's channel)
+ *
+ * 2 MiB of PAYLOAD_VEC bytes and a 32 KiB command: the default send buffer (about 208 KiB)
+ * refused larger datagrams with EMSGSIZE. The kernel doubles the value and caps it at
+ * net.core.wmem_max.
+ */
+void preload_sock_sndbuf(int fd) {
+        int sndbuf = (2 << 20) + (64 << 10);
+
+        (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+}
+
 /*
  * @path is a unix socket: if it is a kdbus node of kdbusd (SOCK_SEQPACKET), connect to it.
  * Return: the fd, -1 with errno ENXIO (not ours: what open() of a socket says), or -1 with
@@ -193,14 +207,7 @@ static int preload_open_node(int dirfd, const char *path, int flags) {
                 r = errno;
                 goto fail;
         }
-        /* room for one datagram with kdbus's largest SEND: 2 MiB of PAYLOAD_VEC bytes and a
-         * 32 KiB command (the default send buffer, about 208 KiB, refused larger ones with
-         * EMSGSIZE); the kernel doubles it and caps it at net.core.wmem_max */
-        {
-                int sndbuf = (2 << 20) + (64 << 10);
-
-                (void) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-        }
+        preload_sock_sndbuf(fd);
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
                 r = errno == EPROTOTYPE || errno == ECONNREFUSED ? ENXIO : errno;
                 (void) preload_real_close(fd);

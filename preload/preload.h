@@ -135,6 +135,8 @@ typedef struct PreloadHandle {
 
 /* real libc functions (preload-io.c resolves them with dlsym(RTLD_NEXT)) */
 extern int (*preload_real_close)(int fd);
+/* Room for one datagram with kdbus's largest SEND on request socket @fd (SO_SNDBUF). */
+void preload_sock_sndbuf(int fd);
 
 /* preload-chan.c: the request channels and the held RECV */
 

@@ -65,8 +65,18 @@ static void *side_run(void *p) {
         /* a message queued for it before the call is received meanwhile */
         if (recv_msg(s->a, 0, 0, &m) < 0 || m->cookie != 77 || free_at(s->a, m) < 0)
                 return NULL;
-        s->step = 3;
         s->t_done = now_s();
+        /* a SEND larger than a socket's default send buffer, over this thread's own
+         * channel: it arrives whole (read back after the join) */
+        {
+                static uint8_t big[400u << 10];
+
+                memset(big, 0x5a, sizeof(big));
+                if (send_raw(s->a, s->c->id, 78, 0, 0, 0, (uintptr_t)big, sizeof(big), 0, 0,
+                             NULL, 0, NULL) < 0)
+                        return NULL;
+        }
+        s->step = 3;
         /* BYEBYE of the waiting connection: its SYNC_REPLY ends ECONNRESET */
         if (kio(s->a->fd, KDBUS_CMD_BYEBYE, &byebye) < 0)
                 return NULL;
@@ -76,8 +86,8 @@ static void *side_run(void *p) {
 
 /*
  * threads: while one thread waits in SYNC_REPLY (deadline 4 s, never answered), another
- * thread of the same connection gets CONN_INFO, RECV and BYEBYE through, and the BYEBYE
- * ends the wait with ECONNRESET (kdbus-test sync-byebye's first half).
+ * thread of the same connection gets CONN_INFO, RECV, a 400 KiB SEND and BYEBYE through,
+ * and the BYEBYE ends the wait with ECONNRESET (kdbus-test sync-byebye's first half).
  */
 int t_threads(void) {
         struct kdbus_cmd_send ret;
@@ -101,6 +111,15 @@ int t_threads(void) {
         CHECK(r == -ECONNRESET);
         /* long before the deadline: the other thread did not wait for it */
         CHECK(s.t_done - t0 < 3.0);
+        {
+                const struct kdbus_msg *m;
+
+                CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 78 &&
+                      m->items[0].type == KDBUS_ITEM_PAYLOAD_OFF &&
+                      m->items[0].vec.size == 400u << 10 &&
+                      ((const uint8_t *)m)[m->items[0].vec.offset + (399u << 10)] == 0x5a);
+                CHECK(free_at(&c, m) == 0);
+        }
         conn_close(&a);
         conn_close(&c);
         close(b.control);
