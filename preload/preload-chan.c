@@ -347,6 +347,13 @@ int preload_chan_arm(PreloadHandle *h, int fd) {
         req->size = sizeof(*rc);
         rc->size = sizeof(*rc);
         sock = i == 0 ? fd : h->chan[i].sock;
+        /* a count kdbusd wrote before is old news: what waits now answers the hold at
+         * once (and the eventfd is written again if more wait behind it) */
+        {
+                uint64_t v;
+
+                (void) !read(h->wake_fd, &v, sizeof(v));
+        }
         if (preload_wire_send(sock, &iov, 1, NULL, 0) == 0)
                 __atomic_store_n(&h->armed, (int)i, __ATOMIC_RELAXED);
         else

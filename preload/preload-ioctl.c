@@ -493,7 +493,7 @@ void preload_freed_forget_all(void) {
  */
 static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus_cmd_recv *rc,
                              void *arg) {
-        PreloadPrefetch *pre = &h->pre;
+        PreloadPrefetch *pre = &h->pre, k;
         int armed = __atomic_load_n(&h->armed, __ATOMIC_RELAXED), r;
         bool peek = rc->flags & KDBUS_RECV_PEEK, drop = rc->flags & KDBUS_RECV_DROP;
         uint64_t offset;
@@ -522,37 +522,53 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
                         return r < 0 ? r : -EAGAIN;
                 }
         }
-        if (!pre->valid)
+        /* taken under the lock: another thread's RECV may be at it too */
+        (void) pthread_mutex_lock(&h->lock);
+        if (!pre->valid) {
+                (void) pthread_mutex_unlock(&h->lock);
                 return 1;
+        }
+        k = *pre;
+        if (!peek) {
+                pre->valid = false;
+                pre->n_fds = 0;         /* k's now */
+        }
+        (void) pthread_mutex_unlock(&h->lock);
         /* the kept answer, with the program's own flags and threshold (a priority RECV
          * gets the oldest message, which the hold took) */
-        rc->return_flags = pre->return_flags;
-        rc->dropped_msgs = pre->dropped_msgs;
-        rc->msg = pre->msg;
-        r = pre->error;
-        offset = pre->msg.offset;
+        rc->return_flags = k.return_flags;
+        rc->dropped_msgs = k.dropped_msgs;
+        rc->msg = k.msg;
+        r = k.error;
+        offset = k.msg.offset;
         if (r == 0 && drop) {
-                /* gone unread: its slice is freed with the next request */
+                /* gone unread: its fds closed, its slice freed with the next request */
+                for (unsigned j = 0; j < k.n_fds && !k.published; j++)
+                        (void) preload_real_close(k.fds[j]);
                 memset(&rc->msg, 0, sizeof(rc->msg));
                 rc->msg.offset = h->pool_size;
         }
-        if (r == 0 && !drop && pre->n_fds && !pre->published) {
-                int q = preload_fds_publish(h, ci, fd, offset, pre->fds, pre->n_fds);
+        if (r == 0 && !drop && k.n_fds && !k.published) {
+                int q = preload_fds_publish(h, ci, fd, offset, k.fds, k.n_fds);
 
-                if (q < 0)
-                        return q;       /* kept: a later RECV tries again */
-                pre->published = true;
+                if (q < 0) {
+                        for (unsigned j = 0; j < k.n_fds && !peek; j++)
+                                (void) preload_real_close(k.fds[j]);
+                        return q;
+                }
+                if (peek) {
+                        (void) pthread_mutex_lock(&h->lock);
+                        if (pre->valid && pre->msg.offset == offset)
+                                pre->published = true;
+                        (void) pthread_mutex_unlock(&h->lock);
+                }
         }
-        if (!peek) {
+        if (!peek && r == 0) {
                 (void) pthread_mutex_lock(&h->lock);
-                if (r == 0 && !drop)
+                if (!drop)
                         preload_held_add(h, offset);
-                else if (r == 0 && h->n_freed < PRELOAD_HELD_MAX)
+                else if (h->n_freed < PRELOAD_HELD_MAX)
                         h->freed[h->n_freed++] = offset;
-                if (drop)
-                        preload_prefetch_drop(h);
-                pre->valid = false;
-                pre->n_fds = 0;
                 (void) pthread_mutex_unlock(&h->lock);
         }
         {
