@@ -353,15 +353,18 @@ static pthread_mutex_t freeing_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread bool in_flush;
 
 /* @offset was handed out (RECV, SYNC_REPLY): its FREE may be answered here. */
-static void preload_held_add(PreloadHandle *h, uint64_t offset) {
-        if (h->n_held < PRELOAD_HELD_MAX && !h->shared)
+static void preload_held_add(PreloadHandle *h, uint64_t offset, uint64_t size) {
+        if (h->n_held < PRELOAD_HELD_MAX && !h->shared) {
+                h->held_size[h->n_held] = size;
                 h->held[h->n_held++] = offset;
+        }
 }
 
 /* A FREE of @offset goes to the bus: it is no longer ours to answer. */
 static void preload_held_drop(PreloadHandle *h, uint64_t offset) {
         for (unsigned i = 0; i < h->n_held; i++)
                 if (h->held[i] == offset) {
+                        h->held_size[i] = h->held_size[h->n_held - 1];
                         h->held[i] = h->held[--h->n_held];
                         return;
                 }
@@ -397,6 +400,8 @@ static bool preload_free_later(PreloadHandle *h, uint64_t offset) {
                 ;
         found = i < h->n_held && h->n_freed < PRELOAD_HELD_MAX;
         if (found) {
+                h->freed_bytes += h->held_size[i];
+                h->held_size[i] = h->held_size[h->n_held - 1];
                 h->held[i] = h->held[--h->n_held];
                 h->freed[h->n_freed++] = offset;
         }
@@ -413,9 +418,12 @@ static void freeing_remove_locked(unsigned i) {
 static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned long command,
                                 void *arg);
 
-/* FREEs held back up to this many may wait in a poll() whose handle has a held RECV (they
- * go with the next request); more are sent before waiting */
+/* FREEs held back up to this many, of slices adding up to at most 1/64 of the pool, may
+ * wait in a poll() whose handle has a held RECV (they go with the next request): too
+ * little to keep a message out of the pool or another user under its quota; more are
+ * sent before waiting */
 #define PRELOAD_FREED_WAIT_MAX (PRELOAD_HELD_MAX / 2)
+#define PRELOAD_FREED_WAIT_SHARE 64u
 
 void preload_flush_freed(PreloadHandle *except, bool try_only, bool waiting) {
         unsigned i = 0;
@@ -441,7 +449,8 @@ void preload_flush_freed(PreloadHandle *except, bool try_only, bool waiting) {
                 (void) pthread_mutex_lock(&h->lock);
                 /* a wait on a handle with a held RECV: a few may stay (no pool pressure) */
                 send = h->n_freed && preload_handle_get(h->sock) == h &&
-                       !(waiting && preload_can_arm(h) && h->n_freed < PRELOAD_FREED_WAIT_MAX);
+                       !(waiting && preload_can_arm(h) && h->n_freed < PRELOAD_FREED_WAIT_MAX &&
+                         h->freed_bytes <= h->pool_size / PRELOAD_FREED_WAIT_SHARE);
                 /* the last FREE as the command, the others in its batch */
                 if (send)
                         f.offset = h->freed[--h->n_freed];
@@ -566,7 +575,7 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
         if (!peek && r == 0) {
                 (void) pthread_mutex_lock(&h->lock);
                 if (!drop)
-                        preload_held_add(h, offset);
+                        preload_held_add(h, offset, k.msg.msg_size);
                 else if (h->n_freed < PRELOAD_HELD_MAX)
                         h->freed[h->n_freed++] = offset;
                 (void) pthread_mutex_unlock(&h->lock);
@@ -714,6 +723,7 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 n_freed = h->n_freed;
                 memcpy(freed, h->freed, n_freed * sizeof(uint64_t));
                 h->n_freed = 0;
+                h->freed_bytes = 0;
                 (void) pthread_mutex_unlock(&h->lock);
         }
 again:
@@ -808,13 +818,15 @@ again:
         if (r == 0 && command == KDBUS_CMD_RECV && rep->size >= sizeof(struct kdbus_cmd_recv) &&
             !(((struct kdbus_cmd_recv *)(void *)b.p)->flags & (KDBUS_RECV_PEEK | KDBUS_RECV_DROP))) {
                 (void) pthread_mutex_lock(&h->lock);
-                preload_held_add(h, ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset);
+                preload_held_add(h, ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.offset,
+                                 ((struct kdbus_cmd_recv *)(void *)rep->data)->msg.msg_size);
                 (void) pthread_mutex_unlock(&h->lock);
         }
         if (r == 0 && command == KDBUS_CMD_SEND && rep->size >= sizeof(struct kdbus_cmd_send) &&
             (((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY)) {
                 (void) pthread_mutex_lock(&h->lock);
-                preload_held_add(h, ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset);
+                preload_held_add(h, ((struct kdbus_cmd_send *)(void *)rep->data)->reply.offset,
+                                 ((struct kdbus_cmd_send *)(void *)rep->data)->reply.msg_size);
                 (void) pthread_mutex_unlock(&h->lock);
         }
         if (r == 0 && rep->n_fds && (command == KDBUS_CMD_RECV || command == KDBUS_CMD_SEND)) {

@@ -127,8 +127,10 @@ typedef struct PreloadHandle {
          * KDBUS_WIRE_BATCH; before any request on another handle and before poll() waits
          * (preload_flush_freed()). Not on a handle shared with another process. */
         uint64_t held[PRELOAD_HELD_MAX];
+        uint64_t held_size[PRELOAD_HELD_MAX];   /* their msg_size */
         unsigned n_held;
         uint64_t freed[PRELOAD_HELD_MAX];       /* those FREEs, not sent yet */
+        uint64_t freed_bytes;                   /* their slices' sizes */
         unsigned n_freed;
         bool listed;                    /* in the list preload_flush_freed() goes through */
 } PreloadHandle;

@@ -1055,6 +1055,7 @@ static const struct {
         { "threads-sync", t_threads_sync },
         { "fork", t_fork },
         { "held", t_held },
+        { "held-free", t_held_free },
 };
 
 /*

@@ -86,3 +86,4 @@ int t_threads(void);
 int t_threads_sync(void);
 int t_fork(void);
 int t_held(void);
+int t_held_free(void);
