@@ -374,7 +374,8 @@ static void client_auth_done(ProxyClient *c) {
         if (c->server->n_authenticating)
                 --c->server->n_authenticating;
         c->state = CLIENT_STATE_RUNNING;
-        /* auth_timer keeps running: as dbus-daemon, it also bounds the time until Hello */
+        /* auth_timer keeps running: as dbus-daemon, it also bounds the time until Hello;
+         * client_dispatch() frees it once Hello has succeeded */
         if (c->sasl.unix_fds_agreed)
                 c->conn->flags |= BRIDGE_CONN_ACCEPT_FDS;
         c->conn->creds.uid_unknown = c->sasl.anonymous;
@@ -538,6 +539,11 @@ static int client_dispatch(ProxyClient *c, BridgeMsg *msg) {
                 client_close_later(c);
                 return -1;
         }
+        /* Registered (a successful Hello): the auth timeout no longer applies (dbus-daemon's
+         * covers authentication and registration only), and an idle peer's armed timer cost
+         * a timer per peer for its whole life and a removal at its teardown. */
+        if (c->auth_timer && c->conn->active)
+                c->auth_timer = loop_source_free(c->auth_timer);
         return 1;
 }
 

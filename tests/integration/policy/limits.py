@@ -149,6 +149,8 @@ def case_message_size(addr):
 
 
 def case_auth_timeout(addr):
+    # a registered peer is past the auth timeout: still connected after the others went
+    reg = Conn(addr)
     c = Conn(addr, auth=False, hello=False)
     t0 = time.monotonic()
     gone = False
@@ -167,7 +169,8 @@ def case_auth_timeout(addr):
             gone_h = True
             break
     return ['unauthenticated peer dropped within 3 s: %s' % gone,
-            'authenticated peer without Hello dropped within 3 s: %s' % gone_h]
+            'authenticated peer without Hello dropped within 3 s: %s' % gone_h,
+            'peer that said Hello, GetId after both: ' + result(reg, 'GetId')]
 
 
 def case_outgoing_bytes(addr):

@@ -4,10 +4,10 @@
  * socketpairs, the test playing the peers. Covers pipelined authentication, input that
  * trickles in byte by byte, the per-iteration budget, messages larger than the read
  * buffer, fd passing (and refusal without NEGOTIATE_UNIX_FD), delivery of what a peer sent
- * before it hung up, a bystander during a storm of hangups (teardowns in slices), and
- * disconnection on malformed input. Large messages are read in place
- * (into their own message, not through a grown input buffer) and checked as any other:
- * header at once, body and fds when complete.
+ * before it hung up, a bystander during a storm of hangups (teardowns in slices),
+ * disconnection on malformed input, and the auth timer freed once Hello has succeeded.
+ * Large messages are read in place (into their own message, not through a grown input
+ * buffer) and checked as any other: header at once, body and fds when complete.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -856,6 +856,36 @@ static void test_rejected(Fixture *f, gconstpointer ctx) {
         peer_expect_line(&f->a, "REJECTED EXTERNAL\r\n");
 }
 
+/* The auth timer is armed until Hello has succeeded, then freed: an authenticated peer
+ * that has not said Hello keeps it (dbus-daemon drops it when it runs out), a registered
+ * one does not (it used to keep one armed timer per peer for its whole life). */
+static void test_auth_timer(Fixture *f, gconstpointer ctx) {
+        GByteArray *b = auth_bytes(false);
+        unsigned armed = 0, n = 0;
+        List *i;
+
+        list_for_each(i, &f->s->clients)
+                g_assert_nonnull(list_entry(i, ProxyClient, link)->auth_timer);
+        peer_send(&f->a, b->data, b->len);
+        g_byte_array_free(b, TRUE);
+        peer_hello(f, &f->b, false);
+        list_for_each(i, &f->s->clients) {
+                ProxyClient *c = list_entry(i, ProxyClient, link);
+
+                ++n;
+                if (c->auth_timer) {
+                        ++armed;
+                        g_assert_cmpint(c->state, ==, CLIENT_STATE_RUNNING);
+                        g_assert_false(c->conn->active);
+                } else {
+                        g_assert_true(c->conn->active);
+                        g_assert_cmpstr(c->conn->unique_name, ==, f->b.unique_name);
+                }
+        }
+        g_assert_cmpuint(n, ==, 2);
+        g_assert_cmpuint(armed, ==, 1);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define T(name, fn) g_test_add("/proxy/client/" name, Fixture, NULL, setup, fn, teardown)
@@ -872,6 +902,7 @@ int main(int argc, char **argv) {
         T("fds-not-negotiated", test_fds_not_negotiated);
         T("malformed", test_malformed);
         T("rejected", test_rejected);
+        T("auth-timer", test_auth_timer);
 #undef T
         return g_test_run();
 }
