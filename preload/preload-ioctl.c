@@ -509,8 +509,13 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
 
         if (!pre->valid && armed >= 0) {
                 /* a held RECV waits: whatever came is on its socket; the eventfd is not
-                 * written for it (kdbusd answers the hold instead) */
-                if (armed == (int)ci)
+                 * written for it (kdbusd answers the hold instead). Right after the SEND
+                 * that armed it, whose answer said nothing waited, nothing can be there
+                 * that RECV must see (what came since came after this RECV, as far as
+                 * the program can tell): EAGAIN without a look */
+                if (__atomic_exchange_n(&h->armed_empty, false, __ATOMIC_RELAXED))
+                        r = -EAGAIN;
+                else if (armed == (int)ci)
                         r = preload_held_read(h, ci, fd, true, false);
                 else if (pthread_mutex_trylock(&h->chan[armed].lock) == 0) {
                         r = __atomic_load_n(&h->armed, __ATOMIC_RELAXED) != armed ? 0 :
@@ -618,6 +623,9 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 return -EMSGSIZE;
         was_send = __atomic_exchange_n(&h->last_send, command == KDBUS_CMD_SEND,
                                        __ATOMIC_RELAXED);
+        /* (a FREE the library answers changes nothing kdbusd sees: below) */
+        if (command != KDBUS_CMD_RECV && command != KDBUS_CMD_FREE)
+                __atomic_store_n(&h->armed_empty, false, __ATOMIC_RELAXED);
         off = buf_append(&b, arg, size, true);
         if (off < 0) {
                 r = (int)off;
@@ -673,6 +681,8 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 (void) pthread_mutex_lock(&h->lock);
                 preload_held_drop(h, f->offset);
                 (void) pthread_mutex_unlock(&h->lock);
+                /* a FREE kdbusd does may make room for a message waiting for it */
+                __atomic_store_n(&h->armed_empty, false, __ATOMIC_RELAXED);
         }
         /* a message the held RECV took is still queued for the program */
         if (command == KDBUS_CMD_BYEBYE && h->pre.valid && h->pre.error == 0) {
@@ -749,8 +759,12 @@ again:
         r = preload_chan_call(h, ci, fd, iov, n_iov, fds, n_fds, use_batch, rep);
         if (r < 0)
                 goto out;
-        if (use_batch && arm && rep->batch.free_error == 0)
+        if (use_batch && arm && rep->batch.free_error == 0) {
                 __atomic_store_n(&h->armed, (int)ci, __ATOMIC_RELAXED);
+                __atomic_store_n(&h->armed_empty,
+                                 (rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY) != 0,
+                                 __ATOMIC_RELAXED);
+        }
         if (use_batch && n_freed) {
                 uint64_t done = rep->batch.n_freed;
 

@@ -113,6 +113,8 @@ typedef struct PreloadHandle {
         bool polled;                    /* our poll() waited on it: a SEND may arm */
         bool epolled;                   /* added to an epoll set: never armed */
         bool last_send;                 /* the last request was a SEND */
+        bool armed_empty;               /* the SEND that armed it said nothing waited, and
+                                         * no request came since: a RECV needs no look */
         PreloadPrefetch pre;
         int type;                       /* PRELOAD_HANDLE_* */
         bool control;                   /* opened as DIR/control */

@@ -667,6 +667,10 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
                 }
                 return 0;
         }
+        /* the receiver's held RECV first: it is what the call waits for, the sender's
+         * answer is not (a client freed meanwhile cannot be @c or share its connection) */
+        if (command == KDBUS_CMD_SEND && !c->owner && list_is_empty(&c->chans))
+                native_client_flush_held();
         if (batch) {
                 struct kdbus_wire_batch_reply b = native_client_batch_result(c, 0, n_freed);
 
