@@ -65,24 +65,15 @@ static int activation_build_systemd_request(Driver *driver, const char *unit, Br
                 .destination = SYSTEMD_NAME,
                 .sender = WIRE_DRIVER_NAME,
         };
-        uint8_t *data = NULL;
-        size_t size;
         WireWriter w;
         int r;
 
-        if (++driver->serial == 0)
-                driver->serial = 1;
-        spec.serial = driver->serial;
+        spec.serial = driver_next_serial(driver);
         wire_writer_init(&w);
         (void) wire_writer_append_basic(&w, 's', unit);
-        r = wire_message_build(&spec, &w, &data, &size);
+        r = driver_msg_build(&spec, &w, ret);
         wire_writer_deinit(&w);
-        if (r)
-                return error_fold(r);
-        r = bridge_msg_new_take(data, size, 0, ret);
-        if (r < 0)
-                free(data);
-        return r < 0 ? error_trace(r) : 0;
+        return r;
 }
 
 /*
@@ -627,22 +618,13 @@ int driver_method_list_activatable_names(Driver *driver, BridgeConn *caller, Bri
 /* Keep a SetEnvironment call for systemd until it appears. Return: 0 or -ENOMEM. */
 static int activation_hold_environment(Driver *driver, WireMsgSpec *spec, WireWriter *w) {
         BridgeMsg *m = NULL, **v;
-        uint8_t *data = NULL;
-        size_t size;
         int r;
 
-        if (++driver->serial == 0)
-                driver->serial = 1;
-        spec->serial = driver->serial;
+        spec->serial = driver_next_serial(driver);
         spec->sender = WIRE_DRIVER_NAME;
-        r = wire_message_build(spec, w, &data, &size);
-        if (r)
-                return error_fold(r);
-        r = bridge_msg_new_take(data, size, 0, &m);
-        if (r < 0) {
-                free(data);
-                return error_trace(r);
-        }
+        r = driver_msg_build(spec, w, &m);
+        if (r < 0)
+                return r;
         v = realloc(driver->systemd_env, (driver->n_systemd_env + 1) * sizeof(*v));
         if (!v) {
                 bridge_msg_unref(m);

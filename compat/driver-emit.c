@@ -35,6 +35,30 @@ uint32_t driver_next_serial(Driver *driver) {
         return driver->serial;
 }
 
+/**
+ * driver_msg_build() - a message of the bus, as a core message
+ * @spec:       its header (serial and sender set by the caller)
+ * @body:       its body, or NULL
+ * @ret:        the message (one reference)
+ *
+ * Return: 0 or -errno (-EINVAL for a header or body the writer refused).
+ */
+int driver_msg_build(const WireMsgSpec *spec, const WireWriter *body, BridgeMsg **ret) {
+        uint8_t *data = NULL;
+        size_t size;
+        int r;
+
+        r = wire_message_build(spec, body, &data, &size);
+        if (r)
+                return error_fold(r);
+        r = bridge_msg_new_take(data, size, 0, ret);
+        if (r < 0) {
+                free(data);
+                return error_trace(r);
+        }
+        return 0;
+}
+
 /* A peer that does not read what the bus sends it must go: the transport drops it. */
 void driver_kick(BridgeConn *conn) {
         if (conn->ops && conn->ops->kick)
@@ -78,8 +102,6 @@ int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
                      const WireWriter *body, int fd, bool anonymous) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
         _cleanup_(fd_closep) int fd_owned = fd;
-        uint8_t *data = NULL;
-        size_t size;
         int r;
 
         if (driver_emit_skip(driver, dst, &r))
@@ -89,14 +111,9 @@ int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,
         if (fd_owned >= 0)
                 spec->n_fds = 1;
 
-        r = wire_message_build(spec, body, &data, &size);
-        if (r)
-                return error_fold(r);
-        r = bridge_msg_new_take(data, size, 0, &m);
-        if (r < 0) {
-                free(data);
-                return error_trace(r);
-        }
+        r = driver_msg_build(spec, body, &m);
+        if (r < 0)
+                return r;
         if (fd_owned >= 0) {
                 int *fds = malloc(sizeof(int));
 

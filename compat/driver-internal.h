@@ -90,6 +90,7 @@ bool driver_is_driver_name(const char *name);
 /* driver-emit.c: what the driver sends (the functions above are there too) */
 #define DRIVER_ERROR_TEXT_MAX 1536      /* fits a 1024-byte rule quoted in a message */
 uint32_t driver_next_serial(Driver *driver);
+int driver_msg_build(const WireMsgSpec *spec, const WireWriter *body, BridgeMsg **ret);
 /* The bus's message to @dst (NULL: a broadcast), with @fd (owned) and without the bus as
  * sender when @anonymous. Return: 0, -errno, BRIDGE_E_QUOTA. */
 int driver_emit_full(Driver *driver, BridgeConn *dst, WireMsgSpec *spec,

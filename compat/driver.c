@@ -156,23 +156,16 @@ static int driver_notify_copy_denied(void *userdata, const BridgeConn *sender,
                 .error_name = "org.freedesktop.DBus.Error.AccessDenied",
                 .sender = WIRE_DRIVER_NAME,
         };
-        uint8_t *data = NULL;
-        size_t size;
         WireWriter w;
         int r;
 
         spec.serial = driver_next_serial(driver);
         wire_writer_init(&w);
         (void) wire_writer_append_basic(&w, 's', text);
-        r = wire_message_build(&spec, &w, &data, &size);
+        r = driver_msg_build(&spec, &w, &m);
         wire_writer_deinit(&w);
-        if (r)
-                return error_fold(r);
-        r = bridge_msg_new_take(data, size, 0, &m);
-        if (r < 0) {
-                free(data);
-                return error_trace(r);
-        }
+        if (r < 0)
+                return r;
         return error_trace(bus_monitor_capture(driver->bus, NULL, m, NULL));
 }
 

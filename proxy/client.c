@@ -39,7 +39,7 @@
 #include "proxy/client.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
-#include "proxy/proc-reader.h"
+#include "proxy/peer-creds.h"
 #include "proxy/server.h"
 #include "util/error.h"
 #include "wire/endian.h"
@@ -48,9 +48,6 @@
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
-#endif
-#ifndef SO_PEERGROUPS
-#define SO_PEERGROUPS 59
 #endif
 
 #define CLIENT_IOV_MAX 256u
@@ -977,97 +974,6 @@ void client_flush(ProxyClient *c) {
         client_update_events(c);
 }
 
-static void client_creds_deinit(BridgeCreds *creds) {
-        creds->pidfd = fd_close(creds->pidfd);
-        free(creds->groups);
-        creds->groups = NULL;
-        free(creds->seclabel);
-        creds->seclabel = NULL;
-}
-
-static bool peersec_unsupported;
-
-/* kdbus's privilege (BridgeCreds.cap_ipc_owner) for a peer that is not the bus's owner:
- * CAP_IPC_OWNER at connect, read through the socket's pidfd (held only for the read: one
- * fd per peer); none before Linux 6.5 (no SO_PEERPIDFD: a pid alone is not trusted). */
-static bool client_cap_ipc_owner(int fd, pid_t pid) {
-        socklen_t len = sizeof(int);
-        int pidfd = -1;
-        bool r;
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0 || pidfd < 0)
-                return false;
-        r = proxy_proc_cap_ipc_owner(pid, pidfd);
-        (void) close(pidfd);
-        return r;
-}
-
-static int client_get_creds(int fd, BridgeCreds *ret) {
-        BridgeCreds creds = { .uid = (uid_t)-1, .gid = (gid_t)-1, .pidfd = -1 };
-        struct ucred uc;
-        socklen_t len = sizeof(uc);
-        gid_t gbuf[64];
-        char label[1024];
-        int sr;
-
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
-                return error_origin(-errno);
-        creds.uid = uc.uid;
-        creds.gid = uc.gid;
-        creds.pid = uc.pid;
-
-        len = sizeof(gbuf);
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, gbuf, &len) == 0) {
-                creds.n_groups = len / sizeof(gid_t);
-                if (creds.n_groups) {
-                        creds.groups = malloc(len);
-                        if (!creds.groups)
-                                return error_origin(-ENOMEM);
-                        memcpy(creds.groups, gbuf, len);
-                }
-        } else if (errno == ERANGE && len > 0) {
-                creds.groups = malloc(len);
-                if (!creds.groups)
-                        return error_origin(-ENOMEM);
-                if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, creds.groups, &len) == 0) {
-                        creds.n_groups = len / sizeof(gid_t);
-                } else {
-                        free(creds.groups);
-                        creds.groups = NULL;
-                }
-        }
-
-        if (creds.n_groups == 0) {
-                /* no supplementary groups (or no SO_PEERGROUPS): the peer's group list is its
-                 * gid, which is what dbus-daemon reports for it from the user database */
-                free(creds.groups);
-                creds.groups = malloc(sizeof(gid_t));
-                if (!creds.groups)
-                        return error_origin(-ENOMEM);
-                creds.groups[0] = creds.gid;
-                creds.n_groups = 1;
-        }
-
-        len = sizeof(label) - 1;
-        sr = peersec_unsupported ? -ENOPROTOOPT :
-             getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) < 0 ? -errno : 0;
-        if (sr == -ENOPROTOOPT)
-                /* no security module gives labels, and none can be loaded later: never ask
-                 * again (a syscall less per connection) */
-                peersec_unsupported = true;
-        if (sr == 0 && len > 0) {
-                label[len] = '\0';
-                creds.seclabel = strdup(label);
-                if (!creds.seclabel) {
-                        client_creds_deinit(&creds);
-                        return error_origin(-ENOMEM);
-                }
-        }
-
-        *ret = creds;
-        return 0;
-}
-
 /**
  * client_new() - set up a freshly accepted connection
  * @server:     the server
@@ -1090,17 +996,17 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
                 (void) close(fd);
                 return 0;
         }
-        r = client_get_creds(fd, &creds);
+        r = peer_creds_read(fd, &creds);
         if (r < 0) {
                 (void) close(fd);
                 return r;
         }
         creds.cap_ipc_owner = is_unix && creds.uid != server->bus->owner_uid &&
-                              client_cap_ipc_owner(fd, creds.pid);
+                              peer_creds_cap_ipc_owner(fd, creds.pid);
 
         c = calloc(1, sizeof(*c));
         if (!c) {
-                client_creds_deinit(&creds);
+                peer_creds_deinit(&creds);
                 (void) close(fd);
                 return error_origin(-ENOMEM);
         }
@@ -1121,7 +1027,7 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         r = bridge_conn_new(server->bus, &creds, 0, &client_conn_ops, c, &c->conn);
         if (r) {
                 /* max_connections_per_user is checked at Hello, as dbus-daemon does */
-                client_creds_deinit(&creds);
+                peer_creds_deinit(&creds);
                 client_free(c);
                 return error_trace(r);
         }

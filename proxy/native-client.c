@@ -54,6 +54,7 @@
 #include "proxy/native-client.h"
 #include "proxy/native-client-internal.h"
 #include "proxy/native-listener.h"
+#include "proxy/peer-creds.h"
 #include "proxy/proc-reader.h"
 #include "proxy/server.h"
 #include "util/error.h"
@@ -105,9 +106,7 @@ void native_client_free(NativeClient *c) {
         c->held_defer = loop_source_free(c->held_defer);
         c->held_cancel_fd = fd_close(c->held_cancel_fd);
         c->nc = native_conn_free(c->nc);
-        free(c->creds.groups);
-        free(c->creds.seclabel);
-        c->creds.pidfd = fd_close(c->creds.pidfd);
+        peer_creds_deinit(&c->creds);
         free(c->sync_cmd);
         c->fd = fd_close(c->fd);
         c->wake_fd = fd_close(c->wake_fd);
@@ -1037,6 +1036,7 @@ static int native_client_get_creds(int fd, const Bus *bus, BridgeCreds *creds) {
         struct ucred uc;
         socklen_t len = sizeof(uc);
         bool socket_pidfd;
+        int r;
 
         if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) < 0)
                 return error_origin(-errno);
@@ -1049,28 +1049,19 @@ static int native_client_get_creds(int fd, const Bus *bus, BridgeCreds *creds) {
         socket_pidfd = getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &creds->pidfd, &len) == 0 &&
                        creds->pidfd >= 0;
         if (!socket_pidfd) {
-                long r = uc.pid > 0 ? syscall(SYS_pidfd_open, uc.pid, 0) : -1;
+                long pfd = uc.pid > 0 ? syscall(SYS_pidfd_open, uc.pid, 0) : -1;
 
                 /* racy (the pid may be reused), the best a pre-6.5 kernel offers */
-                creds->pidfd = r >= 0 ? (int)r : -1;
+                creds->pidfd = pfd >= 0 ? (int)pfd : -1;
         }
         /* kdbus's privilege: the owner's uid is enough; else CAP_IPC_OWNER, trusted only
          * with the socket's own pidfd (not a racy pidfd_open()) */
         creds->cap_ipc_owner = uc.uid != bus->owner_uid && socket_pidfd &&
                                proxy_proc_cap_ipc_owner(uc.pid, creds->pidfd);
-        /* SECLABEL: the peer's LSM label at connect, as the legacy front end takes it
-         * (none without an LSM that labels sockets: ENOPROTOOPT) */
-        {
-                char label[4096];
-
-                len = sizeof(label) - 1;
-                if (getsockopt(fd, SOL_SOCKET, SO_PEERSEC, label, &len) == 0 && len > 0) {
-                        label[len] = '\0';
-                        creds->seclabel = strdup(label);
-                        if (!creds->seclabel)
-                                return error_origin(-ENOMEM);
-                }
-        }
+        /* SECLABEL: the peer's LSM label at connect, as the legacy front end takes it */
+        r = peer_creds_read_seclabel(fd, &creds->seclabel);
+        if (r < 0)
+                return r;
         /* the primary group as group list, as the legacy front end does without
          * supplementary groups */
         creds->groups = malloc(sizeof(gid_t));
