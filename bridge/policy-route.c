@@ -53,6 +53,13 @@ int bridge_policy_check_unicast(BridgeConn *sender, const BridgeConn *dst,
                 receiver = NULL;
         if (!sender->policy && !(receiver && receiver->policy))
                 return 0;
+        /* allow-all rule sets (a session bus) need no PolicyMsgInfo: policy_last_allows() */
+        if ((!sender->policy || policy_last_allows(&sender->policy->rules->send, &msg->hdr,
+                                                   requested_reply, false)) &&
+            (!receiver || !receiver->policy ||
+             policy_last_allows(&receiver->policy->rules->receive, &msg->hdr,
+                                requested_reply, false)))
+                return 0;
         if (sender->policy) {
                 policy_msg_info_init(&info, sender->policy->db, msg);
                 r = policy_check_send(sender->policy, &info, receiver, requested_reply,

@@ -349,6 +349,7 @@ static void kind_set_deinit(PolicyKindSet *set) {
 /* Build @set from the rules of @kind among @order (the snapshot's rules, in order). */
 static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyRule **order,
                           size_t n_order) {
+        const PolicyRule *last;
         size_t i, t, n = 0;
 
         set->peer_free = true;
@@ -382,6 +383,11 @@ static int kind_set_build(PolicyKindSet *set, PolicyRuleKind kind, const PolicyR
                                         set->generic[t][set->n_generic[t]++] = prio;
         }
         qsort(set->named, set->n_named, sizeof(*set->named), entry_compare);
+        last = set->all[set->n_all - 1];
+        if (last->allow && !last->name && !last->interface && !last->member && !last->error &&
+            !last->path && !last->msg_type && last->broadcast == POLICY_ANY &&
+            last->min_fds == 0 && last->max_fds == UINT32_MAX)
+                set->last_any = last;
         return 0;
 }
 
@@ -857,6 +863,11 @@ static int eval(const PolicySnapshot *s, const PolicyKindSet *set, PolicyMsgInfo
         int64_t best;
         size_t i;
 
+        if (policy_last_allows(set, &info->msg->hdr, requested_reply, eavesdropping)) {
+                if (ret_verdict)
+                        *ret_verdict = (PolicyVerdict){ .log = set->last_any->log };
+                return 0;
+        }
         if (info->db != s->db) {        /* made for another db (a reload in between) */
                 policy_msg_info_init(&local, s->db, info->msg);
                 info = &local;

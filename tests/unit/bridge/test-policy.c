@@ -576,6 +576,84 @@ static void test_eavesdrop(PFixture *pf, gconstpointer ctx) {
         drain(f->c[1]);
 }
 
+/* ---- a last rule that allows everything (policy_last_allows(), issue #16) ---- */
+
+static void eavesdropper(Fixture *f, unsigned i) {
+        BridgeMatchKeys k = { .eavesdrop = true };
+        BridgeMatchRule *rule;
+
+        g_assert_cmpint(bridge_match_rule_new(&k, &rule), ==, 0);
+        g_assert_cmpint(bridge_conn_add_match(f->c[i], rule), ==, 0);
+}
+
+/* It decides only what it matches: an unrequested reply is not allowed by its
+ * requested_reply (the deny before it then decides), an eavesdropped copy not without
+ * eavesdrop="true"; a deny before it is overruled as by any later match. */
+static void test_last_allows_flags(PFixture *pf, gconstpointer ctx) {
+        Fixture *f = &pf->f;
+
+        add_default(pf, DENY(SEND, .interface = "x.Y"));
+        add_default(pf, ALLOW(SEND));
+        add_default(pf, ALLOW(RECV));
+        conns(pf, 3);
+        eavesdropper(f, 2);
+        g_assert_cmpint(call(f->c[0], ":1.1", "x.Y", "M"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "M");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
+        g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
+                .destination = ":1.0", .reply_serial = 77 }), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[1]),
+                                       "Rejected send message, 1 matched rules; "
+                                       "type=\"method_return\""));
+}
+
+/* session.conf's rules: eavesdrop="true" lets the last rule match unrequested replies
+ * (the core then refuses them) and eavesdropped copies. */
+static void test_last_allows_eavesdrop(PFixture *pf, gconstpointer ctx) {
+        Fixture *f = &pf->f;
+
+        add_default(pf, ALLOW(SEND, .eavesdrop = true));
+        add_default(pf, ALLOW(RECV, .eavesdrop = true));
+        add_default(pf, ALLOW(OWN));
+        conns(pf, 3);
+        eavesdropper(f, 2);
+        g_assert_cmpint(call(f->c[0], ":1.1", "a.b", "M"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "M");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "M");
+        g_assert_cmpint(test_send(f->c[1], &(TestMsg){ .type = WIRE_MSG_METHOD_RETURN,
+                .destination = ":1.0", .reply_serial = 77 }), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        g_assert_null(bridge_conn_get_denial(f->c[1]));
+}
+
+/* A deny in a context after the default one (at_console, mandatory) is the last rule:
+ * the allow-all of the default context decides nothing it matches. */
+static void test_last_allows_later_context(PFixture *pf, gconstpointer ctx) {
+        Fixture *f = &pf->f;
+        unsigned i;
+
+        add_default(pf, ALLOW(SEND, .eavesdrop = true));
+        add_default(pf, ALLOW(RECV, .eavesdrop = true));
+        add(pf, POLICY_CONTEXT_AT_CONSOLE, 0, DENY(SEND, .interface = "console.I"));
+        add(pf, POLICY_CONTEXT_NOT_AT_CONSOLE, 0, DENY(RECV, .interface = "seat.I"));
+        add(pf, POLICY_CONTEXT_MANDATORY, 0, DENY(SEND, .member = "Never"));
+        for (i = 0; i < 3; ++i)
+                fixture_conn(f, i);
+        attach_ex(pf, 0, NULL, 0, true);
+        attach_ex(pf, 1, NULL, 0, false);
+        attach_ex(pf, 2, NULL, 0, true);
+        g_assert_cmpint(call(f->c[0], ":1.2", "console.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[1], ":1.2", "console.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[0], ":1.1", "seat.I", "M"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_true(g_str_has_prefix(bridge_conn_get_denial(f->c[0]),
+                                       "Rejected receive message, 2 matched rules;"));
+        g_assert_cmpint(call(f->c[0], ":1.2", "seat.I", "M"), ==, 0);
+        g_assert_cmpint(call(f->c[1], ":1.2", "a.b", "Never"), ==, BRIDGE_E_ACCESS_DENIED);
+        g_assert_cmpint(call(f->c[1], ":1.2", "a.b", "M"), ==, 0);
+        for (i = 0; i < 3; ++i)
+                g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "M");
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "");
+}
+
 /* The bus driver as receiver: send_destination compares with DESTINATION. */
 static void test_driver_destination(PFixture *pf, gconstpointer ctx) {
         Fixture *f = &pf->f;
@@ -973,6 +1051,9 @@ int main(int argc, char **argv) {
         T("deny-requested-reply", test_deny_requested_reply);
         T("receive", test_receive);
         T("eavesdrop", test_eavesdrop);
+        T("last-allows-flags", test_last_allows_flags);
+        T("last-allows-eavesdrop", test_last_allows_eavesdrop);
+        T("last-allows-later-context", test_last_allows_later_context);
         T("driver-destination", test_driver_destination);
         T("from-bus", test_from_bus);
         T("copy-denied", test_copy_denied);
