@@ -267,7 +267,7 @@ int bus_notify_reply_lost(Bus *bus, BridgeConn *caller, uint32_t serial, bool ti
 BridgeConn *bus_find_conn(Bus *bus, uint64_t id) {
         HashNode *n;
 
-        for (n = hash_table_lookup(&bus->conns_by_id, hash_u64(id)); n; n = hash_node_next_match(n)) {
+        for (n = hash_table_lookup(&bus->conns_by_id, bus_conn_id_hash(id)); n; n = hash_node_next_match(n)) {
                 BridgeConn *conn = container_of(n, BridgeConn, id_node);
 
                 if (conn->id == id)

@@ -220,6 +220,16 @@ void bus_set_proc_reader(Bus *bus, const struct BridgeProcReader *proc);
 
 /* Active connection by id, or NULL. */
 BridgeConn *bus_find_conn(Bus *bus, uint64_t id);
+/*
+ * The hash of Bus.conns_by_id. Its keys are ids the bus hands out in sequence; no peer
+ * chooses one, so none can be picked to collide and no keyed hash (SipHash, 140
+ * instructions, for each reply's destination) is needed: multiplying by an odd constant is a
+ * bijection on the low bits the buckets use, so consecutive ids fill distinct buckets.
+ * A peer picks only what it looks up (a destination ":1.N"), which walks one chain.
+ */
+static inline uint64_t bus_conn_id_hash(uint64_t id) {
+        return id * UINT64_C(0x9e3779b97f4a7c15);
+}
 
 /*
  * Choose how the bus numbers unique names (Bus.naming), before any connection has one: 0,

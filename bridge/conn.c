@@ -248,7 +248,7 @@ int bridge_conn_hello(BridgeConn *conn) {
                 return BRIDGE_E_CONN_QUOTA;
 
         id = bus->next_conn_id;
-        r = hash_table_insert(&bus->conns_by_id, &conn->id_node, hash_u64(id));
+        r = hash_table_insert(&bus->conns_by_id, &conn->id_node, bus_conn_id_hash(id));
         if (r < 0)
                 return error_trace(r);
         ++bus->next_conn_id;
