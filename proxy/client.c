@@ -645,7 +645,7 @@ static int client_process_one(ProxyClient *c) {
                 return 0;
         }
 
-        r = wire_message_parse(data, size, c->n_in_fds, 0, &hdr);
+        r = wire_message_parse_memo(data, size, c->n_in_fds, 0, &c->field_memo, &hdr);
         if (r) {
                 client_protocol_error(c, "invalid message", r, wire_strerror);
                 return -1;

@@ -24,6 +24,7 @@
 #include "proxy/log.h"
 #include "proxy/sasl.h"
 #include "util/list.h"
+#include "wire/message.h"
 
 typedef struct BridgeMsg BridgeMsg;
 typedef struct Server Server;
@@ -75,6 +76,7 @@ struct ProxyClient {
 
         uint8_t *in;                    /* NULL while idle: in_cap bytes at the next read */
         size_t in_cap, in_start, in_end;
+        WireFieldMemo field_memo;       /* its last valid names (wire_message_parse_memo()) */
         BridgeMsg *in_msg;              /* a large message being read into its own buffer */
         size_t in_msg_filled;           /* its bytes there so far (of in_msg->size) */
         int *in_fds;

@@ -408,7 +408,7 @@ int wire_message_frame(const void *data, size_t size, size_t *ret_size) {
         return 0;
 }
 
-static int field_string_check(WireField code, const char *s, uint32_t n) {
+static int field_string_validate(WireField code, const char *s, uint32_t n) {
         switch (code) {
         case WIRE_FIELD_PATH:
                 if (!wire_path_is_valid(s, n))
@@ -434,6 +434,23 @@ static int field_string_check(WireField code, const char *s, uint32_t n) {
         }
 }
 
+static int field_string_check(WireField code, const char *s, uint32_t n, WireFieldMemo *memo) {
+        int i = code == WIRE_FIELD_PATH ? 0 : code == WIRE_FIELD_INTERFACE ? 1 :
+                code == WIRE_FIELD_DESTINATION ? 2 : -1;
+        int r;
+
+        if (!memo || i < 0)
+                return field_string_validate(code, s, n);
+        if (n && n == memo->slot[i].len && memcmp(s, memo->slot[i].s, n) == 0)
+                return 0;
+        r = field_string_validate(code, s, n);
+        if (r == 0 && n <= WIRE_FIELD_MEMO_LEN) {
+                memo->slot[i].len = (uint8_t)n;
+                memcpy(memo->slot[i].s, s, n);
+        }
+        return r;
+}
+
 /**
  * wire_message_parse() - validate one complete message and describe its header
  * @data:       the message, exactly @size bytes (as framed by wire_message_frame())
@@ -454,6 +471,22 @@ static int field_string_check(WireField code, const char *s, uint32_t n) {
  */
 int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned flags,
                        WireHeader *ret) {
+        return wire_message_parse_memo(data, size, n_fds, flags, NULL, ret);
+}
+
+/**
+ * wire_message_parse_memo() - wire_message_parse() with a peer's WireFieldMemo
+ * @data:       as wire_message_parse()
+ * @size:       as wire_message_parse()
+ * @n_fds:      as wire_message_parse()
+ * @flags:      as wire_message_parse()
+ * @memo:       NULL, or the sender's memo (consulted and updated)
+ * @ret:        as wire_message_parse()
+ *
+ * Return: as wire_message_parse().
+ */
+int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigned flags,
+                            WireFieldMemo *memo, WireHeader *ret) {
         const uint8_t *p = data;
         WireHeader h = { .signature = "" };
         WalkCtx c = { .p = p };
@@ -560,7 +593,7 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
                         r = string_check(&c, &pos, &s, &len);
                         if (r)
                                 return r;
-                        r = flags & WIRE_PARSE_BUILT ? 0 : field_string_check(code, s, len);
+                        r = flags & WIRE_PARSE_BUILT ? 0 : field_string_check(code, s, len, memo);
                         if (r)
                                 return r;
                         switch (code) {

@@ -10,6 +10,9 @@
 #include "raw.h"
 #include "wire/message.h"
 
+/* the memo parse_raw() parses with (NULL: plain wire_message_parse()) */
+static WireFieldMemo *parse_memo;
+
 /* parse the message in @r (finishing it) with @n_fds and @flags; return the code */
 static int parse_raw(Raw *r, size_t n_fds, unsigned flags, WireHeader *ret) {
         WireHeader h;
@@ -18,7 +21,8 @@ static int parse_raw(Raw *r, size_t n_fds, unsigned flags, WireHeader *ret) {
         int k;
 
         m = raw_finish(r, &size);
-        k = wire_message_parse(m, size, n_fds, flags, ret ? ret : &h);
+        k = parse_memo ? wire_message_parse_memo(m, size, n_fds, flags, parse_memo, ret ? ret : &h) :
+                         wire_message_parse(m, size, n_fds, flags, ret ? ret : &h);
         g_free(m);
         return k;
 }
@@ -317,7 +321,7 @@ static int parse_field(bool be, uint8_t code, const char *type, const char *v) {
         return parse_raw(&r, 0, 0, NULL);
 }
 
-static void test_bad_names(void) {
+static void bad_names(void) {
         for (int be = 0; be < 2; ++be) {
                 g_assert_cmpint(parse_field(be, 1, "o", "/a//b"), ==, WIRE_E_BAD_PATH);
                 g_assert_cmpint(parse_field(be, 1, "o", "/a/"), ==, WIRE_E_BAD_PATH);
@@ -357,6 +361,56 @@ static void test_bad_names(void) {
                                 WIRE_E_LOCAL_PATH);
                 g_assert_cmpint(parse_field(be, 1, "o", "/org/freedesktop/DBus/Local2"), ==, 0);
         }
+}
+
+static void test_bad_names(void) {
+        bad_names();
+}
+
+/* a call with PATH "/p", MEMBER "M", then field @c1 = @v1 and field @c2 = @v2 */
+static int parse_two(uint8_t c1, const char *v1, uint8_t c2, const char *v2) {
+        Raw r;
+
+        raw_init(&r, false, 1, 0, 1);
+        raw_field_s(&r, 1, "o", "/p");
+        raw_field_s(&r, 3, "s", "M");
+        raw_field_s(&r, c1, "s", v1);
+        raw_field_s(&r, c2, "s", v2);
+        return parse_raw(&r, 0, 0, NULL);
+}
+
+/* A peer's memo of its last valid names (wire_message_parse_memo()) changes no verdict:
+ * the same bytes in another field, other bytes of the same length, an empty memo slot. */
+static void test_field_memo(void) {
+        WireFieldMemo memo = {};
+        char a[60], b[60];
+
+        parse_memo = &memo;
+        g_assert_cmpint(parse_field(false, 2, "s", ""), ==, WIRE_E_BAD_INTERFACE);
+        g_assert_cmpint(parse_field(false, 6, "s", ""), ==, WIRE_E_BAD_BUS_NAME);
+        bad_names();
+        bad_names();
+        g_assert_cmpint(parse_two(6, "a-b.c", 2, "a-b.c"), ==, WIRE_E_BAD_INTERFACE);
+        g_assert_cmpint(parse_two(6, "a-b.c", 2, "a.c"), ==, 0);
+        g_assert_cmpint(parse_two(2, "a.c", 6, "a.c"), ==, 0);
+        g_assert_cmpint(parse_field(false, 2, "s", "org.a"), ==, 0);
+        g_assert_cmpint(parse_field(false, 2, "s", "org.1"), ==, WIRE_E_BAD_INTERFACE);
+        g_assert_cmpint(parse_field(false, 2, "s", "org.a"), ==, 0);
+        g_assert_cmpint(parse_field(false, 1, "o", "/a/b"), ==, 0);
+        g_assert_cmpint(parse_field(false, 1, "o", "/a//"), ==, WIRE_E_BAD_PATH);
+        g_assert_cmpint(parse_field(false, 1, "o", "/org/freedesktop/DBus/Locak"), ==, 0);
+        g_assert_cmpint(parse_field(false, 1, "o", "/org/freedesktop/DBus/Local"), ==,
+                        WIRE_E_LOCAL_PATH);
+        /* longer than a slot: checked every time */
+        memset(a, 'a', sizeof(a));
+        a[20] = '.';
+        a[sizeof(a) - 1] = 0;
+        memcpy(b, a, sizeof(b));
+        b[30] = '-';
+        g_assert_cmpint(parse_field(false, 2, "s", a), ==, 0);
+        g_assert_cmpint(parse_field(false, 2, "s", b), ==, WIRE_E_BAD_INTERFACE);
+        g_assert_cmpint(parse_field(false, 2, "s", a), ==, 0);
+        parse_memo = NULL;
 }
 
 static void test_name_length(void) {
@@ -813,6 +867,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/message/unknown-field", test_unknown_field);
         g_test_add_func("/wire/message/missing-field", test_missing_field);
         g_test_add_func("/wire/message/bad-names", test_bad_names);
+        g_test_add_func("/wire/message/field-memo", test_field_memo);
         g_test_add_func("/wire/message/name-length", test_name_length);
         g_test_add_func("/wire/message/body", test_body);
         g_test_add_func("/wire/message/too-deep", test_too_deep);
