@@ -4,6 +4,7 @@
  * benchmark processes each own one connection and nothing else.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,6 +143,7 @@ int bench_conn_open(BenchConn *c, const char *address, const BenchConnOpts *opts
                 .fd = -1,
                 .in_cap = opts && opts->in_cap ? opts->in_cap : BENCH_CONN_IN,
                 .out_cap = opts && opts->out_cap ? opts->out_cap : BENCH_CONN_OUT,
+                .wait_poll = opts && opts->wait_poll,
         };
         c->in = malloc(c->in_cap);
         c->out = malloc(c->out_cap);
@@ -213,6 +215,12 @@ int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret) {
                         memmove(c->in, c->in + c->in_start, avail);
                         c->in_start = 0;
                         c->in_end = avail;
+                }
+                if (c->wait_poll && !avail) {
+                        struct pollfd p = { .fd = c->fd, .events = POLLIN };
+
+                        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                                return -errno;
                 }
                 k = read(c->fd, c->in + c->in_end, c->in_cap - c->in_end);
                 if (k < 0 && errno == EINTR)

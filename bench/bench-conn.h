@@ -18,6 +18,7 @@ typedef struct BenchConnOpts {
         char relay_role;                /* 0: a bus (SASL, Hello); else bench/kdbus-relay,
                                          * whose first byte is this role ('c' the hub) */
         size_t in_cap, out_cap;         /* 0: BENCH_CONN_IN / BENCH_CONN_OUT */
+        bool wait_poll;                 /* wait for input in poll(), not in read() (below) */
 } BenchConnOpts;
 
 typedef struct BenchConn {
@@ -30,6 +31,7 @@ typedef struct BenchConn {
         size_t out_cap;
         size_t out_len;
         uint32_t serial;                /* last serial used */
+        bool wait_poll;
         char unique_name[256];
 } BenchConn;
 
@@ -44,7 +46,10 @@ void bench_conn_close(BenchConn *c);
 /*
  * bench_conn_next() - the next received message. With @block it reads until one is
  * complete; without, it returns only what is already buffered. Pointers in @ret stay valid
- * until the next call that may read (a blocking one).
+ * until the next call that may read (a blocking one). With wait_poll it waits in poll()
+ * before a read into an empty buffer, as sd-bus and libdbus wait: a reader asleep in
+ * read() is woken whenever the bus reads what it wrote (the socket's write-space wakeup
+ * wakes every sleeper; poll() and epoll ask for POLLIN only), a wakeup the bus pays for.
  * Return: 1 with a message, 0 if none is buffered (non-blocking only), negative errno.
  */
 int bench_conn_next(BenchConn *c, bool block, BenchMsg *ret);

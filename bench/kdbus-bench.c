@@ -70,6 +70,7 @@ typedef struct Options {
         unsigned payload;
         unsigned reply_payload;
         bool relay;
+        bool poll;                      /* peers wait in poll(), not in read() */
 } Options;
 
 static void freep(void *p) {
@@ -107,6 +108,7 @@ static BenchConnOpts conn_opts(const Options *o, char role) {
 
         return (BenchConnOpts) {
                 .relay_role = o->relay ? role : 0,
+                .wait_poll = o->poll,
                 .in_cap = big + 4096 > BENCH_CONN_IN ? big + 4096 : BENCH_CONN_IN,
         };
 }
@@ -580,12 +582,14 @@ static void usage(FILE *f) {
               "         [--count N] [--warmup N] [--repeat N] [--receivers N] [--window N]\n"
               "         [--payload BYTES] [--reply-payload BYTES] [--seconds S]\n"
               "         [--alloc-file PATH] [--relay] [--idle-peers P --idle-rules N]\n"
-              "         [--client-address ADDR]\n"
+              "         [--client-address ADDR] [--poll]\n"
               "  --seconds S: each timed round runs S seconds (at most --count operations)\n"
               "  --relay: ADDR is bench/kdbus-relay's (no SASL, Hello, driver calls;\n"
               "  connect: greeted with fixed answers)\n"
               "  --client-address: the call client connects there (a sandbox's filtered\n"
               "  socket), the service to --address\n"
+              "  --poll: the peers wait for input in poll() (as sd-bus and libdbus do)\n"
+              "  instead of blocking in read()\n"
               "  Prints one line per timed round and a final RESULT line:\n"
               "  RESULT <workload> median=<ops/s> min=<ops/s> max=<ops/s> us=<us/op at median>\n"
               "         allocs=<bus allocations per op, or -1 without --alloc-file>\n"
@@ -622,6 +626,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 { "payload", required_argument, NULL, 'p' },
                 { "reply-payload", required_argument, NULL, 'Y' },
                 { "relay", no_argument, NULL, 'L' },
+                { "poll", no_argument, NULL, 'O' },
                 { "alloc-file", required_argument, NULL, 'A' },
                 { "seconds", required_argument, NULL, 's' },
                 { "help", no_argument, NULL, 'h' },
@@ -658,6 +663,7 @@ static int parse_options(int argc, char **argv, Options *o) {
                 case 'p': r = parse_ulong(optarg, BENCH_MAX_PAYLOAD, &v); o->payload = (unsigned) v; break;
                 case 'Y': r = parse_ulong(optarg, BENCH_MAX_PAYLOAD, &v); o->reply_payload = (unsigned) v; break;
                 case 'L': o->relay = true; break;
+                case 'O': o->poll = true; break;
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return -EINVAL;
                 }

@@ -11,7 +11,8 @@
 # default <repo>/build-bench) from a snapshot of the committed HEAD (git archive into
 # $BENCH_BUILDDIR.src), so edits in progress in a shared tree do not break or skew the run;
 # --tree builds the working tree instead. Starts the three buses (each pinned to CPU $BENCH_BUS_CPU,
-# default 0; the benchmark's client and peers are pinned to $BENCH_PEER_CPU, default 1),
+# default 0; the benchmark's client and peers are pinned to $BENCH_PEER_CPU, default 1;
+# $BENCH_PEER_ARGS: more kdbus-bench options for every run, e.g. --poll),
 # checks each with a ping round trip, then runs every workload $BENCH_ROUNDS times (default
 # 5) for $BENCH_SECONDS seconds each (default 1), interleaving the buses round by round so
 # that background load hits all three alike. Prints a table of medians (min-max) and
@@ -42,6 +43,7 @@ rounds=${BENCH_ROUNDS:-5}
 seconds=${BENCH_SECONDS:-1}
 bus_cpu=${BENCH_BUS_CPU:-0}
 peer_cpu=${BENCH_PEER_CPU:-1}
+read -r -a peer_args <<<"${BENCH_PEER_ARGS:-}"
 json=
 do_build=1
 do_extra=1
@@ -273,7 +275,8 @@ bench_one() {
         local out
         local -a rel=()
         [ "$b" = relay ] && rel=(--relay)
-        if ! out=$(taskset -c "$peer_cpu" "$bench" --address "${bus_addr[$b]}" "${rel[@]}" "$@" 2>&1); then
+        if ! out=$(taskset -c "$peer_cpu" "$bench" --address "${bus_addr[$b]}" "${rel[@]}" \
+                        "${peer_args[@]}" "$@" 2>&1); then
                 echo "bench/run.sh: kdbus-bench on $b failed ($*):" >&2
                 echo "$out" >&2
                 cat "$run/$b.err" >&2
@@ -349,7 +352,7 @@ print(f"bench: {bus}: RequestName of an unlisted name and a call to a peer's uni
 PY
         done
 fi
-echo "bench: $rounds rounds x ${seconds}s per workload and bus; buses on CPU $bus_cpu, clients on CPU $peer_cpu; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench: $rounds rounds x ${seconds}s per workload and bus; buses on CPU $bus_cpu, clients on CPU $peer_cpu; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)${BENCH_PEER_ARGS:+; kdbus-bench $BENCH_PEER_ARGS}"
 
 results=$run/results.txt
 : >"$results"
