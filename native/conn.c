@@ -636,6 +636,15 @@ static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const B
         return ALIGN8(msg_size + bytes);
 }
 
+/* The sender whose metadata goes with @m to @nc: NULL for the bus's own messages and when
+ * @nc asks for none (then it gets none from anyone, see native_meta_wanted(), and the
+ * hash lookup per delivered message is saved). */
+static const BridgeConn *msg_sender_for(const NativeConn *nc, const BridgeMsg *m) {
+        if (!m->sender_id || !native_meta_wanted(nc))
+                return NULL;
+        return bus_find_conn(nc->conn->bus, m->sender_id);
+}
+
 /**
  * native_conn_quota_check() - kdbus's pool quota for one more message of a sending account
  * @nc:         the receiver
@@ -650,7 +659,7 @@ static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const B
  * ENOBUFS) or BRIDGE_E_FDS_QUOTA (more than NATIVE_MAX_FDS_PER_USER fds: EMFILE).
  */
 int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
-        BridgeConn *sender;
+        const BridgeConn *sender;
         BridgeQuotaUse pool, queue;
         uint64_t total, msg_size, attach, declined;
 
@@ -664,7 +673,7 @@ int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
                 return BRIDGE_E_QUOTA;
         if (pool.fds + queue.fds + msg->n_fds > NATIVE_MAX_FDS_PER_USER)
                 return BRIDGE_E_FDS_QUOTA;
-        sender = bus_find_conn(nc->conn->bus, msg->sender_id);
+        sender = msg_sender_for(nc, msg);
         total = msg_slice_size(nc, msg, sender, &msg_size, &attach, &declined);
         if (!bridge_pool_quota_allows(nc->pool, pool.bytes + queue.bytes, total))
                 return BRIDGE_E_QUOTA;
@@ -683,7 +692,7 @@ static uint64_t msg_cookie_reply(const BridgeMsg *m) {
  * (delivered or dropped), 1 (no free space now: leave it queued), or -ENOMEM.
  */
 static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
-        BridgeConn *sender = m->sender_id ? bus_find_conn(nc->conn->bus, m->sender_id) : NULL;
+        const BridgeConn *sender = msg_sender_for(nc, m);
         uint64_t msg_size, total, attach, declined;
         BridgePoolSlice *slice;
         NativeEntry *e;

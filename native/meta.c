@@ -249,6 +249,12 @@ uint64_t native_attach_flags_for(const NativeConn *receiver, uint64_t wanted,
         return wanted & consent;
 }
 
+/* native_attach_flags_for() of nothing wanted is nothing, whoever sent: no metadata item
+ * and no ATTACH_FLAGS_SEND (declined) item, the size native_meta_size() gives is 0. */
+bool native_meta_wanted(const NativeConn *receiver) {
+        return receiver->attach_flags_recv & META_SUPPORTED;
+}
+
 /* The same for a receiver that is not known (no /proc visibility granted). */
 uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined) {
         return native_attach_flags_for(NULL, wanted, sender, ret_declined);

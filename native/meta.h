@@ -78,6 +78,8 @@ uint8_t *native_meta_seclabel_write(uint8_t *p, uint64_t attach, const char *lab
 void native_msg_meta_free(void *meta);
 
 uint64_t native_attach_flags(uint64_t wanted, const BridgeConn *sender, uint64_t *ret_declined);
+/* Does @receiver ask for any metadata we attach? If not, no sender's is looked at. */
+bool native_meta_wanted(const NativeConn *receiver);
 uint64_t native_attach_flags_for(const NativeConn *receiver, uint64_t wanted,
                                  const BridgeConn *sender, uint64_t *ret_declined);
 int native_attach_check(const Bus *bus, uint64_t *send, uint64_t *recv);

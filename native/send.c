@@ -93,6 +93,19 @@ static uint64_t send_memfd_bytes(const SendParts *p) {
         return n;
 }
 
+/* The counts only: the arrays (1.8 KiB) are written before they are read, up to n and
+ * n_msg_fds, so they are not zeroed per SEND. */
+static void send_parts_init(SendParts *p) {
+        p->n = 0;
+        p->n_memfds = 0;
+        p->with_memfd = false;
+        p->first_memfd = 0;
+        p->total = 0;
+        p->n_msg_fds = 0;
+        p->dst_name = NULL;
+        p->bloom = NULL;
+}
+
 static void send_parts_clear(SendParts *p) {
         unsigned i;
 
@@ -691,7 +704,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         struct kdbus_cmd_send *cmd = buf;
         const struct kdbus_msg *km;
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
-        SendParts p = { .n = 0 };
+        SendParts p;
         uint8_t *joined = NULL;
         const uint8_t *payload;
         const WireHeader *h;
@@ -702,6 +715,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         int cancel_fd = -1, cancel_dup = -1;
         int r;
 
+        send_parts_init(&p);
         r = send_cancel_fd(cmd, io->fds, io->n_fds, &cancel_fd);
         if (r)
                 return r;

@@ -264,6 +264,16 @@ static void test_unique_names(Fixture *f, gconstpointer ctx) {
         g_assert_cmpstr(buf, ==, c->last);
         bus_format_unique_name(f->bus, 1, buf);
         g_assert_cmpstr(buf, ==, c->first);
+        /* every digit count formats as printf's %llu would, and parses back */
+        for (uint64_t n = 1, id; n <= UINT64_MAX / 10; n = n * 10 + n % 7) {
+                char want[BRIDGE_UNIQUE_NAME_MAX];
+
+                id = n + c->id_of_zero;
+                g_snprintf(want, sizeof(want), ":1.%" G_GUINT64_FORMAT, (guint64)n);
+                bus_format_unique_name(f->bus, id, buf);
+                g_assert_cmpstr(buf, ==, want);
+                g_assert_cmpuint(bus_parse_unique_name(f->bus, buf), ==, id);
+        }
         /* the numbering is fixed once a connection has a name */
         g_assert_cmpint(bus_set_naming(f->bus, c->other), ==, -EBUSY);
         g_assert_cmpint(bus_set_naming(f->bus, c->naming), ==, 0);
