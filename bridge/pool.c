@@ -71,6 +71,7 @@ BridgePool *bridge_pool_free(BridgePool *pool) {
                 list_unlink(&s->link);
                 free(s);
         }
+        free(pool->spare);
         if (pool->map != MAP_FAILED && pool->map)
                 (void) munmap(pool->map, pool->size);
         pool->fd = fd_close(pool->fd);
@@ -109,9 +110,13 @@ int bridge_pool_alloc(BridgePool *pool, size_t size, bool queued, BridgePoolSlic
                 return POOL_E_NO_SPACE;
         before = &pool->slices;
 found:
-        slice = calloc(1, sizeof(*slice));
-        if (!slice)
-                return error_origin(-ENOMEM);
+        slice = pool->spare;
+        pool->spare = NULL;
+        if (!slice) {
+                slice = calloc(1, sizeof(*slice));
+                if (!slice)
+                        return error_origin(-ENOMEM);
+        }
         slice->offset = start;
         slice->size = size;
         slice->queued = queued;
@@ -206,7 +211,10 @@ void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
                 pool->queued -= slice->size;
         pool->used -= slice->size;
         list_unlink(&slice->link);
-        free(slice);
+        if (!pool->spare)
+                pool->spare = slice;
+        else
+                free(slice);
 }
 
 /**

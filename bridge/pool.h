@@ -50,6 +50,8 @@ typedef struct BridgePool {
         List slices;                    /* BridgePoolSlice */
         size_t used;                    /* bytes in slices */
         size_t queued;                  /* bytes in queued slices */
+        BridgePoolSlice *spare;         /* the last slice released, kept for the next
+                                         * alloc (one message at a time needs no malloc) */
 } BridgePool;
 
 /* Return: 0, -errno (memfd, mmap, seals), or POOL_E_BAD_SIZE. */

@@ -152,7 +152,20 @@ static void entry_free(NativeConn *nc, NativeEntry *e, bool release_slice) {
         else
                 bridge_pool_publish(nc->pool, e->slice);
         bridge_msg_unref(e->msg);
-        free(e);
+        if (!nc->spare_entry)
+                nc->spare_entry = e;
+        else
+                free(e);
+}
+
+NativeEntry *native_entry_new(NativeConn *nc) {
+        NativeEntry *e = nc->spare_entry;
+
+        if (!e)
+                return calloc(1, sizeof(*e));
+        nc->spare_entry = NULL;
+        memset(e, 0, sizeof(*e));
+        return e;
 }
 
 /**
@@ -408,6 +421,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         native_fake_meta_free(nc->fake);
         bridge_ns_free(nc->ns);
         free(nc->description);
+        free(nc->spare_entry);
         free(nc);
         return NULL;
 }
@@ -722,7 +736,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 return 0;
         }
 
-        e = calloc(1, sizeof(*e));
+        e = native_entry_new(nc);
         if (!e || bridge_quota_charge(&nc->pool_quota, m->quota_account, slice->size,
                                       m->n_fds) < 0) {
                 free(e);

@@ -87,6 +87,8 @@ struct NativeConn {
         int next_send_pidfd;            /* borrowed for the command; -1 */
 
         List recv_list;                 /* NativeEntry */
+        NativeEntry *spare_entry;       /* the last one freed, for the next message
+                                         * (native_entry_new()) */
         BridgeQuotaTable pool_quota;    /* recv_list's messages per sending account:
                                          * slice bytes, fds, messages */
         List matches;                   /* NativeMatch */
@@ -113,6 +115,9 @@ struct NativeConn {
  * shown to others (ID_* notifications, LIST, CONN_INFO), where kdbus had no such bits */
 #define NATIVE_HELLO_TRANSPORT_FLAGS (KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
 #define NATIVE_MAX_FDS_PER_USER 16u
+
+/* A zeroed NativeEntry for @nc's recv_list (entry_free() gives it back), or NULL. */
+NativeEntry *native_entry_new(NativeConn *nc);
 
 /* kdbus's pool quota for @msg's sending account at @nc, counting what it has in the pool
  * and in the core's queue: 0, BRIDGE_E_QUOTA (messages, bytes) or BRIDGE_E_FDS_QUOTA. */

@@ -134,7 +134,7 @@ static void notify_deliver(NativeConn *nc, uint64_t dst_id, uint64_t cookie_repl
                 native_conn_count_drop(nc);     /* no room (or no memory): kdbus counts it lost */
                 return;
         }
-        e = calloc(1, sizeof(*e));
+        e = native_entry_new(nc);
         if (!e || bridge_quota_charge(&nc->pool_quota, BRIDGE_QUOTA_ACCOUNT_BUS, slice->size,
                                       0) < 0) {
                 free(e);
