@@ -19,7 +19,9 @@
 #     kdbusd legacy, dbus-daemon, dbus-broker: legacy-payload-bench --size 8 (libdbus)
 #   pipelined calls (the same call, $BENCH_INFLIGHT (64) in flight): kdbus-kabi-bench
 #     --workload pipeline, kdbus-native-bench --workload pipeline (batched and --plain),
-#     legacy-payload-bench --inflight on kdbusd's dbus1 socket, dbus-daemon, dbus-broker
+#     legacy-payload-bench --inflight on kdbusd's dbus1 socket, dbus-daemon, dbus-broker,
+#     and the floor (kdbus-floor --peers 2: two peers doing blocking round trips with an
+#     epoll echo, as a kdbus SEND through the library is; a call is two of them)
 #   payloads (1 MiB, 16 MiB): sealed memfd through the kernel interface (kdbus-kabi-bench
 #     --workload memfd: SEND, poll, RECV, FREE) and through libkdbus (kdbus-native-bench,
 #     SYNC_REPLY) against the same `ay` through kdbusd's dbus1 socket, dbus-daemon and
@@ -42,7 +44,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_setup bench/native.sh "${1:?usage: bench/native.sh BUILDDIR}" proxy/kdbusd \
         bench/kdbus-native-bench bench/kdbus-kabi-bench bench/legacy-payload-bench \
-        preload/libkdbus-preload.so
+        bench/kdbus-floor preload/libkdbus-preload.so
 inflight=${BENCH_INFLIGHT:-64}
 py=/usr/bin/python3
 preload=$build/preload/libkdbus-preload.so
@@ -73,6 +75,14 @@ one() {
                         --seconds "$seconds" --repeat 1 --bus-pid "${bus_pid[kdbusd]}")
                 result_fields <<<"$out"
                 ;;
+        floor)
+                # two synchronous requests per call (the caller's SEND, the service's
+                # reply SEND), no bus logic: the echo's CPU is the "bus" column
+                out=$(taskset -c "$peer_cpu" "$build/bench/kdbus-floor" --peers 2 \
+                        --seconds "$seconds" --bus-cpu "$bus_cpu" --peer-cpu "$peer_cpu")
+                sed -n 's/^RESULT .* requests_per_s=\([0-9.]*\) peers_cpu_us_per_request=\([0-9.]*\) .*echo_cpu_us_per_request=\([0-9.]*\) .*/\1 \3 \2/p' <<<"$out" |
+                        awk '{ print $1 / 2, $2 * 2, $3 * 2 }'
+                ;;
         native-*)
                 local -a args=(--workload call)
                 [ "$depth" -gt 1 ] && args=(--workload pipeline --inflight "$depth")
@@ -100,7 +110,7 @@ echo "native bench $(date -u +%FT%TZ): kdbusd $("$build/proxy/kdbusd" --version 
      "buses on CPU $bus_cpu, peers on CPU $peer_cpu"
 small=(kabi kabi-sync native-batch native-held native-eventfd native-plain kdbusd dbus-daemon
        dbus-broker)
-piped=(kabi native-batch native-plain kdbusd dbus-daemon dbus-broker)
+piped=(kabi native-batch native-plain kdbusd dbus-daemon dbus-broker floor)
 big=(kabi-memfd native-memfd kdbusd dbus-daemon dbus-broker)
 : >"$run/results"
 for r in $(seq "$rounds"); do
@@ -140,7 +150,8 @@ names = {'kabi': 'kernel interface (preload): SEND, poll, RECV, FREE',
          'native-held': 'libkdbus, batched, reply then held RECV',
          'native-eventfd': 'libkdbus, batched, eventfd', 'native-plain': 'libkdbus, plain',
          'kdbusd': 'kdbusd classic (dbus1 socket)', 'dbus-daemon': 'dbus-daemon',
-         'dbus-broker': 'dbus-broker'}
+         'dbus-broker': 'dbus-broker',
+         'floor': 'floor: 2 synchronous requests per call, no bus logic (kdbus-floor)'}
 
 
 def table(kind, cfgs, title):
@@ -160,7 +171,8 @@ def table(kind, cfgs, title):
 table('small', ('kabi', 'kabi-sync', 'native-batch', 'native-held', 'native-eventfd',
                 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'),
       'Small calls (8-byte `ay` body, one in flight)')
-table('piped', ('kabi', 'native-batch', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker'),
+table('piped', ('kabi', 'native-batch', 'native-plain', 'kdbusd', 'dbus-daemon', 'dbus-broker',
+                'floor'),
       'Pipelined calls (8-byte `ay` body, %s in flight)' % sys.argv[2])
 print()
 print('Payloads (one `ay` body, one call in flight): calls/s (MB/s), bus / peers CPU µs per'
