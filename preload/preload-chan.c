@@ -73,6 +73,8 @@ int preload_wire_recv(int sock, bool batch, int flags, PreloadReply *rep) {
         size_t hdr = sizeof(struct kdbus_wire_reply);
 
         rep->n_fds = 0;
+        rep->j_n_fds = 0;
+        rep->joined = false;
         /* signals do not end the wait: the bus answers every request and the reply must
          * be read (kdbus restarted its ioctls too) */
         do
@@ -108,6 +110,28 @@ int preload_wire_recv(int sock, bool batch, int flags, PreloadReply *rep) {
                 rep->data += sizeof(rep->batch);
                 rep->size -= sizeof(rep->batch);
         }
+        if (batch && (rep->batch.return_flags & KDBUS_WIRE_RETURN_JOINED)) {
+                /* a RECV answer ends it, as its own datagram would be; the fds are its */
+                size_t tail = hdr + sizeof(rep->j_batch) + sizeof(struct kdbus_cmd_recv);
+                const struct kdbus_cmd_recv *rc;
+                const uint8_t *t;
+
+                if (rep->size < tail)
+                        return -EIO;
+                t = rep->data + rep->size - tail;
+                rep->joined = true;
+                rep->j_error = ((const struct kdbus_wire_reply *)(const void *)t)->error;
+                memcpy(&rep->j_batch, t + hdr, sizeof(rep->j_batch));
+                /* 8-aligned: every part's size is a multiple of 8 */
+                rc = (const void *)(t + hdr + sizeof(rep->j_batch));
+                rep->j_return_flags = rc->return_flags;
+                rep->j_dropped_msgs = rc->dropped_msgs;
+                rep->j_msg = rc->msg;
+                rep->size -= tail;
+                memcpy(rep->j_fds, rep->fds, rep->n_fds * sizeof(int));
+                rep->j_n_fds = rep->n_fds;
+                rep->n_fds = 0;
+        }
         return 0;
 }
 
@@ -115,11 +139,14 @@ void preload_reply_close_fds(PreloadReply *rep) {
         for (unsigned i = 0; i < rep->n_fds; i++)
                 (void) preload_real_close(rep->fds[i]);
         rep->n_fds = 0;
+        for (unsigned i = 0; i < rep->j_n_fds; i++)
+                (void) preload_real_close(rep->j_fds[i]);
+        rep->j_n_fds = 0;
 }
 
 /* One round trip on a socket of our own (attaching). Return: 0 or -errno. */
 static int preload_wire_call_plain(int sock, struct iovec *iov, const int *fds, unsigned n_fds) {
-        PreloadReply *rep = malloc(sizeof(*rep));
+        PreloadReply *rep = calloc(1, sizeof(*rep));
         int r;
 
         if (!rep)
@@ -207,9 +234,80 @@ void preload_chan_release(PreloadHandle *h, unsigned ci) {
         (void) pthread_mutex_unlock(&h->chan[ci].lock);
 }
 
+/*
+ * A RECV answer (@error, @rc; @fds, taken when kept) for the program's next RECV, @h->lock
+ * held: a message, or a count of lost ones. The connection's end (ECONNRESET): POLLHUP.
+ * Return: kept.
+ */
+static bool preload_prefetch_keep_locked(PreloadHandle *h, int64_t error,
+                                         uint64_t return_flags, uint64_t dropped_msgs,
+                                         const struct kdbus_msg_info *msg, int *fds,
+                                         unsigned *n_fds) {
+        if (error == -ECONNRESET) {
+                /* the connection ended: poll says POLLHUP, requests ECONNRESET */
+                __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
+                return false;
+        }
+        if (h->pre.valid || !(error == 0 || (error == -EAGAIN &&
+                                             (return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS))))
+                return false;
+        h->pre.valid = true;
+        h->pre.published = false;
+        h->pre.error = (int)error;
+        h->pre.return_flags = return_flags;
+        h->pre.dropped_msgs = dropped_msgs;
+        h->pre.msg = *msg;
+        memcpy(h->pre.fds, fds, *n_fds * sizeof(int));
+        h->pre.n_fds = *n_fds;
+        *n_fds = 0;
+        return true;
+}
+
+void preload_wake_set(PreloadHandle *h) {
+        uint64_t one = 1;
+
+        /* under the lock: a reader's clearing and its note are one step for a writer; an
+         * epoll user may wait edge-triggered: every write is an edge for it */
+        (void) pthread_mutex_lock(&h->lock);
+        if (!h->wake_known || h->shared || __atomic_load_n(&h->epolled, __ATOMIC_RELAXED)) {
+                (void) !write(h->wake_fd, &one, sizeof(one));
+                h->wake_known = true;
+        }
+        (void) pthread_mutex_unlock(&h->lock);
+}
+
+ssize_t preload_wake_clear(PreloadHandle *h) {
+        uint64_t v;
+        ssize_t n;
+
+        (void) pthread_mutex_lock(&h->lock);
+        while ((n = read(h->wake_fd, &v, sizeof(v))) < 0 && errno == EINTR)
+                ;
+        h->wake_known = false;
+        if (n < 0)
+                n = -errno;
+        (void) pthread_mutex_unlock(&h->lock);
+        if (n < 0) {
+                errno = (int)-n;
+                return -1;
+        }
+        return n;
+}
+
+bool preload_joined_keep(PreloadHandle *h, PreloadReply *rep) {
+        bool keep;
+
+        (void) pthread_mutex_lock(&h->lock);
+        keep = preload_prefetch_keep_locked(h, rep->j_error, rep->j_return_flags,
+                                            rep->j_dropped_msgs, &rep->j_msg, rep->j_fds,
+                                            &rep->j_n_fds);
+        (void) pthread_mutex_unlock(&h->lock);
+        return rep->j_error != -ECONNRESET &&
+               (keep || !(rep->j_batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY));
+}
+
 int preload_held_read(PreloadHandle *h, unsigned ci, int sock, bool dontwait, bool notify) {
         PreloadReply *rep = malloc(sizeof(*rep));
-        const struct kdbus_cmd_recv *rc;
         bool keep = false;
         int r;
 
@@ -223,35 +321,23 @@ int preload_held_read(PreloadHandle *h, unsigned ci, int sock, bool dontwait, bo
         (void) pthread_mutex_lock(&h->lock);
         if (h->armed == (int)ci)
                 __atomic_store_n(&h->armed, -1, __ATOMIC_RELAXED);
-        rc = (const void *)rep->data;
-        if (r == -ECONNRESET || (r == 0 && rep->error == -ECONNRESET)) {
-                /* the connection ended: poll says POLLHUP, requests ECONNRESET */
+        if (r == -ECONNRESET)
                 __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
-        } else if (r == 0 && rep->size >= sizeof(*rc) &&
-                   (rep->error == 0 ||
-                    (rep->error == -EAGAIN &&
-                     (rc->return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS)))) {
-                /* a message, or a count of lost ones: the program's next RECV */
-                h->pre.valid = true;
-                h->pre.published = false;
-                h->pre.error = (int)rep->error;
-                h->pre.return_flags = rc->return_flags;
-                h->pre.dropped_msgs = rc->dropped_msgs;
-                h->pre.msg = rc->msg;
-                memcpy(h->pre.fds, rep->fds, rep->n_fds * sizeof(int));
-                h->pre.n_fds = rep->n_fds;
-                rep->n_fds = 0;
-                keep = true;
+        else if (r == 0 && rep->size >= sizeof(struct kdbus_cmd_recv)) {
+                const struct kdbus_cmd_recv *rc = (const void *)rep->data;
+
+                keep = preload_prefetch_keep_locked(h, rep->error, rc->return_flags,
+                                                    rc->dropped_msgs, &rc->msg, rep->fds,
+                                                    &rep->n_fds);
         }
+        else if (r == 0 && rep->error == -ECONNRESET)
+                __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
         (void) pthread_mutex_unlock(&h->lock);
         /* more wait behind it (kdbusd wrote the eventfd when the hold ended; a RECV may
          * have cleared that since), or a poller of another thread is to see the kept one */
         if (r == 0 && rep->error != -ECONNRESET &&
-            (!(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY) || (keep && notify))) {
-                uint64_t one = 1;
-
-                (void) !write(h->wake_fd, &one, sizeof(one));
-        }
+            (!(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY) || (keep && notify)))
+                preload_wake_set(h);
         preload_reply_close_fds(rep);
         free(rep);
         return r < 0 ? r : 0;
@@ -263,6 +349,7 @@ int preload_chan_call(PreloadHandle *h, unsigned ci, int sock, struct iovec *iov
         int r;
 
         rep->n_fds = 0;
+        rep->j_n_fds = 0;
         r = preload_wire_send(sock, iov, n_iov, fds, n_fds);
         if (r < 0)
                 return r;
@@ -325,17 +412,22 @@ int preload_chan_arm(PreloadHandle *h, int fd) {
                 return armed == 0 ? fd : h->chan[armed].sock;
         if (!preload_can_arm(h) || h->pre.valid)
                 return -1;
+        /* a RECV at kdbusd, or a SEND arming a hold, fills the prefetch: wait for it (one
+         * request), then watch what it armed or see what it kept */
+        (void) pthread_mutex_lock(&h->recv_lock);
+        armed = __atomic_load_n(&h->armed, __ATOMIC_RELAXED);
+        if (armed >= 0 || h->pre.valid) {
+                /* another thread was quicker */
+                (void) pthread_mutex_unlock(&h->recv_lock);
+                return armed >= 0 ? (armed == 0 ? fd : h->chan[armed].sock) : -1;
+        }
         n = __atomic_load_n(&h->n_chans, __ATOMIC_ACQUIRE);
         for (i = first; i < n; i++)
                 if (pthread_mutex_trylock(&h->chan[i].lock) == 0)
                         break;
-        if (i == n)
+        if (i == n) {
+                (void) pthread_mutex_unlock(&h->recv_lock);
                 return -1;              /* every channel busy: the eventfd says it */
-        armed = __atomic_load_n(&h->armed, __ATOMIC_RELAXED);
-        if (armed >= 0 || h->pre.valid) {
-                /* another thread was quicker */
-                (void) pthread_mutex_unlock(&h->chan[i].lock);
-                return armed >= 0 ? (armed == 0 ? fd : h->chan[armed].sock) : -1;
         }
         memset(m, 0, sizeof(m));
         req = (void *)((uint8_t *)batch + sizeof(*batch));
@@ -349,15 +441,12 @@ int preload_chan_arm(PreloadHandle *h, int fd) {
         sock = i == 0 ? fd : h->chan[i].sock;
         /* a count kdbusd wrote before is old news: what waits now answers the hold at
          * once (and the eventfd is written again if more wait behind it) */
-        {
-                uint64_t v;
-
-                (void) !read(h->wake_fd, &v, sizeof(v));
-        }
+        (void) preload_wake_clear(h);
         if (preload_wire_send(sock, &iov, 1, NULL, 0) == 0)
                 __atomic_store_n(&h->armed, (int)i, __ATOMIC_RELAXED);
         else
                 sock = -1;
+        (void) pthread_mutex_unlock(&h->recv_lock);
         (void) pthread_mutex_unlock(&h->chan[i].lock);
         return sock;
 }

@@ -77,6 +77,7 @@ static void preload_atfork_child(void) {
                         continue;
                 h->chan0_lock_seen = true;
                 (void) pthread_mutex_init(&h->lock, NULL);
+                (void) pthread_mutex_init(&h->recv_lock, NULL);
                 (void) pthread_mutex_init(&h->chan[0].lock, NULL);
                 preload_chans_close(h);
                 h->chan0_foreign = true;
@@ -134,6 +135,7 @@ static void preload_handle_unref(PreloadHandle *h) {
         if (h->wake_fd >= 0)
                 (void) preload_real_close(h->wake_fd);
         (void) pthread_mutex_destroy(&h->lock);
+        (void) pthread_mutex_destroy(&h->recv_lock);
         free(h);
 }
 
@@ -227,6 +229,7 @@ static int preload_open_node(int dirfd, const char *path, int flags) {
                 return -1;
         }
         (void) pthread_mutex_init(&h->lock, NULL);
+        (void) pthread_mutex_init(&h->recv_lock, NULL);
         (void) pthread_mutex_init(&h->chan[0].lock, NULL);
         h->chan[0].sock = -1;
         h->n_chans = 1;
@@ -569,15 +572,13 @@ static int preload_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts
                                 } else if (h->pre.valid)
                                         fds[i].revents |= fds[i].events & (POLLIN | POLLRDNORM);
                                 else if (x[i].revents & POLLIN) {
-                                        uint64_t v;
-
                                         /* while a RECV is held kdbusd answers it instead
                                          * of writing the eventfd: a count left there is
                                          * stale (another thread's notice of a kept
                                          * message someone received since) */
                                         if (held[i] >= 0 && !answer &&
                                             __atomic_load_n(&h->armed, __ATOMIC_RELAXED) >= 0)
-                                                (void) !read(h->wake_fd, &v, sizeof(v));
+                                                (void) preload_wake_clear(h);
                                         else
                                                 fds[i].revents |= x[i].revents &
                                                                   (POLLIN | POLLRDNORM);

@@ -604,7 +604,8 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
         PreloadReply *rep = NULL;
         uint64_t size, user_flags = 0, user_msg = 0, freed[PRELOAD_HELD_MAX];
         unsigned n_freed = 0;
-        bool use_batch = false, local, arm = false, was_send;
+        bool use_batch = false, local, arm = false, was_send, join = false, recv_locked = false,
+             notify = false;
         int64_t off;
         int r;
 
@@ -657,6 +658,14 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 arm = !was_send && preload_can_arm(h) && h->polled && !h->pre.valid &&
                       __atomic_load_n(&h->armed, __ATOMIC_RELAXED) < 0 &&
                       !(((struct kdbus_cmd_send *)(void *)b.p)->flags & KDBUS_SEND_SYNC_REPLY);
+                /* its answer fills the prefetch: not while another thread's RECV is at
+                 * kdbusd; if one waits already, it joins the SEND's answer */
+                if (arm && pthread_mutex_trylock(&h->recv_lock) == 0) {
+                        recv_locked = true;
+                        /* a poller may have armed one meanwhile */
+                        join = !h->pre.valid && __atomic_load_n(&h->armed, __ATOMIC_RELAXED) < 0;
+                }
+                arm = join;
         }
         local = h->type == PRELOAD_HANDLE_CONNECTED && !h->shared &&
                 !__atomic_load_n(&h->byebye, __ATOMIC_RELAXED);
@@ -692,11 +701,16 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
         if (command == KDBUS_CMD_RECV && h->type == PRELOAD_HANDLE_CONNECTED &&
             size >= sizeof(struct kdbus_cmd_recv)) {
                 struct kdbus_cmd_recv *rc = (void *)b.p;
-                uint64_t v;
                 ssize_t n;
 
                 if (rc->flags)
                         __atomic_store_n(&h->recv_flags_seen, true, __ATOMIC_RELAXED);
+                /* one RECV at kdbusd at a time: the prefetch it may fill comes before
+                 * what another thread's RECV would get */
+                if (!h->shared) {
+                        (void) pthread_mutex_lock(&h->recv_lock);
+                        recv_locked = true;
+                }
                 if (size == sizeof(*rc) && !__atomic_load_n(&h->byebye, __ATOMIC_RELAXED)) {
                         r = preload_recv_kept(h, ci, fd, rc, arg);
                         if (r != 1)
@@ -705,8 +719,7 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 /* the eventfd is cleared before each RECV, written again after it unless
                  * the queue is empty (below); kdbusd writes it when a message is queued
                  * or lost (a dropped count to report) */
-                while ((n = read(h->wake_fd, &v, sizeof(v))) < 0 && errno == EINTR)
-                        ;
+                n = preload_wake_clear(h);
                 /* it was not readable: kdbus's RECV says EAGAIN, no count; with FREEs to
                  * send the RECV goes anyway, carrying them */
                 if (n < 0 && errno == EAGAIN && local && h->n_freed == 0 &&
@@ -719,6 +732,12 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                         r = r < 0 ? r : -EAGAIN;
                         goto out;
                 }
+                /* the message after it, if one waits, comes in the same answer: the
+                 * program's next RECV needs no request (one taken ahead, as a held RECV
+                 * does) */
+                join = recv_locked && local && size == sizeof(*rc) && rc->flags == 0 &&
+                       preload_can_arm(h) && !h->pre.valid &&
+                       __atomic_load_n(&h->armed, __ATOMIC_RELAXED) < 0;
         }
         /* RECV in a batch: its reply says whether the queue is empty after it, which
          * keeps the wakeup eventfd level-triggered (preload/preload.h); any command in
@@ -739,12 +758,13 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
 again:
         n_iov = 0;
         use_batch = h->type == PRELOAD_HANDLE_CONNECTED &&
-                    (command == KDBUS_CMD_RECV || n_freed || arm);
+                    (command == KDBUS_CMD_RECV || n_freed || arm || join);
         req.command = command;
         req.size = b.size + b.ext_size;
         if (use_batch) {
                 batch.n_free = n_freed;
-                batch.flags = arm ? KDBUS_WIRE_BATCH_ARM_RECV : 0;
+                batch.flags = (arm ? KDBUS_WIRE_BATCH_ARM_RECV : 0) |
+                              (join ? KDBUS_WIRE_BATCH_RECV_JOIN : 0);
                 breq.command = KDBUS_WIRE_BATCH;
                 breq.size = sizeof(batch) + n_freed * sizeof(uint64_t) + sizeof(req) +
                             req.size;
@@ -759,7 +779,10 @@ again:
         r = preload_chan_call(h, ci, fd, iov, n_iov, fds, n_fds, use_batch, rep);
         if (r < 0)
                 goto out;
-        if (use_batch && arm && rep->batch.free_error == 0) {
+        /* the held RECV's answer came with it (it had something at once) */
+        if (rep->joined)
+                notify = preload_joined_keep(h, rep);
+        else if (use_batch && arm && rep->batch.free_error == 0) {
                 __atomic_store_n(&h->armed, (int)ci, __ATOMIC_RELAXED);
                 __atomic_store_n(&h->armed_empty,
                                  (rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY) != 0,
@@ -781,12 +804,9 @@ again:
                         goto again;
                 }
         }
-        if (command == KDBUS_CMD_RECV && use_batch &&
-            !(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY)) {
-                uint64_t one = 1;
-
-                (void) !write(h->wake_fd, &one, sizeof(one));
-        }
+        if (notify || (command == KDBUS_CMD_RECV && use_batch &&
+                       !(rep->batch.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY)))
+                preload_wake_set(h);
         r = (int)rep->error;
         if (rep->error == -ECONNRESET && h->type == PRELOAD_HANDLE_CONNECTED)
                 __atomic_store_n(&h->byebye, true, __ATOMIC_RELAXED);
@@ -852,6 +872,8 @@ again:
                         rep->n_fds = 0;         /* the program's now */
         }
 out:
+        if (recv_locked)
+                (void) pthread_mutex_unlock(&h->recv_lock);
         /* FREEs taken for a request that did not go: back for the next one */
         if (n_freed && (!rep || r < 0)) {
                 (void) pthread_mutex_lock(&h->lock);

@@ -72,6 +72,16 @@ typedef struct PreloadReply {
         struct kdbus_wire_batch_reply batch;
         int fds[PRELOAD_MAX_REPLY_FDS];
         unsigned n_fds;
+        /* KDBUS_WIRE_RETURN_JOINED: a second RECV answer ended the datagram (every fd is
+         * its: @fds is empty then) */
+        bool joined;
+        int64_t j_error;
+        struct kdbus_wire_batch_reply j_batch;
+        uint64_t j_return_flags;        /* its struct kdbus_cmd_recv's answer fields */
+        uint64_t j_dropped_msgs;
+        struct kdbus_msg_info j_msg;
+        int j_fds[PRELOAD_MAX_REPLY_FDS];
+        unsigned j_n_fds;
         uint64_t buf[PRELOAD_REPLY_MAX / 8];
 } PreloadReply;
 
@@ -100,6 +110,10 @@ typedef struct PreloadHandle {
                                          * while dup()s of it live on) */
         pthread_mutex_t lock;           /* the handle's state below (short; a channel's
                                          * lock is taken before it, never after) */
+        pthread_mutex_t recv_lock;      /* a RECV that goes to kdbusd, a hold being armed
+                                         * (their answers fill the prefetch: one at a
+                                         * time, so that messages keep their order); taken
+                                         * after a channel's lock, before @lock */
         PreloadChan chan[PRELOAD_CHAN_MAX];
         unsigned n_chans;               /* chan[0] and those attached */
         bool chan0_foreign;             /* a fork child: the handle's socket is the
@@ -124,6 +138,8 @@ typedef struct PreloadHandle {
         int pool_fd;                    /* after HELLO: the pool memfd, else -1 */
         uint64_t pool_size;
         int wake_fd;                    /* after HELLO: kdbusd's wakeup eventfd, else -1 */
+        bool wake_known;                /* the library wrote it and has not read it since:
+                                         * it is readable (kdbusd only adds to it) */
         /* Slices RECV and SYNC_REPLY handed out: a FREE of one is answered by the library
          * (its answer is known) and sent with the handle's next request, in a
          * KDBUS_WIRE_BATCH; before any request on another handle and before poll() waits
@@ -174,6 +190,14 @@ void preload_held_poll(PreloadHandle *h, int sock);
 /* End a held RECV armed on @h (@fd: the program's): its answer is kept, the eventfd
  * written if it brought something. */
 void preload_disarm(PreloadHandle *h, int fd);
+/* The RECV answer joined to @rep (KDBUS_WIRE_RETURN_JOINED) into @h->pre, as a held
+ * RECV's. Return: the wakeup eventfd is to be written (it kept one, or more wait). */
+bool preload_joined_keep(PreloadHandle *h, PreloadReply *rep);
+/* Make @h's wakeup eventfd readable (something waits or is kept), unless it surely is:
+ * the library wrote it and read it not since (not on a handle another process may read). */
+void preload_wake_set(PreloadHandle *h);
+/* Clear @h's wakeup eventfd. Return: read()'s, -1 with errno EAGAIN if it was not set. */
+ssize_t preload_wake_clear(PreloadHandle *h);
 /* Drop the prefetch (the handle goes, a fork child's copy). */
 void preload_prefetch_drop(PreloadHandle *h);
 /* Close the attached channels (the handle goes; in a fork child, they are the parent's). */

@@ -38,6 +38,11 @@ struct NativeClient {
         LoopSource *held_cancel_io;
         LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
         List held_link;                         /* on native_held_ready */
+        /* KDBUS_WIRE_BATCH_RECV_JOIN: the batch's first reply waits here (malloc'd, the
+         * whole datagram, no fds) for a RECV answer to join it (native_client_uncork()) */
+        bool join;
+        uint8_t *joined;
+        size_t joined_size;
         bool dead;
         bool closing;                   /* KDBUS_WIRE_CLOSE answered: free it quietly */
         bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */

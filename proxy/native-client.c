@@ -108,27 +108,64 @@ void native_client_free(NativeClient *c) {
         c->nc = native_conn_free(c->nc);
         peer_creds_deinit(&c->creds);
         free(c->sync_cmd);
+        free(c->joined);
         c->fd = fd_close(c->fd);
         c->wake_fd = fd_close(c->wake_fd);
         free(c);
 }
 
+static int native_client_uncork(NativeClient *c);
+
 /* Send one reply datagram, with @batch (a KDBUS_WIRE_BATCH's result, or NULL) before the
- * struct. Return: 0 or -errno (the client is to be closed). */
+ * struct; in a KDBUS_WIRE_BATCH_RECV_JOIN batch the first is kept for a RECV answer to
+ * join (native_client_uncork()). Return: 0 or -errno (the client is to be closed). */
 static int native_client_reply_batch(NativeClient *c, int error,
                                      const struct kdbus_wire_batch_reply *batch,
                                      const void *data, size_t size, const int *fds,
                                      unsigned n_fds) {
         size_t bsize = batch ? sizeof(*batch) : 0;
         struct kdbus_wire_reply hdr = { .error = error, .size = bsize + size };
-        struct iovec iov[3] = { { &hdr, sizeof(hdr) } };
+        struct iovec iov[4] = { { &hdr, sizeof(hdr) } };
         union {
                 struct cmsghdr cmsg;
                 uint8_t buf[CMSG_SPACE(sizeof(int) * NATIVE_MAX_REQUEST_FDS)];
         } control;
         struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 1 };
+        size_t total = sizeof(hdr) + bsize + size;
         ssize_t n;
 
+        if (c->join && !c->joined) {
+                /* the first reply of a RECV_JOIN batch: kept for a RECV answer to join
+                 * (not one that passes fds: the joined answer's are the datagram's) */
+                c->join = false;
+                if (batch && !n_fds && (c->joined = malloc(total))) {
+                        memcpy(c->joined, &hdr, sizeof(hdr));
+                        memcpy(c->joined + sizeof(hdr), batch, bsize);
+                        if (size)
+                                memcpy(c->joined + sizeof(hdr) + bsize, data, size);
+                        c->joined_size = total;
+                        c->join = true;
+                        return 0;
+                }
+        } else if (c->joined) {
+                struct kdbus_wire_reply *first = (void *)c->joined;
+                struct kdbus_wire_batch_reply *fb = (void *)(first + 1);
+
+                c->join = false;
+                if (batch && size == sizeof(struct kdbus_cmd_recv)) {
+                        /* the RECV answer joins: the first reply's size covers it */
+                        first->size += total;
+                        fb->return_flags |= KDBUS_WIRE_RETURN_JOINED;
+                        iov[mh.msg_iovlen++] = iov[0];
+                        iov[0] = (struct iovec){ c->joined, c->joined_size };
+                        total += c->joined_size;
+                } else {
+                        int r = native_client_uncork(c);
+
+                        if (r < 0)
+                                return r;
+                }
+        }
         if (batch)
                 iov[mh.msg_iovlen++] = (struct iovec){ (void *)batch, bsize };
         if (size)
@@ -146,9 +183,30 @@ static int native_client_reply_batch(NativeClient *c, int error,
                 memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n_fds);
         }
         n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (c->joined && iov[0].iov_base == c->joined) {
+                free(c->joined);
+                c->joined = NULL;
+        }
         if (n < 0)
                 return -errno;
-        return (size_t)n == sizeof(hdr) + bsize + size ? 0 : -EIO;
+        return (size_t)n == total ? 0 : -EIO;
+}
+
+/* The first reply of a KDBUS_WIRE_BATCH_RECV_JOIN batch that no RECV answer joined goes
+ * alone. Return: 0 or -errno (the client is to be closed). */
+static int native_client_uncork(NativeClient *c) {
+        ssize_t n = 0;
+        size_t size = c->joined_size;
+
+        c->join = false;
+        if (!c->joined)
+                return 0;
+        n = send(c->fd, c->joined, size, MSG_NOSIGNAL | MSG_DONTWAIT);
+        free(c->joined);
+        c->joined = NULL;
+        if (n < 0)
+                return -errno;
+        return (size_t)n == size ? 0 : -EIO;
 }
 
 /* Send one reply datagram. Return: 0 or -errno (the client is to be closed). */
@@ -753,6 +811,18 @@ static int native_client_send_recv(NativeClient *c, uint8_t *cmd, size_t size, c
         return native_client_recv_hold(c, (uint8_t *)&rc, sizeof(rc), n_freed, true);
 }
 
+/* A KDBUS_WIRE_BATCH_RECV_JOIN batch is done (@r: its result so far): what waits goes
+ * alone. Return: 0, or -errno: close the client. */
+static int native_client_join_end(NativeClient *c, int r) {
+        if (r < 0) {
+                c->join = false;
+                free(c->joined);
+                c->joined = NULL;
+                return r;
+        }
+        return native_client_uncork(c);
+}
+
 /*
  * KDBUS_WIRE_BATCH: the FREEs, then the command (include/kdbus/kdbus.h). A malformed batch
  * or a failed FREE is answered with the batch reply alone, the command not run.
@@ -764,22 +834,26 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         const struct kdbus_wire_request *req;
         struct kdbus_wire_batch_reply res;
         size_t head, n_freed = 0;
-        bool hold, then, arm;
+        bool hold, then, arm, join;
         int r;
 
         if (size < sizeof(*b) ||
             (b->flags & ~(uint64_t)(KDBUS_WIRE_BATCH_HOLD_RECV | KDBUS_WIRE_BATCH_THEN_RECV |
-                                    KDBUS_WIRE_BATCH_ARM_RECV)) ||
+                                    KDBUS_WIRE_BATCH_ARM_RECV | KDBUS_WIRE_BATCH_RECV_JOIN)) ||
             b->n_free > KDBUS_WIRE_BATCH_MAX_FREE)
                 goto malformed;
         hold = b->flags & KDBUS_WIRE_BATCH_HOLD_RECV;
         then = b->flags & KDBUS_WIRE_BATCH_THEN_RECV;
         arm = b->flags & KDBUS_WIRE_BATCH_ARM_RECV;
+        join = b->flags & KDBUS_WIRE_BATCH_RECV_JOIN;
         head = sizeof(*b) + b->n_free * sizeof(uint64_t);
         if (size < head + sizeof(*req))
                 goto malformed;
         req = (const void *)(buf + head);
         if (req->size != size - head - sizeof(*req))
+                goto malformed;
+        /* a second RECV answer joins: the held one of ARM_RECV, or a plain RECV's next */
+        if (join && !arm && (hold || then || req->command != KDBUS_CMD_RECV))
                 goto malformed;
         /* a held RECV after the SEND: a SEND without SYNC_REPLY (its fds are the SEND's) */
         if (then) {
@@ -825,11 +899,32 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
         if (arm) {
                 struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
 
+                /* a join only when something waits already (the hold is answered at
+                 * once): a call's wait for its reply costs no copy of the answer */
+                c->join = join && !native_conn_recv_empty(c->nc);
                 r = native_client_run(c, req->command, buf + head + sizeof(*req), req->size,
                                       fds, n_fds, true, n_freed);
-                if (r < 0 || c->dead || c->closing)
-                        return r;
-                return native_client_recv_hold(c, (uint8_t *)&rc, sizeof(rc), 0, true);
+                if (r >= 0 && !c->dead && !c->closing)
+                        r = native_client_recv_hold(c, (uint8_t *)&rc, sizeof(rc), 0, true);
+                return native_client_join_end(c, r);
+        }
+        if (join) {
+                const struct kdbus_cmd_recv *rc = (const void *)(buf + head + sizeof(*req));
+                bool plain = req->size >= sizeof(*rc) && rc->flags == 0;
+
+                c->join = true;
+                r = native_client_run(c, req->command, buf + head + sizeof(*req), req->size,
+                                      fds, n_fds, true, n_freed);
+                /* it took a message (without fds: its reply waits in @joined), more wait */
+                if (r >= 0 && plain && c->joined &&
+                    ((const struct kdbus_wire_reply *)(const void *)c->joined)->error == 0 &&
+                    !native_conn_recv_empty(c->nc)) {
+                        struct kdbus_cmd_recv next = { .size = sizeof(next) };
+
+                        r = native_client_run(c, KDBUS_CMD_RECV, (uint8_t *)&next,
+                                              sizeof(next), NULL, 0, true, 0);
+                }
+                return native_client_join_end(c, r);
         }
         if (hold)
                 return native_client_recv_hold(c, buf + head + sizeof(*req), req->size,

@@ -578,6 +578,23 @@ struct kdbus_wire_reply {
  * a failed FREE arms nothing). A program's SEND then gets its errno at once and the wait
  * for what comes next needs no further request: the peer reads the held answer when it
  * would have polled.
+ *
+ * KDBUS_WIRE_BATCH_RECV_JOIN (kdbus-compat's own): a second RECV answer joins the reply
+ * datagram instead of coming as a datagram of its own (one sendmsg and one recvmsg less):
+ * - with KDBUS_WIRE_BATCH_ARM_RECV: when the held RECV is answered at once (something
+ *   waited), its answer joins the command's reply (if that passed no fds);
+ * - with a RECV without flags (and neither HOLD_RECV, THEN_RECV nor ARM_RECV): when it
+ *   received a message without fds and more wait, a second RECV without flags is run at
+ *   once and its answer joins. The peer keeps it for the program's next RECV (one message
+ *   taken ahead, as a held RECV's answer is).
+ * With any other command it is EINVAL. A joined reply has KDBUS_WIRE_RETURN_JOINED in the
+ * first batch reply and ends with the second answer as its own datagram would be:
+ *
+ *   struct kdbus_wire_reply       { error, size }
+ *   struct kdbus_wire_batch_reply { 0, 0, return_flags, 0 } (RECV_EMPTY: after it)
+ *   struct kdbus_cmd_recv         (exactly its size: no items)
+ *
+ * and every fd of the datagram is the second answer's.
  */
 #define KDBUS_WIRE_BATCH                 _IOWR(KDBUS_IOCTL_MAGIC, 0xc0, struct kdbus_wire_batch)
 #define KDBUS_WIRE_BATCH_MAX_FREE        64u
@@ -596,6 +613,8 @@ enum kdbus_wire_batch_flags {
         /* the command is answered now, then a RECV is held with a reply of its own
          * (see below); kdbus-compat's own */
         KDBUS_WIRE_BATCH_ARM_RECV       = 1ULL << 2,
+        /* a second RECV answer joins the reply datagram (see above); kdbus-compat's own */
+        KDBUS_WIRE_BATCH_RECV_JOIN      = 1ULL << 3,
 };
 
 enum kdbus_wire_return_flags {
@@ -604,6 +623,8 @@ enum kdbus_wire_return_flags {
         KDBUS_WIRE_RETURN_RECV_EMPTY    = 1ULL << 0,
         /* KDBUS_WIRE_BATCH_THEN_RECV: the SEND succeeded, the reply is the RECV's */
         KDBUS_WIRE_RETURN_RECV          = 1ULL << 1,
+        /* KDBUS_WIRE_BATCH_RECV_JOIN: a second RECV answer ends the datagram */
+        KDBUS_WIRE_RETURN_JOINED        = 1ULL << 2,
 };
 
 struct kdbus_wire_batch_reply {

@@ -1056,6 +1056,7 @@ static const struct {
         { "fork", t_fork },
         { "held", t_held },
         { "held-free", t_held_free },
+        { "joined", t_joined },
 };
 
 /*

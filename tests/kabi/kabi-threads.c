@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -367,6 +368,131 @@ int t_held_free(void) {
         close(go[0]);
         close(go[1]);
         conn_close(&a);
+        close(b.control);
+        return 0;
+}
+
+/* The FDS item's first fd of @m, or -1. */
+static int msg_fd(const struct kdbus_msg *m) {
+        const struct kdbus_item *it;
+
+        KDBUS_ITEMS_FOREACH(it, m->items, m->size - offsetof(struct kdbus_msg, items))
+                if (it->type == KDBUS_ITEM_FDS && it->size > KDBUS_ITEM_HEADER_SIZE)
+                        return it->fds[0];
+        return -1;
+}
+
+typedef struct Drain {
+        Conn *c;
+        uint64_t got[128];
+        unsigned n;
+} Drain;
+
+/* RECV until EAGAIN, each message's cookie noted. */
+static void *drain_run(void *p) {
+        Drain *d = p;
+        const struct kdbus_msg *m;
+
+        while (d->n < 128 && recv_msg(d->c, 0, 0, &m) == 0) {
+                d->got[d->n++] = m->cookie;
+                if (free_at(d->c, m) < 0)
+                        break;
+        }
+        return NULL;
+}
+
+/*
+ * joined: the library takes the message after the one a RECV gets, or the one waiting
+ * when a SEND arms its wait, in the same answer (kdbusd's KDBUS_WIRE_BATCH_RECV_JOIN), and
+ * still shows kdbus's queue: messages in order and each once, an fd of a message taken
+ * that way installed and in its slice, poll() POLLIN exactly while one waits, a SEND's own
+ * errno (ENXIO for an unknown id) whatever waits for the sender, EAGAIN after the last;
+ * with two threads in RECV at once, each message once and each thread's in order.
+ */
+int t_joined(void) {
+        const struct kdbus_msg *m;
+        int p[2], fd;
+        Bus b;
+        Conn a, c;
+        W w;
+        size_t n;
+        char dest[32];
+
+        CHECK(bus_make(&b, "joined", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello_flags(b.path, KDBUS_HELLO_ACCEPT_FD, &a) == 0 && hello(b.path, &c) == 0);
+        CHECK(pipe(p) == 0);
+        /* four waiting, the third with an fd: RECV takes each next one with it */
+        CHECK(poll1(a.fd, POLLIN, 10) == 0);
+        CHECK(call_noreply(&c, &a, 1, 0) == 0 && call_noreply(&c, &a, 2, 0) == 0);
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, a.id);
+        n = dbus1_fds(&w, 1, 3, 0, dest, "Fd", NULL, 1);
+        w.b[2] = 1;
+        CHECK(send_raw(&c, a.id, 3, 0, 0, 0, (uintptr_t)w.b, n, 0, 0, &p[1], 1, NULL) == 0);
+        CHECK(call_noreply(&c, &a, 4, 0) == 0);
+        CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+        for (uint64_t k = 1; k <= 4; k++) {
+                CHECK(poll1(a.fd, POLLIN, 0) == POLLIN);
+                CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == k);
+                fd = msg_fd(m);
+                if (k == 3) {
+                        CHECK(fd >= 0 && write(fd, "j", 1) == 1);
+                        CHECK(close(fd) == 0);
+                } else
+                        CHECK(fd < 0);
+                CHECK(free_at(&a, m) == 0);
+        }
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        CHECK(poll1(a.fd, POLLIN, 0) == 0);
+        {
+                char x;
+
+                CHECK(read(p[0], &x, 1) == 1 && x == 'j');
+        }
+        /* nothing armed, two waiting: a SEND to an unknown id is ENXIO, the first comes
+         * with its answer, both in order after it */
+        CHECK(call_noreply(&c, &a, 10, 0) == 0);
+        CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 10 && free_at(&a, m) == 0);
+        CHECK(call_noreply(&c, &a, 11, 0) == 0 && call_noreply(&c, &a, 12, 0) == 0);
+        n = dbus1(&w, 1, 5, 0, ":1.4294967280", "Ping", NULL);
+        w.b[2] = 1;
+        CHECK(send_raw(&a, 0xfffffff0ull, 5, 0, 0, 0, (uintptr_t)w.b, n, 0, 0, NULL, 0,
+                       NULL) == -ENXIO);
+        CHECK(poll1(a.fd, POLLIN, 0) == POLLIN);
+        CHECK(call_noreply(&a, &c, 6, 0) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 11 && free_at(&a, m) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == 0 && m->cookie == 12 && free_at(&a, m) == 0);
+        CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+        CHECK(poll1(a.fd, POLLIN, 0) == 0);
+        CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 6 && free_at(&c, m) == 0);
+        /* two threads RECV at once: each message once, and each thread's in order (a
+         * message taken ahead for one is not overtaken by the other's RECV) */
+        for (int round = 0; round < 20; round++) {
+                Drain d[2] = { { .c = &a }, { .c = &a } };
+                pthread_t t;
+                uint64_t seen = 0;
+                const uint64_t base = 100 + (uint64_t)round * 64;
+
+                for (uint64_t k = 0; k < 60; k++)
+                        CHECK(call_noreply(&c, &a, base + k, 0) == 0);
+                CHECK(poll1(a.fd, POLLIN, 2000) == POLLIN);
+                CHECK(pthread_create(&t, NULL, drain_run, &d[1]) == 0);
+                (void) drain_run(&d[0]);
+                CHECK(pthread_join(t, NULL) == 0);
+                CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
+                CHECK(d[0].n + d[1].n == 60);
+                for (int j = 0; j < 2; j++)
+                        for (unsigned k = 0; k < d[j].n; k++) {
+                                CHECK(d[j].got[k] >= base && d[j].got[k] < base + 60);
+                                CHECK(!(seen & (1ull << (d[j].got[k] - base))));
+                                seen |= 1ull << (d[j].got[k] - base);
+                                CHECK(k == 0 || d[j].got[k] > d[j].got[k - 1]);
+                        }
+        }
+        close(p[0]);
+        close(p[1]);
+        conn_close(&a);
+        conn_close(&c);
         close(b.control);
         return 0;
 }

@@ -87,3 +87,4 @@ int t_threads_sync(void);
 int t_fork(void);
 int t_held(void);
 int t_held_free(void);
+int t_joined(void);
