@@ -27,6 +27,7 @@
 #include "native/meta.h"
 #include "util/list.h"
 #include "util/macro.h"
+#include "wire/message.h"
 
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
@@ -86,6 +87,8 @@ struct NativeConn {
         NativeMsgMeta next_send;
         int next_send_pidfd;            /* borrowed for the command; -1 */
 
+        WireFieldMemo field_memo;       /* the last valid names of its SENDs' dbus1
+                                         * headers (wire_message_parse_memo()) */
         List recv_list;                 /* NativeEntry */
         NativeEntry *spare_entry;       /* the last one freed, for the next message
                                          * (native_entry_new()) */

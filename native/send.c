@@ -761,8 +761,9 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                         goto out;
                 opaque = head_size < 16 || wire_message_frame(payload, head_size, &frame) ||
                          frame != p.total ||
-                         wire_message_parse(payload, head_size, p.n_msg_fds,
-                                            p.with_memfd ? WIRE_PARSE_HEADER_ONLY : 0, &hdr);
+                         wire_message_parse_memo(payload, head_size, p.n_msg_fds,
+                                                 p.with_memfd ? WIRE_PARSE_HEADER_ONLY : 0,
+                                                 &nc->field_memo, &hdr);
         }
         if (opaque) {
                 r = send_new_opaque_msg(nc, km, buf, size, &p, &m);
