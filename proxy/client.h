@@ -10,7 +10,9 @@
  * its own BridgeMsg once its header is in (zero-copy ingress: the bytes go from the socket
  * to where the message lives, as a relay's would, not through the buffer and a copy);
  * the input buffer is grown only for a header that does not fit it (up to the bus's
- * max_message_size; kept while at most CLIENT_IN_KEEP).
+ * max_message_size; kept while at most CLIENT_IN_KEEP). After such a message the next read
+ * into the empty buffer is only CLIENT_IN_HEAD bytes, so that the next large message's
+ * head, the part that must go through the buffer, is a few KiB and not 64 KiB.
  * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
  * allocation) and written with one sendmsg() carrying as many as fit (the socket's send
  * buffer is raised to CLIENT_SNDBUF, so a 1 MiB message fits one); a message with fds
@@ -40,6 +42,7 @@ typedef enum ClientState {
 #define CLIENT_IN_DEFAULT (64u * 1024u)         /* input buffer, and the size of one read */
 #define CLIENT_IN_KEEP (1024u * 1024u)          /* a grown buffer up to this size is kept */
 #define CLIENT_IN_DIRECT (32u * 1024u)          /* messages this large are read in place */
+#define CLIENT_IN_HEAD (4u * 1024u)             /* a read into the empty buffer after one */
 #define CLIENT_SNDBUF (1024 * 1024)             /* SO_SNDBUF at the first large message */
 #define CLIENT_OUT_RING 128u                    /* messages taken off the core queue at once */
 #define CLIENT_OUT_RING_BYTES (1024u * 1024u)   /* ... or this many bytes */
@@ -59,6 +62,8 @@ struct ProxyClient {
         bool held_much;                 /* its queue held SERVER_TRIM_AFTER bytes or more
                                          * since it last drained (server_trim_later()) */
         bool sndbuf_raised;             /* SO_SNDBUF is CLIENT_SNDBUF (a large message came) */
+        bool in_large;                  /* its last message was read in place: the next read
+                                         * into the empty buffer takes CLIENT_IN_HEAD bytes */
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;

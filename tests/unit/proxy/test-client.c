@@ -663,6 +663,57 @@ static void test_large_in_place(Fixture *f, gconstpointer ctx) {
         }
 }
 
+/*
+ * After a large message read in place, the next read into the empty input buffer takes
+ * CLIENT_IN_HEAD bytes: of a second large message that is all in the socket only its head
+ * goes through the buffer (and is copied into the message), the rest is read in place. The
+ * first large message after small ones still comes with a full read; a small message after
+ * a large one is delivered as before and makes the reads full-size again.
+ */
+static void test_large_head(Fixture *f, gconstpointer ctx) {
+        static const size_t n = 100000, first = 60000;  /* first: fits the socket buffer */
+        static const bool head_only[] = { false, true, true, false };
+        ProxyClient *ca;
+        WireHeader h;
+        uint8_t *data, *m;
+        size_t size, i;
+
+        peer_hello(f, &f->a, false);
+        peer_hello(f, &f->b, false);
+        add_match(f, &f->b, "type='signal',interface='org.example.T'");
+        ca = client_a(f);
+        for (i = 0; i < G_N_ELEMENTS(head_only); ++i) {
+                if (i == 3) {
+                        /* a small one in between */
+                        m = build_big_signal(&f->a, 8, 0x55, NULL, 0, &size);
+                        peer_send(&f->a, m, size);
+                        free(m);
+                        peer_b_signal(f, &h, &data);
+                        g_assert_cmpuint(data[h.body_offset + 4 + 7], ==, 0x55);
+                        g_free(data);
+                        g_assert_false(ca->in_large);
+                }
+                m = build_big_signal(&f->a, n, (uint8_t)(i + 1), NULL, 0, &size);
+                peer_send(&f->a, m, first);
+                g_assert_cmpint(loop_run_once(f->s->loop, 0), >=, 0);
+                g_assert_nonnull(ca->in_msg);
+                /* the stamped SENDER adds a few dozen bytes */
+                if (head_only[i])
+                        g_assert_cmpuint(ca->in_msg_filled, <=, CLIENT_IN_HEAD + 64);
+                else
+                        g_assert_cmpuint(ca->in_msg_filled, >=, first);
+                peer_send(&f->a, m + first, size - first);
+                free(m);
+                peer_b_signal(f, &h, &data);
+                g_assert_cmpuint(h.body_size, ==, 4 + n);
+                g_assert_cmpuint(data[h.body_offset + 4 + n - 1], ==, i + 1);
+                g_assert_cmpstr(h.sender, ==, f->a.unique_name);
+                g_free(data);
+                g_assert_null(ca->in_msg);
+                g_assert_true(ca->in_large);
+        }
+}
+
 /* fds that came with the first bytes of a large message travel with it. */
 static void test_large_fds(Fixture *f, gconstpointer ctx) {
         static const char text[] = "beside a large body";
@@ -896,6 +947,7 @@ int main(int argc, char **argv) {
         T("close-storm", test_close_storm);
         T("large-and-eof", test_large_and_eof);
         T("large-in-place", test_large_in_place);
+        T("large-head", test_large_head);
         T("large-fds", test_large_fds);
         T("large-invalid", test_large_invalid);
         T("fd-passing", test_fd_passing);
