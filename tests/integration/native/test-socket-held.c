@@ -817,6 +817,103 @@ static void test_arm(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(s);
 }
 
+/* Read a reply datagram that may end with a joined RECV answer: the first answer's error,
+ * batch reply and struct; *@joined, and then the second's. */
+static int read_joined(KdbusConn *c, struct kdbus_wire_batch_reply *pre,
+                       struct kdbus_cmd_recv *out, bool *joined, int *j_error,
+                       struct kdbus_wire_batch_reply *j_pre, struct kdbus_cmd_recv *j_out) {
+        uint8_t buf[1024] __attribute__((aligned(8)));
+        size_t tail = sizeof(struct kdbus_wire_reply) + sizeof(*j_pre) + sizeof(*j_out);
+        struct kdbus_wire_reply hdr, jhdr;
+        ssize_t n;
+
+        g_assert_true(readable(c->fd, 5000));
+        n = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+        g_assert_cmpint(n, >=, (ssize_t)(sizeof(hdr) + sizeof(*pre)));
+        memcpy(&hdr, buf, sizeof(hdr));
+        g_assert_cmpuint(hdr.size, ==, (size_t)n - sizeof(hdr));
+        memcpy(pre, buf + sizeof(hdr), sizeof(*pre));
+        *joined = pre->return_flags & KDBUS_WIRE_RETURN_JOINED;
+        if (*joined) {
+                g_assert_cmpint(n, >=, (ssize_t)(sizeof(hdr) + sizeof(*pre) + tail));
+                n -= (ssize_t)tail;
+                memcpy(&jhdr, buf + n, sizeof(jhdr));
+                g_assert_cmpuint(jhdr.size, ==, sizeof(*j_pre) + sizeof(*j_out));
+                *j_error = (int)jhdr.error;
+                memcpy(j_pre, buf + n + sizeof(jhdr), sizeof(*j_pre));
+                memcpy(j_out, buf + n + sizeof(jhdr) + sizeof(*j_pre), sizeof(*j_out));
+        }
+        memset(out, 0, sizeof(*out));
+        memcpy(out, buf + sizeof(hdr) + sizeof(*pre),
+               MIN(sizeof(*out), (size_t)n - sizeof(hdr) - sizeof(*pre)));
+        return (int)hdr.error;
+}
+
+/*
+ * KDBUS_WIRE_BATCH_RECV_JOIN: a RECV that took a message while more wait brings the next
+ * in the same datagram (the next RECV then the one after, in order; none joined after the
+ * last); an arming FREE whose held RECV has something at once carries that answer instead
+ * of a second datagram; with nothing waiting the hold stays and answers as its own.
+ */
+static void test_join(KBus *b, gconstpointer ctx) {
+        KdbusConn *a = kpeer(b, KDBUS_HELLO_WIRE_BATCH), *s = kpeer(b, 0);
+        uint64_t m[10] = { KDBUS_WIRE_BATCH, 8 * 8, 0,
+                           KDBUS_WIRE_BATCH_ARM_RECV | KDBUS_WIRE_BATCH_RECV_JOIN,
+                           KDBUS_CMD_FREE, sizeof(struct kdbus_cmd_free),
+                           sizeof(struct kdbus_cmd_free), 0, 0, 0 };
+        struct kdbus_wire_batch_reply pre, jpre;
+        struct kdbus_cmd_recv rcv, jrcv;
+        const struct kdbus_msg *msg;
+        bool joined;
+        int jerr;
+
+        post(s, a, 61);
+        post(s, a, 62);
+        post(s, a, 63);
+        send_batch(a, KDBUS_WIRE_BATCH_RECV_JOIN, KDBUS_CMD_RECV, 0, NULL, 0, NULL, 0);
+        g_assert_cmpint(read_joined(a, &pre, &rcv, &joined, &jerr, &jpre, &jrcv), ==, 0);
+        g_assert_true(joined);
+        g_assert_cmpuint(((const struct kdbus_msg *)(a->pool + rcv.msg.offset))->cookie, ==, 61);
+        g_assert_cmpint(jerr, ==, 0);
+        g_assert_cmpuint(jpre.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 0);
+        g_assert_cmpuint(((const struct kdbus_msg *)(a->pool + jrcv.msg.offset))->cookie, ==, 62);
+        kfree_msg(a, (const void *)(a->pool + rcv.msg.offset));
+        kfree_msg(a, (const void *)(a->pool + jrcv.msg.offset));
+        /* the last: nothing joins it */
+        send_batch(a, KDBUS_WIRE_BATCH_RECV_JOIN, KDBUS_CMD_RECV, 0, NULL, 0, NULL, 0);
+        g_assert_cmpint(read_joined(a, &pre, &rcv, &joined, &jerr, &jpre, &jrcv), ==, 0);
+        g_assert_false(joined);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY, ==,
+                         KDBUS_WIRE_RETURN_RECV_EMPTY);
+        msg = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(msg->cookie, ==, 63);
+        /* an arming FREE of it while one waits: that one comes in the FREE's datagram */
+        post(s, a, 64);
+        m[9] = kdbus_conn_offset(a, msg);
+        g_assert_cmpint(send(a->fd, &m, sizeof(m), MSG_NOSIGNAL), ==, (ssize_t)sizeof(m));
+        g_assert_cmpint(read_joined(a, &pre, &rcv, &joined, &jerr, &jpre, &jrcv), ==, 0);
+        g_assert_true(joined);
+        g_assert_cmpint(jerr, ==, 0);
+        g_assert_cmpuint(jpre.return_flags & KDBUS_WIRE_RETURN_RECV, ==, KDBUS_WIRE_RETURN_RECV);
+        msg = (const void *)(a->pool + jrcv.msg.offset);
+        g_assert_cmpuint(msg->cookie, ==, 64);
+        g_assert_false(readable(a->fd, 100));
+        /* nothing waits: the FREE's answer alone, the hold answers a later message */
+        m[9] = kdbus_conn_offset(a, msg);
+        g_assert_cmpint(send(a->fd, &m, sizeof(m), MSG_NOSIGNAL), ==, (ssize_t)sizeof(m));
+        g_assert_cmpint(read_joined(a, &pre, &rcv, &joined, &jerr, &jpre, &jrcv), ==, 0);
+        g_assert_false(joined);
+        g_assert_false(readable(a->fd, 100));
+        post(s, a, 65);
+        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
+        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV, ==, KDBUS_WIRE_RETURN_RECV);
+        msg = (const void *)(a->pool + rcv.msg.offset);
+        g_assert_cmpuint(msg->cookie, ==, 65);
+        kfree_msg(a, msg);
+        kdbus_conn_close(a);
+        kdbus_conn_close(s);
+}
+
 /*
  * KDBUS_WIRE_ATTACH: a second socket proving the pool memfd becomes a request channel of
  * the connection (its queue, its BYEBYE); a wrong fd or id is ENXIO, no fd EINVAL; HELLO
@@ -894,6 +991,7 @@ int main(int argc, char **argv) {
         ADD("peer-closes", test_peer_closes);
         ADD("malformed", test_malformed);
         ADD("arm", test_arm);
+        ADD("join", test_join);
         ADD("attach", test_attach);
         return g_test_run();
 }
