@@ -128,6 +128,8 @@ enum {
         BRIDGE_E_MSG_TOO_LARGE,         /* a native sender's memfd message, whole, exceeds
                                          * max_message_size and a legacy receiver would
                                          * need its bytes (EMSGSIZE) */
+        BRIDGE_E_POOL_FULL,             /* a native receiver's pool has no free range for
+                                         * the message now (kdbus: EXFULL) */
         _BRIDGE_E_N,
 };
 

@@ -36,6 +36,7 @@ int bridge_pool_new(size_t size, BridgePool **ret) {
                 return error_origin(-ENOMEM);
         pool->fd = -1;
         pool->map = MAP_FAILED;
+        pool->ring_fd = -1;
         list_init(&pool->slices);
 
         pool->fd = memfd_create("kdbus-pool", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -74,9 +75,53 @@ BridgePool *bridge_pool_free(BridgePool *pool) {
         free(pool->spare);
         if (pool->map != MAP_FAILED && pool->map)
                 (void) munmap(pool->map, pool->size);
+        bridge_pool_ring_close(pool);
         pool->fd = fd_close(pool->fd);
         free(pool);
         return NULL;
+}
+
+/*
+ * First fit: the start of the first free range of @size bytes (8-aligned, > 0) and the
+ * slice it lies before (&pool->slices: the end). Return: 0 or POOL_E_NO_SPACE.
+ */
+static int pool_first_fit(const BridgePool *pool, size_t size, size_t *ret_start,
+                          List **ret_before) {
+        size_t start = 0;
+        List *pos;
+
+        if (size == 0 || size > pool->size || size > pool->size - pool->used)
+                return POOL_E_NO_SPACE;
+        list_for_each(pos, &pool->slices) {
+                BridgePoolSlice *s = container_of(pos, BridgePoolSlice, link);
+
+                if (s->offset - start >= size) {
+                        *ret_before = pos;
+                        *ret_start = start;
+                        return 0;
+                }
+                start = s->offset + s->size;
+        }
+        if (pool->size - start < size)
+                return POOL_E_NO_SPACE;
+        *ret_before = (List *)&pool->slices;
+        *ret_start = start;
+        return 0;
+}
+
+/**
+ * bridge_pool_fits() - would bridge_pool_alloc() of @size bytes find room now?
+ * @pool:       the pool
+ * @size:       bytes wanted, rounded up to 8
+ *
+ * Return: true if a free range is large enough.
+ */
+bool bridge_pool_fits(BridgePool *pool, size_t size) {
+        size_t start;
+        List *before;
+
+        bridge_pool_ring_reclaim(pool);
+        return pool_first_fit(pool, ALIGN8(size), &start, &before) == 0;
 }
 
 /**
@@ -91,25 +136,16 @@ BridgePool *bridge_pool_free(BridgePool *pool) {
 int bridge_pool_alloc(BridgePool *pool, size_t size, bool queued, BridgePoolSlice **ret) {
         BridgePoolSlice *slice;
         size_t start = 0;
-        List *pos, *before = &pool->slices;
+        List *before = &pool->slices;
+        int r;
 
-        if (size == 0 || size > pool->size)
+        if (size == 0)
                 return POOL_E_NO_SPACE;
+        bridge_pool_ring_reclaim(pool);
         size = ALIGN8(size);
-
-        list_for_each(pos, &pool->slices) {
-                BridgePoolSlice *s = container_of(pos, BridgePoolSlice, link);
-
-                if (s->offset - start >= size) {
-                        before = pos;
-                        goto found;
-                }
-                start = s->offset + s->size;
-        }
-        if (pool->size - start < size)
-                return POOL_E_NO_SPACE;
-        before = &pool->slices;
-found:
+        r = pool_first_fit(pool, size, &start, &before);
+        if (r)
+                return r;
         slice = pool->spare;
         pool->spare = NULL;
         if (!slice) {
@@ -229,6 +265,12 @@ void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice) {
  * Return: 0 or POOL_E_NO_SLICE (no slice there that the peer holds).
  */
 int bridge_pool_free_offset(BridgePool *pool, uint64_t offset) {
+        /* what the peer freed through the ring came first (a second FREE: ENXIO) */
+        bridge_pool_ring_reclaim(pool);
+        return bridge_pool_free_offset_now(pool, offset);
+}
+
+int bridge_pool_free_offset_now(BridgePool *pool, uint64_t offset) {
         BridgePoolSlice *s;
 
         if (offset == bridge_pool_no_slice(pool))

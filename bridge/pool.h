@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "kdbus/kdbus.h"
 #include "util/list.h"
 #include "util/macro.h"
 
@@ -52,6 +53,10 @@ typedef struct BridgePool {
         size_t queued;                  /* bytes in queued slices */
         BridgePoolSlice *spare;         /* the last slice released, kept for the next
                                          * alloc (one message at a time needs no malloc) */
+        /* the free ring (bridge/pool-ring.c), made when the peer asks for it */
+        struct kdbus_wire_free_ring *ring;      /* mapped read-write, shared with the peer */
+        int ring_fd;                    /* -1: none */
+        uint64_t ring_head;             /* entries done (the peer's copy is not trusted) */
 } BridgePool;
 
 /* Return: 0, -errno (memfd, mmap, seals), or POOL_E_BAD_SIZE. */
@@ -62,6 +67,8 @@ DEFINE_CLEANUP(BridgePool *, bridge_pool_free);
 /* A slice of @size bytes (rounded up to 8), held by the queue (@queued) or else by the
  * peer. Return: 0, -ENOMEM, POOL_E_NO_SPACE. */
 int bridge_pool_alloc(BridgePool *pool, size_t size, bool queued, BridgePoolSlice **ret);
+/* Would bridge_pool_alloc() of @size bytes find a free range now? */
+bool bridge_pool_fits(BridgePool *pool, size_t size);
 /* Find the slice that starts at @offset, or NULL. */
 BridgePoolSlice *bridge_pool_find(BridgePool *pool, uint64_t offset);
 /* RECV: the queue hands a slice to the peer. */
@@ -76,6 +83,20 @@ void bridge_pool_release(BridgePool *pool, BridgePoolSlice *slice);
 /* The peer's FREE. Return: 0 (also for the pool's size: the "no slice" offset of kdbus's
  * kdbus_pool_publish_empty()) or POOL_E_NO_SLICE (no slice there the peer holds). */
 int bridge_pool_free_offset(BridgePool *pool, uint64_t offset);
+
+/* bridge/pool-ring.c: the free ring's memfd, made on the first call (owned by the pool).
+ * Return: the fd, or -errno. */
+int bridge_pool_ring_fd(BridgePool *pool);
+/* Do the FREEs the peer wrote into the free ring (bridge_pool_ring_reclaim()). */
+void bridge_pool_ring_take(BridgePool *pool);
+static inline void bridge_pool_ring_reclaim(BridgePool *pool) {
+        if (pool->ring && __atomic_load_n(&pool->ring->tail, __ATOMIC_ACQUIRE) != pool->ring_head)
+                bridge_pool_ring_take(pool);
+}
+/* The ring's end, with the pool's (bridge_pool_free()). */
+void bridge_pool_ring_close(BridgePool *pool);
+/* The peer's FREE of @offset without a look at the ring (bridge_pool_free_offset()). */
+int bridge_pool_free_offset_now(BridgePool *pool, uint64_t offset);
 
 /* The offset kdbus reports when a command hands out nothing: the pool's size. */
 static inline uint64_t bridge_pool_no_slice(const BridgePool *pool) {

@@ -656,6 +656,7 @@ int driver_route(Driver *driver, BridgeConn *sender, BridgeMsg *msg) {
                                          h->destination, NULL, NULL);
         case BRIDGE_E_QUOTA:
         case BRIDGE_E_FDS_QUOTA:
+        case BRIDGE_E_POOL_FULL:
                 driver_describe(sender, msg, text, sizeof(text));
                 return driver_send_error(driver, sender, h->serial, COMPAT_DOMAIN_BRIDGE, r,
                                          text, NULL, NULL);

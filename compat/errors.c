@@ -150,6 +150,11 @@ static const CompatError bridge_errors[_BRIDGE_E_N] = {
         /* only native senders meet it (EMSGSIZE); named for completeness */
         [BRIDGE_E_MSG_TOO_LARGE] = { E("LimitsExceeded"),
                 "The message in the sender's memfd exceeds the bus's max_message_size" },
+        /* a legacy sender's message to a native receiver whose pool has no room for it
+         * now; @a as for BRIDGE_E_QUOTA */
+        [BRIDGE_E_POOL_FULL] = { E("LimitsExceeded"),
+                "Rejected: the destination's kdbus pool has no free range for the message "
+                "until it frees what it received; %s" },
 };
 
 /* Only NAME_E_QUOTA is an error; the others are RequestName/ReleaseName result codes. */

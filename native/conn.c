@@ -13,12 +13,13 @@
  * accepts a message (native_conn_quota_check(), from bridge/conn.c), as kdbus checked it
  * when it wrote into the pool, not when the message is written here: a message accepted
  * is never held back by its user's share later, so one user's backlog cannot stop another
- * user's messages, and the receiver gets them in the order the bus accepted them. What
- * waits in the core's queue waits only for free space (slices the peer has not FREEd),
- * which holds up every sender alike; RECV and FREE retry. Exceptions, so that a receiver
- * with nothing queued takes any message it has room for: with nothing in the pool and the
- * core's queue the quota is not applied, and a message larger than the whole free pool is
- * dropped and counted in dropped_msgs. The bus's own messages are not charged.
+ * user's messages, and the receiver gets them in the order the bus accepted them. Nothing
+ * waits for free space: as kdbus's kdbus_pool_slice_alloc(), a peer's message that finds
+ * no free range (slices the receiver has not FREEd) is refused at once (EXFULL), and the
+ * bus's own messages and monitor copies that find none are lost and counted in
+ * dropped_msgs. Exception, so that a receiver with nothing queued takes any message it has
+ * room for: with nothing in the pool and the core's queue the quota is not applied. The
+ * bus's own messages are not charged.
  *
  * A broadcast the core could not queue (it kicks the receiver) is counted in dropped_msgs
  * instead of disconnecting: in kdbus a broadcast never fails its sender, and the receiver
@@ -126,6 +127,7 @@ int native_errno_from_bridge(int r) {
         case BRIDGE_E_NAME_UNKNOWN:     return -ESRCH;
         case BRIDGE_E_PEER_UNKNOWN:     return -ENXIO;
         case BRIDGE_E_QUOTA:            return -ENOBUFS;
+        case BRIDGE_E_POOL_FULL:        return -EXFULL;
         case BRIDGE_E_FDS_REFUSED:      return -ECOMM;
         case BRIDGE_E_REPLY_UNEXPECTED: return -EBADSLT;
         case BRIDGE_E_REPLIES_QUOTA:    return -EMLINK;
@@ -437,6 +439,16 @@ NativeConn *native_conn_from_bridge(const BridgeConn *conn) {
 }
 
 /**
+ * native_conn_free_ring_fd() - the pool's free ring (KDBUS_WIRE_FREE_RING), made on demand
+ * @nc:         the connection
+ *
+ * Return: its memfd (owned by the pool), or a negative errno.
+ */
+int native_conn_free_ring_fd(NativeConn *nc) {
+        return bridge_pool_ring_fd(nc->pool);
+}
+
+/**
  * native_conn_pool_fd() - the pool's memfd
  * @nc:         the connection
  *
@@ -670,7 +682,8 @@ static const BridgeConn *msg_sender_for(const NativeConn *nc, const BridgeMsg *m
  * reaches a receiver that has room for it).
  *
  * Return: 0, BRIDGE_E_QUOTA (NATIVE_MAX_MSGS_PER_USER messages, or the byte share: kdbus's
- * ENOBUFS) or BRIDGE_E_FDS_QUOTA (more than NATIVE_MAX_FDS_PER_USER fds: EMFILE).
+ * ENOBUFS), BRIDGE_E_FDS_QUOTA (more than NATIVE_MAX_FDS_PER_USER fds: EMFILE) or
+ * BRIDGE_E_POOL_FULL (no free range for it in the pool now: EXFULL).
  */
 int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
         const BridgeConn *sender;
@@ -679,18 +692,22 @@ int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
 
         if (!msg->sender_id || msg->quota_account == BRIDGE_QUOTA_ACCOUNT_BUS)
                 return 0;
-        if (list_is_empty(&nc->recv_list) && !bridge_conn_queue_peek(nc->conn))
-                return 0;
-        pool = bridge_quota_get(&nc->pool_quota, msg->quota_account);
-        queue = bridge_quota_get(&nc->conn->quota, msg->quota_account);
-        if (pool.msgs + queue.msgs >= NATIVE_MAX_MSGS_PER_USER)
-                return BRIDGE_E_QUOTA;
-        if (pool.fds + queue.fds + msg->n_fds > NATIVE_MAX_FDS_PER_USER)
-                return BRIDGE_E_FDS_QUOTA;
         sender = msg_sender_for(nc, msg);
         total = msg_slice_size(nc, msg, sender, &msg_size, &attach, &declined);
-        if (!bridge_pool_quota_allows(nc->pool, pool.bytes + queue.bytes, total))
-                return BRIDGE_E_QUOTA;
+        if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn)) {
+                pool = bridge_quota_get(&nc->pool_quota, msg->quota_account);
+                queue = bridge_quota_get(&nc->conn->quota, msg->quota_account);
+                if (pool.msgs + queue.msgs >= NATIVE_MAX_MSGS_PER_USER)
+                        return BRIDGE_E_QUOTA;
+                if (pool.fds + queue.fds + msg->n_fds > NATIVE_MAX_FDS_PER_USER)
+                        return BRIDGE_E_FDS_QUOTA;
+                if (!bridge_pool_quota_allows(nc->pool, pool.bytes + queue.bytes, total))
+                        return BRIDGE_E_QUOTA;
+        }
+        /* kdbus had no queue in front of the pool: kdbus_pool_slice_alloc() found room
+         * for the message at once or its SEND failed EXFULL */
+        if (!bridge_pool_fits(nc->pool, total))
+                return BRIDGE_E_POOL_FULL;
         return 0;
 }
 
@@ -702,8 +719,8 @@ static uint64_t msg_cookie_reply(const BridgeMsg *m) {
 }
 
 /*
- * Write @m into the pool (its quota was checked when the core accepted it). Return: 0
- * (delivered or dropped), 1 (no free space now: leave it queued), or -ENOMEM.
+ * Write @m into the pool (its quota and room were checked when the core accepted it).
+ * Return: 0 (delivered or dropped) or -ENOMEM (left queued).
  */
 static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         const BridgeConn *sender = msg_sender_for(nc, m);
@@ -715,9 +732,10 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         total = msg_slice_size(nc, m, sender, &msg_size, &attach, &declined);
         r = bridge_pool_alloc(nc->pool, total, true, &slice);
         if (r == POOL_E_NO_SPACE) {
-                if (!list_is_empty(&nc->recv_list) || nc->pool->used > nc->pool->queued)
-                        return 1;       /* RECV or FREE will make room */
-                native_conn_count_drop(nc);     /* larger than the whole pool: never fits */
+                /* a peer's message was checked to fit when it was accepted; the bus's own
+                 * and a monitor's copies are lost and counted, as kdbus's failed
+                 * kdbus_conn_entry_insert() raised lost_count */
+                native_conn_count_drop(nc);
                 return 0;
         }
         if (r)

@@ -123,7 +123,8 @@ struct NativeConn {
 NativeEntry *native_entry_new(NativeConn *nc);
 
 /* kdbus's pool quota for @msg's sending account at @nc, counting what it has in the pool
- * and in the core's queue: 0, BRIDGE_E_QUOTA (messages, bytes) or BRIDGE_E_FDS_QUOTA. */
+ * and in the core's queue, and room in the pool now: 0, BRIDGE_E_QUOTA (messages, bytes),
+ * BRIDGE_E_FDS_QUOTA or BRIDGE_E_POOL_FULL (no free range: kdbus's EXFULL). */
 int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg);
 
 /**
@@ -145,6 +146,8 @@ DEFINE_CLEANUP(NativeConn *, native_conn_free);
 
 /* The NativeConn behind @conn, or NULL for a legacy connection. */
 NativeConn *native_conn_from_bridge(const BridgeConn *conn);
+/* The pool's free ring's memfd (owned by the pool), made on demand, or -errno. */
+int native_conn_free_ring_fd(NativeConn *nc);
 
 /* The pool's memfd, to be handed to the peer after HELLO (the bus keeps its own). */
 int native_conn_pool_fd(const NativeConn *nc);

@@ -134,6 +134,8 @@ static void preload_handle_unref(PreloadHandle *h) {
                 (void) preload_real_close(h->pool_fd);
         if (h->wake_fd >= 0)
                 (void) preload_real_close(h->wake_fd);
+        if (h->ring)
+                (void) munmap(h->ring, KDBUS_WIRE_FREE_RING_BYTES);
         (void) pthread_mutex_destroy(&h->lock);
         (void) pthread_mutex_destroy(&h->recv_lock);
         free(h);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -370,9 +371,29 @@ static void preload_held_drop(PreloadHandle *h, uint64_t offset) {
                 }
 }
 
+/* Into kdbusd's free ring, if it has room (@h's lock held, @i: the offset's index in
+ * held[]). Return: written. */
+static bool preload_free_ring(PreloadHandle *h, unsigned i) {
+        struct kdbus_wire_free_ring *ring = h->ring;
+        uint64_t tail, head;
+
+        if (!ring)
+                return false;
+        tail = __atomic_load_n(&ring->tail, __ATOMIC_RELAXED);
+        head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
+        if (tail - head >= KDBUS_WIRE_FREE_RING_SIZE)
+                return false;
+        __atomic_store_n(&ring->offsets[tail % KDBUS_WIRE_FREE_RING_SIZE], h->held[i],
+                         __ATOMIC_RELAXED);
+        __atomic_store_n(&ring->tail, tail + 1, __ATOMIC_RELEASE);
+        h->held_size[i] = h->held_size[h->n_held - 1];
+        h->held[i] = h->held[--h->n_held];
+        return true;
+}
+
 /* FREE of @offset: if it was handed out to us, answer 0 (kdbus's answer: the slice is the
- * peer's) and send it later. Takes the handle's lock (not held by the caller). Return:
- * answered. */
+ * peer's) and write it into kdbusd's free ring, or else send it later. Takes the handle's
+ * lock (not held by the caller). Return: answered. */
 static bool preload_free_later(PreloadHandle *h, uint64_t offset) {
         bool found = false, listed;
         unsigned i;
@@ -380,6 +401,10 @@ static bool preload_free_later(PreloadHandle *h, uint64_t offset) {
         (void) pthread_mutex_lock(&h->lock);
         for (i = 0; i < h->n_held && h->held[i] != offset; i++)
                 ;
+        if (i < h->n_held && preload_free_ring(h, i)) {
+                (void) pthread_mutex_unlock(&h->lock);
+                return true;
+        }
         found = i < h->n_held && h->n_freed < PRELOAD_HELD_MAX;
         (void) pthread_mutex_unlock(&h->lock);
         if (!found)
@@ -590,6 +615,27 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
 
                 return q < 0 ? q : r;
         }
+}
+
+/* After HELLO: map kdbusd's free ring (KDBUS_WIRE_FREE_RING) on the locked channel @ci;
+ * without it (an older kdbusd) FREEs are held back and sent as before. */
+static void preload_ring_map(PreloadHandle *h, unsigned ci, int fd) {
+        struct kdbus_wire_request req = { .command = KDBUS_WIRE_FREE_RING, .size = 0 };
+        struct iovec iov = { &req, sizeof(req) };
+        PreloadReply *rep = malloc(sizeof(*rep));
+        void *map;
+
+        if (!rep)
+                return;
+        if (preload_chan_call(h, ci, fd, &iov, 1, NULL, 0, false, rep) == 0 &&
+            rep->error == 0 && rep->n_fds == 1) {
+                map = mmap(NULL, KDBUS_WIRE_FREE_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+                           rep->fds[0], 0);
+                if (map != MAP_FAILED)
+                        h->ring = map;
+        }
+        preload_reply_close_fds(rep);
+        free(rep);
 }
 
 static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned long command,
@@ -838,6 +884,7 @@ again:
                 h->hello_flags = user_flags;
                 h->type = PRELOAD_HANDLE_CONNECTED;
                 rep->n_fds = 0;
+                preload_ring_map(h, ci, fd);
         } else if (r == 0 && (command == KDBUS_CMD_BUS_MAKE ||
                               command == KDBUS_CMD_ENDPOINT_MAKE) &&
                    !(((struct kdbus_cmd *)(void *)b.p)->flags & KDBUS_FLAG_NEGOTIATE))

@@ -151,6 +151,11 @@ typedef struct PreloadHandle {
         uint64_t freed_bytes;                   /* their slices' sizes */
         unsigned n_freed;
         bool listed;                    /* in the list preload_flush_freed() goes through */
+        /* kdbusd's free ring (KDBUS_WIRE_FREE_RING), mapped after HELLO, or NULL: a FREE
+         * the library answers is written there and done by kdbusd before it next looks
+         * at the pool, as kdbus had done it when FREE returned (held/freed above only
+         * when the ring is full) */
+        struct kdbus_wire_free_ring *ring;
 } PreloadHandle;
 
 /* real libc functions (preload-io.c resolves them with dlsym(RTLD_NEXT)) */

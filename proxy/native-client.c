@@ -1007,6 +1007,11 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
                         r = native_conn_fds_publish(c->nc, wf->offset, wf->fds, wf->n_fds);
                 return native_client_reply(c, r, NULL, 0, NULL, 0);
         }
+        if (req->command == KDBUS_WIRE_FREE_RING && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH)) {
+                int fd = size || n_fds ? -EINVAL : native_conn_free_ring_fd(c->nc);
+
+                return native_client_reply(c, fd < 0 ? fd : 0, NULL, 0, &fd, fd < 0 ? 0 : 1);
+        }
         /* without the HELLO flag a batch is an unknown command (ENOTTY), as before */
         if (req->command == KDBUS_WIRE_BATCH && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH))
                 return native_client_batch(c, cmd, size, fds, n_fds);

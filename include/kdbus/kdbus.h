@@ -547,9 +547,9 @@ struct kdbus_wire_reply {
  * KDBUS_WIRE_BATCH_HOLD_RECV (also kdbus-compat's own): the command must be RECV (or a
  * SEND with KDBUS_WIRE_BATCH_THEN_RECV, below), and the datagram may carry one fd, a cancel fd as SYNC_REPLY's CANCEL_FD (readable: cancel;
  * one epoll cannot watch is EINVAL, found before anything runs), nothing else. When that
- * RECV would answer EAGAIN with nothing to report (no dropped_msgs, and nothing waiting
- * for pool space in front of the pool: that is answered EAGAIN at once, RECV_EMPTY clear,
- * as it needs the peer's FREE), the bus holds its reply until a message is queued for the
+ * RECV would answer EAGAIN with nothing to report (no dropped_msgs, and nothing left in
+ * front of the pool, which only a message the bus lacked memory to write can be: that is
+ * answered EAGAIN at once, RECV_EMPTY clear), the bus holds its reply until a message is queued for the
  * connection (any: a call, a reply, a broadcast, a notification, a message an activator's
  * name brought), and then answers it as RECV would then; the batch reply's RECV_EMPTY says
  * whether more wait. A RECV with KDBUS_RECV_USE_PRIORITY is held the same way when only
@@ -686,6 +686,34 @@ struct kdbus_wire_fds {
 
 struct kdbus_wire_attach {
         uint64_t id;
+};
+
+/*
+ * kdbus-compat's extension (only after a HELLO with KDBUS_HELLO_WIRE_BATCH, ENOTTY
+ * otherwise), for libkdbus-preload.so: kdbus's FREE returned when the slice was free, and
+ * the next SEND to the connection could use the space. A FREE the peer answers itself (a
+ * slice RECV or SYNC_REPLY handed out) is written into the connection's free ring, a page
+ * both sides map read-write; the bus takes what it holds before anything that looks at
+ * the pool (an allocation, a FREE, a SEND's room check), so the slice is free from the
+ * moment FREE returned, without a request. The request has no payload and no fds; the
+ * reply is struct kdbus_wire_reply with one fd, the ring's memfd (KDBUS_WIRE_FREE_RING_BYTES,
+ * sealed against resizing), or EINVAL. The same ring for every request of the connection.
+ *
+ * The peer writes offsets[tail % KDBUS_WIRE_FREE_RING_SIZE] and then advances @tail
+ * (release); it may write while tail - head < KDBUS_WIRE_FREE_RING_SIZE (@head read with
+ * acquire), else it sends the FREE. The bus does each entry as a FREE (an offset the peer
+ * does not hold is ignored) and advances @head. Nothing the peer writes there can free
+ * anything but its own slices.
+ */
+#define KDBUS_WIRE_FREE_RING             _IO(KDBUS_IOCTL_MAGIC, 0xc4)
+#define KDBUS_WIRE_FREE_RING_BYTES       4096u
+#define KDBUS_WIRE_FREE_RING_SIZE        ((KDBUS_WIRE_FREE_RING_BYTES - 64u) / 8u)
+
+struct kdbus_wire_free_ring {
+        uint64_t head;                  /* the bus's: entries before it are done */
+        uint64_t tail;                  /* the peer's: entries before it are written */
+        uint64_t reserved[6];
+        uint64_t offsets[KDBUS_WIRE_FREE_RING_SIZE];
 };
 
 /* The largest datagram either side sends or accepts. */

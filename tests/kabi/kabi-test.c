@@ -1057,6 +1057,8 @@ static const struct {
         { "held", t_held },
         { "held-free", t_held_free },
         { "joined", t_joined },
+        { "pool-full", t_pool_full },
+        { "free-room", t_free_room },
 };
 
 /*

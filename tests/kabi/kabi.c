@@ -318,6 +318,28 @@ int free_at(Conn *c, const void *p) {
         return kio(c->fd, KDBUS_CMD_FREE, &f);
 }
 
+/* SEND of @size opaque bytes at @p from @c to @dst (a native receiver takes them as they
+ * are). */
+int send_opaque(Conn *c, uint64_t dst, uint64_t cookie, const void *p, size_t size) {
+        uint64_t buf[64] = { 0 };      /* a kdbus_msg and an item (a kdbus_item is 80 bytes) */
+        struct kdbus_msg *m = (void *)buf;
+        struct kdbus_item *it = m->items;
+        struct kdbus_cmd_send cmd = { .size = sizeof(cmd) };
+
+        m->dst_id = dst;
+        m->src_id = c->id;
+        m->cookie = cookie;
+        m->payload_type = 0x4b444253;   /* opaque */
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)p;
+        it->vec.size = size;
+        it = KDBUS_ITEM_NEXT(it);
+        m->size = (uint64_t)((uint8_t *)it - (uint8_t *)m);
+        cmd.msg_address = (uintptr_t)m;
+        return kio(c->fd, KDBUS_CMD_SEND, &cmd);
+}
+
 short poll1(int fd, short events, int timeout) {
         struct pollfd p = { .fd = fd, .events = events };
 

@@ -74,6 +74,9 @@ int send_raw(Conn *c, uint64_t dst, uint64_t cookie, uint64_t cookie_reply,
 int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio);
 int recv_msg(Conn *c, uint64_t flags, int64_t prio, const struct kdbus_msg **ret);
 int free_at(Conn *c, const void *p);
+/* SEND of @size opaque bytes at @p from @c to @dst (a native receiver takes them as they
+ * are). */
+int send_opaque(Conn *c, uint64_t dst, uint64_t cookie, const void *p, size_t size);
 short poll1(int fd, short events, int timeout);
 /* In a child as uid/gid 65534 (keeping CAP_IPC_OWNER effective if @cap): @fn(@ctx, res)
  * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
@@ -88,3 +91,7 @@ int t_fork(void);
 int t_held(void);
 int t_held_free(void);
 int t_joined(void);
+
+/* tests/kabi/kabi-pool.c: the pool without a queue in front of it, FREE as kdbus did it */
+int t_pool_full(void);
+int t_free_room(void);

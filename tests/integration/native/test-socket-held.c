@@ -6,8 +6,8 @@
  * no eventfd write; when more than the one message came, the reply says so and the
  * eventfd is written; its cancel fd (ECANCELED, and a message that came later wakes the
  * eventfd); another command on the socket answers the held RECV first; the connection's
- * end (its endpoint's owner goes) is ECONNRESET; a message waiting for pool space is no
- * reason to hold (EAGAIN at once); a SEND and a held RECV in one datagram
+ * end (its endpoint's owner goes) is ECONNRESET; a SEND into a pool without room is
+ * EXFULL at once, nothing waits (the hold is held); a SEND and a held RECV in one datagram
  * (KDBUS_WIRE_BATCH_THEN_RECV); kdbusd's reply timer (moved for earlier deadlines only); a
  * peer that closes while held is dropped at once; malformed holds are EINVAL with nothing
  * run and the peer goes on; a plain peer gets ENOTTY. KDBUS_WIRE_BATCH_ARM_RECV (the
@@ -321,9 +321,9 @@ static void test_conn_ends(KBus *b, gconstpointer ctx) {
         kdbus_conn_close(a);
 }
 
-/* A message that waits for pool space (the peer keeps its slices): the held RECV is
- * answered EAGAIN at once, RECV_EMPTY clear, not held (only the peer's FREE can make room);
- * with a FREE in its batch the message comes at once. */
+/* kdbus had no queue in front of the pool: with the peer keeping its slices, a SEND that
+ * finds no room fails EXFULL at once and nothing waits, so a held RECV is held; the
+ * peer's FREE (in the hold's batch) makes room, and the same SEND then answers the hold. */
 static void test_pool_full(KBus *b, gconstpointer ctx) {
         KdbusConn *a = kpeer_pool(b, KDBUS_HELLO_WIRE_BATCH, 4096), *s = kpeer(b, 0);
         struct kdbus_wire_batch_reply pre;
@@ -335,20 +335,19 @@ static void test_pool_full(KBus *b, gconstpointer ctx) {
 
         kdrop_all(a);
         for (i = 0; i < 100; ++i) {
-                post(s, a, 100 + i);
-                r = kdbus_conn_recv(a, 0, 0, &m, NULL);
+                r = kcall(s, a->id, NULL, 100 + i, true, "Post", "x", 0, NULL);
                 if (r)
                         break;
+                g_assert_cmpint(kdbus_conn_recv(a, 0, 0, &m, NULL), ==, 0);
                 if (first == UINT64_MAX)
                         first = kdbus_conn_offset(a, m);
         }
-        g_assert_cmpint(r, ==, -EAGAIN);        /* the last one waits for space */
+        g_assert_cmpint(r, ==, -EXFULL);        /* no room: refused, nothing waits */
         g_assert_cmpuint(i, >, 0);
-        send_batch(a, KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 0, NULL, 0, NULL, 0);
-        g_assert_true(readable(a->fd, 2000));
-        g_assert_cmpint(read_reply(a, &pre, &rcv), ==, -EAGAIN);
-        g_assert_cmpuint(pre.return_flags & KDBUS_WIRE_RETURN_RECV_EMPTY, ==, 0);
         send_batch(a, KDBUS_WIRE_BATCH_HOLD_RECV, KDBUS_CMD_RECV, 0, &first, 1, NULL, 0);
+        g_assert_false(readable(a->fd, 200));
+        post(s, a, 100 + i);
+        g_assert_true(readable(a->fd, 2000));
         g_assert_cmpint(read_reply(a, &pre, &rcv), ==, 0);
         g_assert_cmpuint(pre.n_freed, ==, 1);
         m = (const void *)(a->pool + rcv.msg.offset);
