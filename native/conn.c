@@ -893,18 +893,16 @@ static NativeEntry *recv_pick(NativeConn *nc, const struct kdbus_cmd_recv *cmd) 
 
 /*
  * A call DROPped unread will get no answer from @nc: as kdbus_cmd_recv() does, its reply
- * slot goes and its caller learns at once (REPLY_DEAD, or EPIPE for a SYNC_REPLY; a legacy
- * caller gets the driver's NoReply) instead of waiting for the timeout.
+ * slot goes and its caller (@caller_id, the call's @serial) learns at once (REPLY_DEAD, or
+ * EPIPE for a SYNC_REPLY; a legacy caller gets the driver's NoReply) instead of waiting
+ * for the timeout.
  */
-static void recv_drop_fail_call(NativeConn *nc, const BridgeMsg *m) {
+static void drop_fail_call(NativeConn *nc, uint64_t caller_id, uint32_t serial) {
         Bus *bus = nc->conn->bus;
         BridgeConn *caller;
         BridgeReply *reply;
-        uint32_t serial = m->hdr.serial;
 
-        if (m->hdr.type != WIRE_MSG_METHOD_CALL || (m->hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED))
-                return;
-        caller = bus_find_conn(bus, m->sender_id);
+        caller = bus_find_conn(bus, caller_id);
         if (!caller)
                 return;                 /* gone: its slots went with it */
         reply = bus_find_reply(bus, caller, nc->conn, serial);
@@ -912,6 +910,36 @@ static void recv_drop_fail_call(NativeConn *nc, const BridgeMsg *m) {
                 return;                 /* answered already, timed out, or another callee's */
         bridge_reply_free(reply);
         (void) bus_notify_reply_lost(bus, caller, serial, false, nc->conn->unique_name);
+}
+
+static void recv_drop_fail_call(NativeConn *nc, const BridgeMsg *m) {
+        if (m->hdr.type != WIRE_MSG_METHOD_CALL || (m->hdr.flags & WIRE_FLAG_NO_REPLY_EXPECTED))
+                return;
+        drop_fail_call(nc, m->sender_id, m->hdr.serial);
+}
+
+/**
+ * native_conn_drop_received() - KDBUS_WIRE_DROP: a message the peer received, dropped unread
+ * @nc:         the connection
+ * @offset:     its slice (handed out by RECV, not PEEKed only)
+ *
+ * libkdbus-preload.so received the message with a held RECV and its program DROPs it: as
+ * RECV's DROP, the slice goes and a call expecting a reply fails for its caller at once.
+ * The kdbus_msg is read from the pool as the bus wrote it (the peer cannot write there):
+ * its sender and cookie name the reply slot, which must be one of calls to @nc.
+ *
+ * Return: 0 or -ENXIO (no received slice of the peer there).
+ */
+int native_conn_drop_received(NativeConn *nc, uint64_t offset) {
+        BridgePoolSlice *s = bridge_pool_find(nc->pool, offset);
+        const struct kdbus_msg *km;
+
+        if (!s || !s->peer || s->queued || s->size < sizeof(*km))
+                return -ENXIO;
+        km = bridge_pool_ptr(nc->pool, s);
+        if ((km->flags & KDBUS_MSG_EXPECT_REPLY) && km->src_id != KDBUS_SRC_ID_KERNEL)
+                drop_fail_call(nc, km->src_id, (uint32_t)km->cookie);
+        return bridge_pool_free_offset(nc->pool, offset) ? -ENXIO : 0;
 }
 
 /**

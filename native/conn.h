@@ -146,6 +146,9 @@ DEFINE_CLEANUP(NativeConn *, native_conn_free);
 
 /* The NativeConn behind @conn, or NULL for a legacy connection. */
 NativeConn *native_conn_from_bridge(const BridgeConn *conn);
+/* KDBUS_WIRE_DROP: the message at @offset, received (a held RECV's), dropped unread as
+ * RECV's DROP would: its slice freed, a call's caller told. Return: 0 or -ENXIO. */
+int native_conn_drop_received(NativeConn *nc, uint64_t offset);
 /* The pool's free ring's memfd (owned by the pool), made on demand, or -errno. */
 int native_conn_free_ring_fd(NativeConn *nc);
 

@@ -519,6 +519,66 @@ void preload_freed_forget_all(void) {
                              KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
                              KDBUS_FLAG_NEGOTIATE)
 
+/* this thread is in the RECV preload_recv_kept() sends for a priority RECV */
+static __thread bool in_kept_prio;
+
+/* KDBUS_WIRE_DROP of the kept message at @offset on the locked channel @ci. Return: 0 or
+ * -errno (ENOTTY: an older kdbusd). */
+static int preload_wire_drop(PreloadHandle *h, unsigned ci, int fd, uint64_t offset) {
+        struct {
+                struct kdbus_wire_request req;
+                struct kdbus_wire_drop d;
+        } m = { { KDBUS_WIRE_DROP, sizeof(struct kdbus_wire_drop) }, { offset } };
+        struct iovec iov = { &m, sizeof(m) };
+        PreloadReply *rep = malloc(sizeof(*rep));
+        int r;
+
+        if (!rep)
+                return -ENOMEM;
+        r = preload_chan_call(h, ci, fd, &iov, 1, NULL, 0, false, rep);
+        if (r == 0)
+                r = (int)rep->error;
+        preload_reply_close_fds(rep);
+        free(rep);
+        return r;
+}
+
+/*
+ * A priority RECV while a message is kept: kdbus picked the highest priority (the lowest
+ * value) of the whole queue, the kept message (the oldest) winning ties. kdbusd is asked
+ * for one strictly above the kept message's priority (read from the pool) with the
+ * program's flags; if none is there, the kept one is the answer. @rc: the program's struct
+ * (the answer goes there). Return: 1 (the kept one is the answer: *@dropped, *@flags to
+ * add to it), 0 or -errno (kdbusd's answer, written to @arg).
+ */
+static int preload_recv_prio(PreloadHandle *h, unsigned ci, int fd, struct kdbus_cmd_recv *rc,
+                             void *arg, int64_t kept_prio, uint64_t *dropped, uint64_t *flags) {
+        struct kdbus_cmd_recv tmp = *rc;
+        int r;
+
+        if (kept_prio == INT64_MIN)
+                return 1;
+        tmp.priority = kept_prio - 1;
+        in_kept_prio = true;
+        r = preload_ioctl_locked(h, ci, fd, KDBUS_CMD_RECV, &tmp);
+        in_kept_prio = false;
+        /* that RECV cleared the eventfd; the kept message still waits (an epoll user) */
+        preload_wake_set(h);
+        if (r == -EAGAIN) {
+                *dropped = tmp.dropped_msgs;
+                *flags = tmp.return_flags;
+                return 1;
+        }
+        rc->return_flags = tmp.return_flags;
+        rc->dropped_msgs = tmp.dropped_msgs;
+        rc->msg = tmp.msg;
+        {
+                int q = preload_mem_write(arg, rc, sizeof(*rc));
+
+                return q < 0 && r == 0 ? q : r;
+        }
+}
+
 /*
  * RECV answered from what the held RECV brought (@h->pre, or an answer waiting on the armed
  * channel, read now). @ci/@fd: the request's channel (locked); @rc: the program's struct
@@ -530,8 +590,13 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
         PreloadPrefetch *pre = &h->pre, k;
         int armed = __atomic_load_n(&h->armed, __ATOMIC_RELAXED), r;
         bool peek = rc->flags & KDBUS_RECV_PEEK, drop = rc->flags & KDBUS_RECV_DROP;
-        uint64_t offset;
+        bool prio = rc->flags & KDBUS_RECV_USE_PRIORITY, dropped_in_bus = false;
+        uint64_t offset, more_dropped = 0, more_flags = 0;
 
+        /* kdbusd's own answers: DROP with USE_PRIORITY is EINVAL; the RECV a priority RECV
+         * sends (preload_recv_prio()) looks at kdbusd's queue only */
+        if ((drop && prio) || in_kept_prio)
+                return 1;
         if (!pre->valid && armed >= 0) {
                 /* a held RECV waits: whatever came is on its socket; the eventfd is not
                  * written for it (kdbusd answers the hold instead). Right after the SEND
@@ -561,6 +626,19 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
                         return r < 0 ? r : -EAGAIN;
                 }
         }
+        if (prio && pre->valid && pre->error == 0) {
+                int64_t kept_prio;
+
+                if (pread(h->pool_fd, &kept_prio, sizeof(kept_prio), (off_t)pre->msg.offset +
+                          (off_t)offsetof(struct kdbus_msg, priority)) != sizeof(kept_prio))
+                        return -EIO;
+                /* below the threshold: only kdbusd's queue may have one at or above it */
+                if (kept_prio > rc->priority)
+                        return 1;
+                r = preload_recv_prio(h, ci, fd, rc, arg, kept_prio, &more_dropped, &more_flags);
+                if (r != 1)
+                        return r;
+        }
         /* taken under the lock: another thread's RECV may be at it too */
         (void) pthread_mutex_lock(&h->lock);
         if (!pre->valid) {
@@ -575,17 +653,19 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
         (void) pthread_mutex_unlock(&h->lock);
         /* the kept answer, with the program's own flags and threshold (a priority RECV
          * gets the oldest message, which the hold took) */
-        rc->return_flags = k.return_flags;
-        rc->dropped_msgs = k.dropped_msgs;
+        rc->return_flags = k.return_flags | (more_flags & KDBUS_RECV_RETURN_DROPPED_MSGS);
+        rc->dropped_msgs = k.dropped_msgs + more_dropped;
         rc->msg = k.msg;
         r = k.error;
         offset = k.msg.offset;
         if (r == 0 && drop) {
-                /* gone unread: its fds closed, its slice freed with the next request */
+                /* gone unread: its fds closed; kdbusd frees its slice and tells the caller
+                 * of a call (KDBUS_WIRE_DROP), as kdbus's DROP did before it returned */
                 for (unsigned j = 0; j < k.n_fds && !k.published; j++)
                         (void) preload_real_close(k.fds[j]);
                 memset(&rc->msg, 0, sizeof(rc->msg));
                 rc->msg.offset = h->pool_size;
+                dropped_in_bus = preload_wire_drop(h, ci, fd, offset) == 0;
         }
         if (r == 0 && !drop && k.n_fds && !k.published) {
                 int q = preload_fds_publish(h, ci, fd, offset, k.fds, k.n_fds);
@@ -602,7 +682,7 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
                         (void) pthread_mutex_unlock(&h->lock);
                 }
         }
-        if (!peek && r == 0) {
+        if (!peek && r == 0 && !dropped_in_bus) {
                 (void) pthread_mutex_lock(&h->lock);
                 if (!drop)
                         preload_held_add(h, offset, k.msg.msg_size);
@@ -752,8 +832,9 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 if (rc->flags)
                         __atomic_store_n(&h->recv_flags_seen, true, __ATOMIC_RELAXED);
                 /* one RECV at kdbusd at a time: the prefetch it may fill comes before
-                 * what another thread's RECV would get */
-                if (!h->shared) {
+                 * what another thread's RECV would get (the one preload_recv_kept()
+                 * sends holds it already) */
+                if (!h->shared && !in_kept_prio) {
                         (void) pthread_mutex_lock(&h->recv_lock);
                         recv_locked = true;
                 }

@@ -1012,6 +1012,13 @@ static int native_client_dispatch(NativeClient *c, uint8_t *buf, size_t n, const
 
                 return native_client_reply(c, fd < 0 ? fd : 0, NULL, 0, &fd, fd < 0 ? 0 : 1);
         }
+        if (req->command == KDBUS_WIRE_DROP && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH)) {
+                const struct kdbus_wire_drop *d = (const void *)cmd;
+                int r = size != sizeof(*d) || n_fds ? -EINVAL :
+                        native_conn_drop_received(c->nc, d->offset);
+
+                return native_client_reply(c, r, NULL, 0, NULL, 0);
+        }
         /* without the HELLO flag a batch is an unknown command (ENOTTY), as before */
         if (req->command == KDBUS_WIRE_BATCH && (c->nc->hello_flags & KDBUS_HELLO_WIRE_BATCH))
                 return native_client_batch(c, cmd, size, fds, n_fds);

@@ -716,6 +716,25 @@ struct kdbus_wire_free_ring {
         uint64_t offsets[KDBUS_WIRE_FREE_RING_SIZE];
 };
 
+/*
+ * kdbus-compat's extension (only after a HELLO with KDBUS_HELLO_WIRE_BATCH, ENOTTY
+ * otherwise), for libkdbus-preload.so: the program DROPs (RECV with KDBUS_RECV_DROP) a
+ * message the library received already with a held RECV and keeps for it. As kdbus's
+ * DROP, the message's slice goes and, if it is a call that expects a reply, its reply
+ * slot goes and its caller is told at once (REPLY_DEAD; EPIPE for a SYNC_REPLY caller).
+ *
+ *   struct kdbus_wire_request { KDBUS_WIRE_DROP, size }
+ *   struct kdbus_wire_drop    { offset of the message's slice }
+ *
+ * The reply is struct kdbus_wire_reply alone: 0, ENXIO (no message there the peer
+ * received), EINVAL (a malformed request).
+ */
+#define KDBUS_WIRE_DROP                  _IOW(KDBUS_IOCTL_MAGIC, 0xc5, struct kdbus_wire_drop)
+
+struct kdbus_wire_drop {
+        uint64_t offset;
+};
+
 /* The largest datagram either side sends or accepts. */
 #define KDBUS_WIRE_MAX_DATAGRAM         (8u * 1024u * 1024u)
 /* At most this many fds per message (the final kdbus's limit). */

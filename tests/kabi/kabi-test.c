@@ -1059,6 +1059,8 @@ static const struct {
         { "joined", t_joined },
         { "pool-full", t_pool_full },
         { "free-room", t_free_room },
+        { "kept-drop", t_kept_drop },
+        { "kept-prio", t_kept_prio },
 };
 
 /*

@@ -27,19 +27,6 @@ static double now_s(void) {
         return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* A SYNC_REPLY call of @a to @c ("Ping", cookie @cookie, deadline @timeout_ns away). */
-static int sync_call(Conn *a, const Conn *c, uint64_t cookie, int64_t timeout_ns,
-                     struct kdbus_cmd_send *ret) {
-        W w;
-        char dest[32];
-        size_t n;
-
-        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c->id);
-        n = dbus1(&w, 1, (uint32_t)cookie, 0, dest, "Ping", NULL);
-        return send_raw(a, c->id, cookie, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n,
-                        KDBUS_SEND_SYNC_REPLY, timeout_ns, NULL, 0, ret);
-}
-
 /* The other thread: while the main one waits in SYNC_REPLY on @a. */
 typedef struct Side {
         Conn *a, *c;

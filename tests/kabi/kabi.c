@@ -290,6 +290,19 @@ int send_raw(Conn *c, uint64_t dst, uint64_t cookie, uint64_t cookie_reply,
         return r;
 }
 
+/* A SYNC_REPLY call of @a to @c ("Ping", cookie @cookie, deadline @timeout_ns away). */
+int sync_call(Conn *a, const Conn *c, uint64_t cookie, int64_t timeout_ns,
+                     struct kdbus_cmd_send *ret) {
+        W w;
+        char dest[32];
+        size_t n;
+
+        (void) snprintf(dest, sizeof(dest), ":1.%" PRIu64, c->id);
+        n = dbus1(&w, 1, (uint32_t)cookie, 0, dest, "Ping", NULL);
+        return send_raw(a, c->id, cookie, 0, KDBUS_MSG_EXPECT_REPLY, 0, (uintptr_t)w.b, n,
+                        KDBUS_SEND_SYNC_REPLY, timeout_ns, NULL, 0, ret);
+}
+
 /* a call without expected reply (NO_REPLY_EXPECTED) */
 int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio) {
         W w;

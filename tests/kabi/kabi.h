@@ -71,6 +71,9 @@ int send_raw(Conn *c, uint64_t dst, uint64_t cookie, uint64_t cookie_reply,
              uint64_t msg_flags, int64_t priority, uint64_t vec_addr, size_t size,
              uint64_t send_flags, int64_t timeout_ns, const int *fds, unsigned n_fds,
              struct kdbus_cmd_send *ret);
+/* A SYNC_REPLY call of @a to @c ("Ping", cookie @cookie, deadline @timeout_ns away). */
+int sync_call(Conn *a, const Conn *c, uint64_t cookie, int64_t timeout_ns,
+              struct kdbus_cmd_send *ret);
 int call_noreply(Conn *c, const Conn *dst, uint64_t cookie, int64_t prio);
 int recv_msg(Conn *c, uint64_t flags, int64_t prio, const struct kdbus_msg **ret);
 int free_at(Conn *c, const void *p);
@@ -95,3 +98,7 @@ int t_joined(void);
 /* tests/kabi/kabi-pool.c: the pool without a queue in front of it, FREE as kdbus did it */
 int t_pool_full(void);
 int t_free_room(void);
+
+/* tests/kabi/kabi-kept.c: a message the library keeps behaves as one in kdbus's queue */
+int t_kept_drop(void);
+int t_kept_prio(void);
