@@ -316,7 +316,6 @@ static int hello_on(Bus *bus, BusEndpoint *ep, BridgeCreds *creds,
                 return -ENOMEM;
         list_init(&nc->recv_list);
         list_init(&nc->matches);
-        nc->sync_cancel_fd = -1;
         nc->next_send_pidfd = -1;
         nc->hello_flags = cmd->flags;
         nc->attach_flags_send = cmd->attach_flags_send;
@@ -418,7 +417,9 @@ NativeConn *native_conn_free(NativeConn *nc) {
         native_conn_matches_clear(nc);  /* the rules went with the disconnect */
         nc->conn = bridge_conn_unref(nc->conn);
         nc->pool = bridge_pool_free(nc->pool);
-        nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
+        for (unsigned i = 0; i < nc->n_sync; i++)
+                nc->sync[i].cancel_fd = fd_close(nc->sync[i].cancel_fd);
+        nc->n_sync = 0;
         bridge_meta_free(nc->meta);
         native_fake_meta_free(nc->fake);
         bridge_ns_free(nc->ns);
@@ -727,7 +728,7 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
         uint64_t msg_size, total, attach, declined;
         BridgePoolSlice *slice;
         NativeEntry *e;
-        int r;
+        int r, i;
 
         total = msg_slice_size(nc, m, sender, &msg_size, &attach, &declined);
         r = bridge_pool_alloc(nc->pool, total, true, &slice);
@@ -742,15 +743,17 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
                 return error_trace(r);
         msg_write(nc, m, slice, msg_size, attach, declined, sender);
 
-        if (nc->sync_pending && msg_cookie_reply(m) == nc->sync_cookie &&
-            (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR)) {
+        if (nc->n_sync &&
+            (m->hdr.type == WIRE_MSG_METHOD_RETURN || m->hdr.type == WIRE_MSG_ERROR) &&
+            (i = native_conn_sync_find(nc, msg_cookie_reply(m))) >= 0) {
                 int *fds;
                 unsigned n_fds;
 
                 bridge_pool_publish(nc->pool, slice);
                 r = msg_dup_fds(nc, m, &fds, &n_fds);
                 /* msg_size: the slice's, as kdbus_pool_slice_publish() reports it */
-                native_conn_sync_finish(nc, r, slice->offset, slice->size, fds, n_fds);
+                native_conn_sync_finish(nc, (unsigned)i, r, slice->offset, slice->size, fds,
+                                        n_fds);
                 return 0;
         }
 
@@ -771,41 +774,99 @@ static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
 }
 
 /**
- * native_conn_sync_finish() - the pending SYNC_REPLY is over
+ * native_conn_sync_find() - the waiting SYNC_REPLY of a call
  * @nc:         the caller
+ * @cookie:     the call's cookie (reply slots compare its low 32 bits)
+ *
+ * Return: its index in @nc->sync, or -1.
+ */
+int native_conn_sync_find(const NativeConn *nc, uint64_t cookie) {
+        for (unsigned i = 0; i < nc->n_sync; i++)
+                if ((uint32_t)nc->sync[i].cookie == (uint32_t)cookie)
+                        return (int)i;
+        return -1;
+}
+
+/**
+ * native_conn_sync_finish() - a waiting SYNC_REPLY is over
+ * @nc:         the caller
+ * @i:          its index in @nc->sync
  * @error:      0 or -errno for its SEND
  * @offset:     where the reply is in the pool (with @error 0)
  * @size:       its kdbus_msg size
  * @fds:        the reply's fds (malloc'd array, handed to sync_done), or NULL
  * @n_fds:      their number
  */
-void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,
-                             int *fds, unsigned n_fds) {
-        nc->sync_pending = false;
+void native_conn_sync_finish(NativeConn *nc, unsigned i, int error, uint64_t offset,
+                             uint64_t size, int *fds, unsigned n_fds) {
+        NativeSync s = nc->sync[i];
+
+        /* out of the table first: sync_done may start the next one */
+        nc->sync[i] = nc->sync[--nc->n_sync];
         if (nc->ops && nc->ops->sync_done)
-                nc->ops->sync_done(nc, nc->userdata, error, offset, size, fds, n_fds);
+                nc->ops->sync_done(nc, nc->userdata, s.waiter, error, offset, size, fds, n_fds);
         else {
                 while (n_fds)
                         (void) close(fds[--n_fds]);
                 free(fds);
         }
         /* after sync_done: the transport stopped watching it there */
-        nc->sync_cancel_fd = fd_close(nc->sync_cancel_fd);
+        fd_close(s.cancel_fd);
+}
+
+/* The waiting SYNC_REPLY of @waiter, or -1. */
+static int sync_of(const NativeConn *nc, void *waiter) {
+        for (unsigned i = 0; i < nc->n_sync; i++)
+                if (nc->sync[i].waiter == waiter)
+                        return (int)i;
+        return -1;
 }
 
 /**
- * native_conn_sync_cancel() - CANCEL_FD fired: fail the pending SYNC_REPLY with ECANCELED
+ * native_conn_sync_wait() - name who waits for the SYNC_REPLY just sent
  * @nc:         the caller
+ * @waiter:     the transport's, handed back with sync_done
+ *
+ * native_conn_command() answered 1 for a SEND with SYNC_REPLY: its entry is the last one.
+ *
+ * Return: its CANCEL_FD (owned by @nc) for the transport to watch, or -1.
+ */
+int native_conn_sync_wait(NativeConn *nc, void *waiter) {
+        assert(nc->n_sync > 0);
+        nc->sync[nc->n_sync - 1].waiter = waiter;
+        return nc->sync[nc->n_sync - 1].cancel_fd;
+}
+
+/**
+ * native_conn_sync_detach() - the waiter of a SYNC_REPLY goes
+ * @nc:         the caller
+ * @waiter:     as given to native_conn_sync_wait()
+ *
+ * The call stays (its answer or timeout ends it), its end reaches sync_done with NULL.
+ */
+void native_conn_sync_detach(NativeConn *nc, void *waiter) {
+        int i = sync_of(nc, waiter);
+
+        if (i >= 0)
+                nc->sync[i].waiter = NULL;
+}
+
+/**
+ * native_conn_sync_cancel() - CANCEL_FD fired: fail a waiting SYNC_REPLY with ECANCELED
+ * @nc:         the caller
+ * @waiter:     as given to native_conn_sync_wait()
  *
  * The reply slot goes too (kdbus unlinks it), so a late answer is refused (EBADSLT) and
  * nothing reaches the caller's pool.
  */
-void native_conn_sync_cancel(NativeConn *nc) {
-        if (!nc->sync_pending)
+void native_conn_sync_cancel(NativeConn *nc, void *waiter) {
+        int i = sync_of(nc, waiter);
+
+        if (i < 0)
                 return;
         bridge_reply_free(bus_find_reply_of_caller(nc->conn->bus, nc->conn,
-                                                   (uint32_t)nc->sync_cookie));
-        native_conn_sync_finish(nc, -ECANCELED, 0, 0, NULL, 0);
+                                                   (uint32_t)nc->sync[i].cookie));
+        native_conn_sync_finish(nc, (unsigned)i, -ECANCELED, 0, 0, NULL, 0);
 }
 
 /**
@@ -1096,12 +1157,13 @@ int native_conn_byebye(NativeConn *nc, void *buf, size_t size, NativeCommandIo *
         native_conn_drain(nc);
         if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn))
                 return -EBUSY;
-        /* a SYNC_REPLY another thread waits in ends ECONNRESET, as kdbus woke it (test-sync
-         * byebye), before the disconnect would call it a lost reply (EPIPE); its slot goes */
-        if (nc->sync_pending) {
+        /* the SYNC_REPLYs other threads wait in end ECONNRESET, as kdbus woke them
+         * (test-sync byebye), before the disconnect would call them lost replies (EPIPE);
+         * their slots go */
+        while (nc->n_sync) {
                 bridge_reply_free(bus_find_reply_of_caller(nc->conn->bus, nc->conn,
-                                                           (uint32_t)nc->sync_cookie));
-                native_conn_sync_finish(nc, -ECONNRESET, 0, 0, NULL, 0);
+                                                           (uint32_t)nc->sync[0].cookie));
+                native_conn_sync_finish(nc, 0, -ECONNRESET, 0, 0, NULL, 0);
         }
         nc->byebye = true;
         bridge_conn_disconnect(nc->conn);

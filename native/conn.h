@@ -41,15 +41,28 @@ typedef struct NativeCommandIo NativeCommandIo;
 struct kdbus_cmd_hello;
 struct kdbus_item;
 
+/* SYNC_REPLY SENDs of one connection waiting at once; the transport holds a further one
+ * back until one ends (proxy/native-chan.c) */
+#define NATIVE_MAX_SYNC 16u
+
+/* A SEND with SYNC_REPLY waiting for its answer. */
+typedef struct NativeSync {
+        uint64_t cookie;
+        int cancel_fd;                  /* its CANCEL_FD (owned), -1: none; the transport
+                                         * watches it and calls native_conn_sync_cancel() */
+        void *waiter;                   /* the transport's (native_conn_sync_wait()) */
+} NativeSync;
+
 typedef struct NativeConnOps {
         /* The receive list went from empty to non-empty (with @readable_each: a message
          * was added to it), or a first message since the last RECV was lost
          * (native_conn_count_drop()): wake the peer. */
         void (*readable)(NativeConn *nc, void *userdata);
         /* A SEND with SYNC_REPLY finished: @error (0 or -errno) and, on success, where the
-         * reply lies in the pool; @fds (owned by the callee now) go with it. */
-        void (*sync_done)(NativeConn *nc, void *userdata, int error, uint64_t offset,
-                          uint64_t size, int *fds, unsigned n_fds);
+         * reply lies in the pool; @fds (owned by the callee now) go with it. @waiter: who
+         * waits for it, as native_conn_sync_wait() named it (NULL: nobody any more). */
+        void (*sync_done)(NativeConn *nc, void *userdata, void *waiter, int error,
+                          uint64_t offset, uint64_t size, int *fds, unsigned n_fds);
         /* The bus ended the connection (its bus or endpoint went; not BYEBYE and not
          * native_conn_free()): commands fail ECONNRESET from now on. May be NULL. */
         void (*disconnected)(NativeConn *nc, void *userdata);
@@ -103,12 +116,10 @@ struct NativeConn {
                                          * priority: readable() after every message put
                                          * into the pool, not only the first */
 
-        /* a SEND with SYNC_REPLY waiting for its answer */
-        bool sync_pending;
-        uint64_t sync_cookie;
-        uint64_t sync_dst_id;
-        int sync_cancel_fd;             /* its CANCEL_FD (owned), -1: none; the transport
-                                         * watches it and calls native_conn_sync_cancel() */
+        /* SENDs with SYNC_REPLY waiting for their answers (kdbus: each ioctl waited on
+         * its own; several threads of a connection at once) */
+        NativeSync sync[NATIVE_MAX_SYNC];
+        unsigned n_sync;
 };
 
 /* At most this many messages, and fds in them, of one sending user wait in one receiver
@@ -170,13 +181,21 @@ int native_conn_fds_publish(NativeConn *nc, uint64_t offset, const int32_t *fds,
 /* true when nothing waits in the core's queue (for pool space); the pool may hold some. */
 bool native_conn_queue_empty(NativeConn *nc);
 
-/* End the pending SYNC_REPLY: NativeConnOps.sync_done with these, then the cancel fd is
+/* The waiting SYNC_REPLY for the call @cookie (its low 32 bits: a reply slot's serial), or
+ * -1. */
+int native_conn_sync_find(const NativeConn *nc, uint64_t cookie);
+/* End the waiting SYNC_REPLY @i: NativeConnOps.sync_done with these, then its cancel fd is
  * closed. (native/conn.c; used by delivery and reply_lost.) */
-void native_conn_sync_finish(NativeConn *nc, int error, uint64_t offset, uint64_t size,
-                             int *fds, unsigned n_fds);
-/* The pending SYNC_REPLY's CANCEL_FD became readable: the call is forgotten (a late reply
- * finds no slot) and the SEND fails ECANCELED, as in kdbus. No-op without one pending. */
-void native_conn_sync_cancel(NativeConn *nc);
+void native_conn_sync_finish(NativeConn *nc, unsigned i, int error, uint64_t offset,
+                             uint64_t size, int *fds, unsigned n_fds);
+/* The SYNC_REPLY SEND that native_conn_command() just answered 1 waits for @waiter (the
+ * transport's, given back with sync_done). Return: its CANCEL_FD to watch, or -1. */
+int native_conn_sync_wait(NativeConn *nc, void *waiter);
+/* @waiter goes: its SYNC_REPLY's answer, if one comes, is nobody's (sync_done with NULL). */
+void native_conn_sync_detach(NativeConn *nc, void *waiter);
+/* @waiter's SYNC_REPLY's CANCEL_FD became readable: the call is forgotten (a late reply
+ * finds no slot) and the SEND fails ECANCELED, as in kdbus. No-op without one waiting. */
+void native_conn_sync_cancel(NativeConn *nc, void *waiter);
 
 /* Write queued messages into the pool (after FREE made room); called internally too. */
 void native_conn_drain(NativeConn *nc);

@@ -340,11 +340,14 @@ bool native_notify_reply_lost(BridgeConn *caller, void *userdata, uint32_t seria
                 .size = KDBUS_ITEM_HEADER_SIZE,
                 .type = timed_out ? KDBUS_ITEM_REPLY_TIMEOUT : KDBUS_ITEM_REPLY_DEAD,
         };
-        if (nc->sync_pending && nc->sync_cookie == serial) {
+        int i = native_conn_sync_find(nc, serial);
+
+        if (i >= 0) {
                 /* kdbus wakes a blocked caller with the errno, no message: nothing to
                  * copy to monitors either. A callee that is gone or dropped the call
                  * is EPIPE (kdbus_conn_disconnect(), kdbus_cmd_recv() with DROP). */
-                native_conn_sync_finish(nc, timed_out ? -ETIMEDOUT : -EPIPE, 0, 0, NULL, 0);
+                native_conn_sync_finish(nc, (unsigned)i, timed_out ? -ETIMEDOUT : -EPIPE, 0, 0,
+                                        NULL, 0);
                 return true;
         }
         if (caller->bus)
@@ -368,12 +371,13 @@ bool native_notify_reply_lost(BridgeConn *caller, void *userdata, uint32_t seria
 void native_notify_reply_undelivered(BridgeConn *caller, void *userdata, uint32_t serial,
                                      int bridge_error) {
         NativeConn *nc = userdata;
-        int error;
+        int error, i = native_conn_sync_find(nc, serial);
 
-        if (!nc->sync_pending || nc->sync_cookie != serial)
+        if (i < 0)
                 return;
         error = native_errno_from_bridge(bridge_error);
-        native_conn_sync_finish(nc, error == -ECOMM ? -EREMOTEIO : error, 0, 0, NULL, 0);
+        native_conn_sync_finish(nc, (unsigned)i, error == -ECOMM ? -EREMOTEIO : error, 0, 0,
+                                NULL, 0);
 }
 
 /* An activator took or gave up @name while no owner has it: NAME_ADD / NAME_REMOVE with

@@ -846,6 +846,13 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                         goto out;
                 }
         }
+        /* kdbusd's transport holds a further SYNC_REPLY back while NATIVE_MAX_SYNC wait
+         * (proxy/native-chan.c); a caller of native_conn_command() that does not hears
+         * EMLINK, kdbus's errno for too many calls waiting */
+        if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && nc->n_sync >= NATIVE_MAX_SYNC) {
+                r = -EMLINK;
+                goto out;
+        }
         /* kdbus: a synchronous call whose deadline passed fails before it is sent */
         if ((cmd->flags & KDBUS_SEND_SYNC_REPLY) && deadline_usec &&
             deadline_usec <= nc->conn->bus->now_usec) {
@@ -868,10 +875,8 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                 r = BRIDGE_E_ACCESS_DENIED;
         r = native_errno_from_bridge(r);
         if (r == 0 && (cmd->flags & KDBUS_SEND_SYNC_REPLY)) {
-                nc->sync_pending = true;
-                nc->sync_cookie = km->cookie;
-                nc->sync_dst_id = km->dst_id;
-                nc->sync_cancel_fd = cancel_dup;
+                nc->sync[nc->n_sync++] = (NativeSync){ .cookie = km->cookie,
+                                                       .cancel_fd = cancel_dup };
                 cancel_dup = -1;
                 r = 1;
         }

@@ -57,9 +57,9 @@ int native_client_attach(NativeClient *c, const uint8_t *cmd, size_t size,
 }
 
 /*
- * A channel's next datagram is a SEND with SYNC_REPLY while the connection's SYNC_REPLY
- * of another channel waits (one per connection in the core): it stays unread, the channel
- * off, until that one ends (native_client_sync_resume()). Return: held back.
+ * A channel's next datagram is a SEND with SYNC_REPLY while NATIVE_MAX_SYNC of the
+ * connection's wait (each channel's own, at once, as kdbus's ioctls): it stays unread, the
+ * channel off, until one ends (native_client_sync_resume()). Return: held back.
  */
 bool native_client_sync_blocked(NativeClient *c) {
         uint64_t buf[96];
@@ -68,7 +68,7 @@ bool native_client_sync_blocked(NativeClient *c) {
         size_t off = sizeof(*req);
         ssize_t n;
 
-        if (!c->nc || !c->nc->sync_pending || c->sync_cmd)
+        if (!c->nc || c->nc->n_sync < NATIVE_MAX_SYNC || c->sync_cmd)
                 return false;
         n = recv(c->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
         if (n < (ssize_t)sizeof(*req))

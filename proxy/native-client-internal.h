@@ -52,13 +52,12 @@ struct NativeClient {
         BusInstance *instance;          /* BUS_MAKE made this handle a bus's owner */
         /* KDBUS_WIRE_ATTACH: further request channels of one connection. A channel has
          * @owner (the socket that said HELLO) and borrows its @nc; the owner lists its
-         * channels and which one's SYNC_REPLY waits (NULL: none, or its own) */
+         * channels */
         NativeClient *owner;
         List chans;
         List chan_link;
-        NativeClient *sync_chan;
-        bool sync_deferred;             /* its next datagram is a SYNC_REPLY while another
-                                         * channel's waits: not read until that ends */
+        bool sync_deferred;             /* its next datagram is a SYNC_REPLY while
+                                         * NATIVE_MAX_SYNC wait: not read until one ends */
 };
 
 /* The socket that made the connection @c is a request channel of (itself, mostly). */

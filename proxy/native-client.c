@@ -90,8 +90,7 @@ void native_client_free(NativeClient *c) {
         while ((ch = list_first_entry(&c->chans, NativeClient, chan_link)))
                 native_client_free(ch);
         if (c->owner) {
-                if (c->owner->sync_chan == c)
-                        c->owner->sync_chan = NULL;
+                native_conn_sync_detach(c->nc, c);
                 c->nc = NULL;           /* the owner's */
         }
         list_unlink(&c->chan_link);
@@ -312,26 +311,20 @@ static bool native_client_recv_waits(NativeClient *c, int r, const struct kdbus_
                native_conn_queue_empty(c->nc);
 }
 
-static void native_client_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
-                                    uint64_t size, int *fds, unsigned n_fds) {
-        NativeClient *c = userdata;
+static void native_client_sync_done(NativeConn *nc, void *userdata, void *waiter, int error,
+                                    uint64_t offset, uint64_t size, int *fds, unsigned n_fds) {
+        NativeClient *c = waiter;       /* the channel whose SEND waits */
         struct kdbus_cmd_send *cmd;
         unsigned i;
         int r;
 
-        /* the next SYNC_REPLY of another channel may go (after this returns: the loop
+        /* a SYNC_REPLY held back for want of room may go (after this returns: the loop
          * reads it) */
-        native_client_sync_resume(c);
-        /* the channel whose SEND waits */
-        if (c->sync_chan) {
-                NativeClient *ch = c->sync_chan;
-
-                c->sync_chan = NULL;
-                c = ch;
-        }
-        cmd = (void *)c->sync_cmd;
+        native_client_sync_resume(userdata);
+        cmd = c ? (void *)c->sync_cmd : NULL;
         /* the core closes the cancel fd after this returns */
-        c->cancel_io = loop_source_free(c->cancel_io);
+        if (c)
+                c->cancel_io = loop_source_free(c->cancel_io);
         if (!cmd) {
                 for (i = 0; i < n_fds; ++i)
                         (void) close(fds[i]);
@@ -545,7 +538,7 @@ static int native_client_cancel(LoopSource *src, int fd, uint32_t revents, void 
         Server *s = c->listener->server;
 
         server_update_time(s);
-        native_conn_sync_cancel(c->nc);         /* sync_done frees this source */
+        native_conn_sync_cancel(c->nc, c);      /* sync_done frees this source */
         server_rearm_timer(s);
         if (c->dead)
                 native_client_kill(c, -EPIPE);
@@ -698,7 +691,7 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
         size_t reply_size;
         int *out_fds = NULL;
         unsigned n_out = 0, i;
-        int r, q;
+        int r, q, cancel_fd;
 
         r = native_conn_command(c->nc, command, cmd, size, fds, n_fds, &reply_size,
                                 &out_fds, &n_out);
@@ -711,14 +704,13 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
                 memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
                 c->sync_batch = batch;
                 c->sync_n_freed = n_freed;
-                native_client_owner(c)->sync_chan = c->owner ? c : NULL;
-                if (c->nc->sync_cancel_fd >= 0) {
+                cancel_fd = native_conn_sync_wait(c->nc, c);
+                if (cancel_fd >= 0) {
                         r = loop_add_io(c->listener->server->loop, &c->cancel_io,
-                                        c->nc->sync_cancel_fd, EPOLLIN,
-                                        native_client_cancel, c);
+                                        cancel_fd, EPOLLIN, native_client_cancel, c);
                         if (r < 0) {
                                 /* epoll refuses it (EPERM): kdbus's "no poll method" */
-                                native_conn_sync_cancel(c->nc);
+                                native_conn_sync_cancel(c->nc, c);
                                 return r == -EPERM ? 0 : r;
                         }
                 }

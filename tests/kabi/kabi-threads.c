@@ -118,6 +118,7 @@ typedef struct Caller {
         Conn *a, *c;
         uint64_t cookie;
         int r;
+        int done;                       /* set (atomically) when the call returned */
 } Caller;
 
 static void *caller_run(void *p) {
@@ -130,43 +131,61 @@ static void *caller_run(void *p) {
 
                 k->r = m->cookie_reply == k->cookie ? free_at(k->a, m) : -EBADMSG;
         }
+        __atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
         return NULL;
 }
 
+/* The answer "pong" of @c to the call @m. */
+static int answer(Conn *c, const struct kdbus_msg *m, uint64_t cookie) {
+        W w;
+        char to[32];
+        size_t n;
+
+        (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
+        n = dbus1(&w, 2, (uint32_t)cookie, (uint32_t)m->cookie, to, NULL, "pong");
+        return send_raw(c, m->src_id, cookie, m->cookie, 0, 0, (uintptr_t)w.b, n, 0, 0, NULL,
+                        0, NULL);
+}
+
 /*
- * threads-sync: two threads of one connection in SYNC_REPLY at once, each gets its own
- * answer (kdbusd keeps one per connection: the second call waits unread until the first
- * is answered, then goes).
+ * threads-sync: two threads of one connection in SYNC_REPLY at once, as kdbus's ioctls
+ * waited each on its own: the service gets both calls before it answers any, answers the
+ * second first, and that caller returns while the first still waits; then the first.
  */
 int t_threads_sync(void) {
+        const struct kdbus_msg *m[2];
         Caller k[2];
         pthread_t th[2];
         Bus b;
         Conn a, c;
-        int answered = 0;
+        double t0;
+        int i;
 
         CHECK(bus_make(&b, "tsync", KDBUS_MAKE_ACCESS_WORLD) == 0);
         CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0);
-        for (int i = 0; i < 2; i++) {
-                k[i] = (Caller){ &a, &c, 40 + (uint64_t)i, 1 };
+        for (i = 0; i < 2; i++) {
+                k[i] = (Caller){ &a, &c, 40 + (uint64_t)i, 1, 0 };
                 CHECK(pthread_create(&th[i], NULL, caller_run, &k[i]) == 0);
         }
-        while (answered < 2) {
-                const struct kdbus_msg *m;
-                W w;
-                char to[32];
-                size_t n;
-
-                CHECK(poll1(c.fd, POLLIN, 3000) == POLLIN);
-                CHECK(recv_msg(&c, 0, 0, &m) == 0);
-                (void) snprintf(to, sizeof(to), ":1.%" PRIu64, m->src_id);
-                n = dbus1(&w, 2, 200 + (uint32_t)answered, (uint32_t)m->cookie, to, NULL, "pong");
-                CHECK(send_raw(&c, m->src_id, 200 + (uint64_t)answered, m->cookie, 0, 0,
-                               (uintptr_t)w.b, n, 0, 0, NULL, 0, NULL) == 0);
-                CHECK(free_at(&c, m) == 0);
-                answered++;
+        for (i = 0; i < 2; i++) {
+                CHECK(poll1(c.fd, POLLIN, 2000) == POLLIN);
+                CHECK(recv_msg(&c, 0, 0, &m[i]) == 0);
         }
-        for (int i = 0; i < 2; i++) {
+        if (m[0]->cookie != 41) {
+                const struct kdbus_msg *x = m[0];
+
+                m[0] = m[1];
+                m[1] = x;
+        }
+        CHECK(m[0]->cookie == 41 && m[1]->cookie == 40);
+        CHECK(answer(&c, m[0], 200) == 0 && free_at(&c, m[0]) == 0);
+        t0 = now_s();
+        while (!__atomic_load_n(&k[1].done, __ATOMIC_ACQUIRE) && now_s() - t0 < 2.0)
+                (void) poll(NULL, 0, 5);
+        CHECK(__atomic_load_n(&k[1].done, __ATOMIC_ACQUIRE) && k[1].r == 0);
+        CHECK(!__atomic_load_n(&k[0].done, __ATOMIC_ACQUIRE));
+        CHECK(answer(&c, m[1], 201) == 0 && free_at(&c, m[1]) == 0);
+        for (i = 0; i < 2; i++) {
                 CHECK(pthread_join(th[i], NULL) == 0);
                 CHECK(k[i].r == 0);
         }

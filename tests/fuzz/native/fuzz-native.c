@@ -60,8 +60,8 @@ static void fds_close(int *fds, unsigned n) {
 static void peer_readable(NativeConn *nc, void *userdata) {
 }
 
-static void peer_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
-                           uint64_t size, int *fds, unsigned n_fds) {
+static void peer_sync_done(NativeConn *nc, void *userdata, void *waiter, int error,
+                           uint64_t offset, uint64_t size, int *fds, unsigned n_fds) {
         fds_close(fds, n_fds);
 }
 
@@ -324,7 +324,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 /* a SYNC_REPLY waits: B answers it, or the call is cancelled */
                 if (r == 1) {
                         drain(b, 0, b);
-                        native_conn_sync_cancel(a);
+                        native_conn_sync_cancel(a, NULL);
                 }
         }
         native_conn_free(a);

@@ -40,8 +40,8 @@ static _unused_ void peer_readable(NativeConn *nc, void *userdata) {
         ++p->n_readable;
 }
 
-static _unused_ void peer_sync_done(NativeConn *nc, void *userdata, int error, uint64_t offset,
-                                    uint64_t size, int *fds, unsigned n_fds) {
+static _unused_ void peer_sync_done(NativeConn *nc, void *userdata, void *waiter, int error,
+                                    uint64_t offset, uint64_t size, int *fds, unsigned n_fds) {
         TestPeer *p = userdata;
         unsigned i;
 

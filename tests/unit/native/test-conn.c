@@ -960,7 +960,7 @@ static void test_random_commands(NFixture *n, gconstpointer ctx) {
                         (void) close(fds[j]);
                 free(fds);
                 if (r == 1)
-                        n->a.nc->sync_pending = false;  /* no answer will come */
+                        native_conn_sync_cancel(n->a.nc, NULL); /* no answer will come */
         }
         /* still a working connection */
         t.flags = WIRE_FLAG_NO_REPLY_EXPECTED;

@@ -363,7 +363,7 @@ static void test_sync_callee_gone(NFixture *n, gconstpointer ctx) {
         /* the callee went: EPIPE (kdbus_conn_disconnect()), not the caller's ECONNRESET */
         g_assert_cmpint(n->a.sync_error, ==, -EPIPE);
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
-        g_assert_false(n->a.nc->sync_pending);
+        g_assert_cmpuint(n->a.nc->n_sync, ==, 0);
 }
 
 static void test_sync_timeout(NFixture *n, gconstpointer ctx) {
@@ -399,7 +399,7 @@ static void test_drop_sync_epipe(NFixture *n, gconstpointer ctx) {
         call_b_queued(n, KDBUS_SEND_SYNC_REPLY, 1);
         g_assert_cmpint(peer_recv(&n->b, KDBUS_RECV_DROP, 0, NULL, NULL), ==, 0);
         g_assert_cmpint(n->a.sync_error, ==, -EPIPE);
-        g_assert_false(n->a.nc->sync_pending);
+        g_assert_cmpuint(n->a.nc->n_sync, ==, 0);
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 
@@ -426,7 +426,7 @@ static void test_reply_undelivered_sync(NFixture *n, gconstpointer ctx) {
         call_b(n, KDBUS_SEND_SYNC_REPLY, 1);
         answer_refused(n);
         g_assert_cmpint(n->a.sync_error, ==, -EREMOTEIO);
-        g_assert_false(n->a.nc->sync_pending);
+        g_assert_cmpuint(n->a.nc->n_sync, ==, 0);
         g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
 }
 

@@ -166,7 +166,7 @@ static void test_past_deadline(TFixture *t, gconstpointer ctx) {
         g_assert_cmpint(send_call(t, 6, T0 * 1000, KDBUS_SEND_SYNC_REPLY, false, 0, 0, false,
                                   NULL, 0), ==, -ETIMEDOUT);
         g_assert_cmpint(peer_recv(&t->b, 0, 0, NULL, NULL), ==, -EAGAIN);
-        g_assert_false(t->a.nc->sync_pending);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
         g_assert_null(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 6));
 }
 
@@ -192,18 +192,19 @@ static void test_cancel(TFixture *t, gconstpointer ctx) {
         g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
                                   &efd, 1), ==, 1);
         /* the bus keeps its own copy while the call waits */
-        g_assert_cmpint(t->a.nc->sync_cancel_fd, >=, 0);
-        g_assert_cmpint(t->a.nc->sync_cancel_fd, !=, efd);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 1);
+        g_assert_cmpint(t->a.nc->sync[0].cancel_fd, >=, 0);
+        g_assert_cmpint(t->a.nc->sync[0].cancel_fd, !=, efd);
         b_got(t, 5);
-        native_conn_sync_cancel(t->a.nc);
+        native_conn_sync_cancel(t->a.nc, NULL);
         g_assert_cmpint(t->a.sync_error, ==, -ECANCELED);
-        g_assert_cmpint(t->a.nc->sync_cancel_fd, ==, -1);
-        g_assert_false(t->a.nc->sync_pending);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
         g_assert_cmpint(peer_send(&t->b, &answer, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
                         .memfd_idx = -1 }), ==, -EBADSLT);
         g_assert_cmpint(peer_recv(&t->a, 0, 0, NULL, NULL), ==, -EAGAIN);
         /* nothing pending: a no-op */
-        native_conn_sync_cancel(t->a.nc);
+        native_conn_sync_cancel(t->a.nc, NULL);
         /* the connection works on: a synchronous call answered normally */
         t->a.sync_error = 1;
         g_assert_cmpint(send_call(t, 6, TEST_DEADLINE_NEVER, KDBUS_SEND_SYNC_REPLY, true, 0, sizeof(int), false,
@@ -214,7 +215,7 @@ static void test_cancel(TFixture *t, gconstpointer ctx) {
         g_assert_cmpint(peer_send(&t->b, &answer, &(TestSend){ .dst_id = 1, .msg_flags = ~0ull,
                         .memfd_idx = -1 }), ==, 0);
         g_assert_cmpint(t->a.sync_error, ==, 0);
-        g_assert_cmpint(t->a.nc->sync_cancel_fd, ==, -1);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
         (void) close(efd);
 }
 
@@ -246,7 +247,7 @@ static void test_cancel_errors(TFixture *t, gconstpointer ctx) {
         g_assert_cmpint(peer_recv(&t->b, 0, 0, NULL, NULL), ==, -EAGAIN);
         /* an asynchronous call with a valid cancel fd: sent, the fd not kept */
         g_assert_cmpint(send_call(t, 5, TEST_DEADLINE_NEVER, 0, true, 0, sizeof(int), false, fds, 2), ==, 0);
-        g_assert_cmpint(t->a.nc->sync_cancel_fd, ==, -1);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
         b_got(t, 5);
         (void) close(efd);
         (void) close(file);
@@ -277,7 +278,7 @@ static void test_zero_timeout(TFixture *t, gconstpointer ctx) {
         g_assert_cmpint(send_call(t, 5, 0, 0, false, 0, 0, false, NULL, 0), ==, -EINVAL);
         g_assert_cmpint(send_call(t, 6, 0, KDBUS_SEND_SYNC_REPLY, false, 0, 0, false, NULL, 0),
                         ==, -EINVAL);
-        g_assert_false(t->a.nc->sync_pending);
+        g_assert_cmpuint(t->a.nc->n_sync, ==, 0);
         g_assert_cmpint(peer_recv(&t->b, 0, 0, NULL, NULL), ==, -EAGAIN);
         g_assert_null(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 5));
         g_assert_null(bus_find_reply_of_caller(t->f.bus, t->a.nc->conn, 6));
