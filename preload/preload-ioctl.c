@@ -519,8 +519,8 @@ void preload_freed_forget_all(void) {
                              KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
                              KDBUS_FLAG_NEGOTIATE)
 
-/* this thread is in the RECV preload_recv_kept() sends for a priority RECV */
-static __thread bool in_kept_prio;
+/* this thread is in the RECV preload_recv_kept() sends past what the library keeps */
+static __thread bool in_kept_recv;
 
 /* KDBUS_WIRE_DROP of the kept message at @offset on the locked channel @ci. Return: 0 or
  * -errno (ENOTTY: an older kdbusd). */
@@ -559,9 +559,9 @@ static int preload_recv_prio(PreloadHandle *h, unsigned ci, int fd, struct kdbus
         if (kept_prio == INT64_MIN)
                 return 1;
         tmp.priority = kept_prio - 1;
-        in_kept_prio = true;
+        in_kept_recv = true;
         r = preload_ioctl_locked(h, ci, fd, KDBUS_CMD_RECV, &tmp);
-        in_kept_prio = false;
+        in_kept_recv = false;
         /* that RECV cleared the eventfd; the kept message still waits (an epoll user) */
         preload_wake_set(h);
         if (r == -EAGAIN) {
@@ -580,6 +580,39 @@ static int preload_recv_prio(PreloadHandle *h, unsigned ci, int fd, struct kdbus
 }
 
 /*
+ * A RECV while the library keeps only a count of lost messages (a held RECV answered with
+ * it when nothing was queued): kdbus reported the count with whatever RECV finds now (a
+ * message that came since, or EAGAIN), and any RECV took it, PEEK too. @count: taken from
+ * the prefetch; @rc: the program's struct (the answer goes there and to @arg). Return: 0
+ * or -errno, RECV's answer.
+ */
+static int preload_recv_count(PreloadHandle *h, unsigned ci, int fd, struct kdbus_cmd_recv *rc,
+                              void *arg, uint64_t count) {
+        struct kdbus_cmd_recv tmp = *rc;
+        int r, q;
+
+        in_kept_recv = true;
+        r = preload_ioctl_locked(h, ci, fd, KDBUS_CMD_RECV, &tmp);
+        in_kept_recv = false;
+        if (r != 0 && r != -EAGAIN) {
+                /* refused before it looked at the queue: the count stays for the next */
+                (void) pthread_mutex_lock(&h->lock);
+                if (!h->pre.valid) {
+                        h->pre.valid = true;
+                        h->pre.error = -EAGAIN;
+                        h->pre.dropped_msgs = count;
+                }
+                (void) pthread_mutex_unlock(&h->lock);
+                return r;
+        }
+        rc->msg = tmp.msg;
+        rc->return_flags = tmp.return_flags | KDBUS_RECV_RETURN_DROPPED_MSGS;
+        rc->dropped_msgs = tmp.dropped_msgs + count;
+        q = preload_mem_write(arg, rc, sizeof(*rc));
+        return q < 0 && r == 0 ? q : r;
+}
+
+/*
  * RECV answered from what the held RECV brought (@h->pre, or an answer waiting on the armed
  * channel, read now). @ci/@fd: the request's channel (locked); @rc: the program's struct
  * (copied), @arg: where it lives. Return: 1 not answered here (nothing armed, nothing
@@ -595,7 +628,7 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
 
         /* kdbusd's own answers: DROP with USE_PRIORITY is EINVAL; the RECV a priority RECV
          * sends (preload_recv_prio()) looks at kdbusd's queue only */
-        if ((drop && prio) || in_kept_prio)
+        if ((drop && prio) || in_kept_recv)
                 return 1;
         if (!pre->valid && armed >= 0) {
                 /* a held RECV waits: whatever came is on its socket; the eventfd is not
@@ -625,6 +658,20 @@ static int preload_recv_kept(PreloadHandle *h, unsigned ci, int fd, struct kdbus
                         r = preload_mem_write(arg, rc, sizeof(*rc));
                         return r < 0 ? r : -EAGAIN;
                 }
+        }
+        if (pre->valid && pre->error != 0) {
+                uint64_t count = 0;
+                bool taken = false;
+
+                (void) pthread_mutex_lock(&h->lock);
+                if (pre->valid && pre->error != 0) {
+                        count = pre->dropped_msgs;
+                        pre->valid = false;
+                        taken = true;
+                }
+                (void) pthread_mutex_unlock(&h->lock);
+                if (taken)
+                        return preload_recv_count(h, ci, fd, rc, arg, count);
         }
         if (prio && pre->valid && pre->error == 0) {
                 int64_t kept_prio;
@@ -834,7 +881,7 @@ static int preload_ioctl_locked(PreloadHandle *h, unsigned ci, int fd, unsigned 
                 /* one RECV at kdbusd at a time: the prefetch it may fill comes before
                  * what another thread's RECV would get (the one preload_recv_kept()
                  * sends holds it already) */
-                if (!h->shared && !in_kept_prio) {
+                if (!h->shared && !in_kept_recv) {
                         (void) pthread_mutex_lock(&h->recv_lock);
                         recv_locked = true;
                 }

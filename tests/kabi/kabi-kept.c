@@ -4,14 +4,17 @@
  * RECV is, for the program, still the head of kdbus's queue (ipc/kdbus/connection.c,
  * kdbus_cmd_recv(), of kdbus's final tree): a DROP of it tells the caller of a call at once
  * (REPLY_DEAD, EPIPE for a SYNC_REPLY caller), and a priority RECV gets the highest priority
- * (the lowest value) of the whole queue, the kept message (the oldest) winning ties.
+ * (the lowest value) of the whole queue, the kept message (the oldest) winning ties; a count
+ * of lost messages the library keeps comes with the message RECV finds after it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include "kdbus/kdbus.h"
@@ -118,6 +121,83 @@ int t_kept_prio(void) {
         CHECK(recv_msg(&a, 0, 0, &m) == -EAGAIN);
         conn_close(&a);
         conn_close(&c);
+        close(b.control);
+        return 0;
+}
+
+/*
+ * kept-count: a broadcast lost for a connection (larger than its 4 KiB pool) while a poll()
+ * armed the held RECV: the library keeps the count; a call that comes after it, and the
+ * next RECV gets that call and the count together, as kdbus's RECV reported lost_count
+ * with the message it took.
+ */
+int t_kept_count(void) {
+        struct {
+                struct kdbus_cmd_match cmd;
+                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
+        } mt;
+        struct kdbus_cmd_hello h = { .size = sizeof(h), .flags = KDBUS_HELLO_ACCEPT_FD,
+                                     .pool_size = 4096 };
+        struct kdbus_cmd_free f = { .size = sizeof(f) };
+        struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
+        static uint8_t big[8192];
+        const struct kdbus_msg *m;
+        const uint8_t *pool;
+        Bus b;
+        Conn a, r;
+
+        CHECK(bus_make(&b, "kcount", KDBUS_MAKE_ACCESS_WORLD) == 0);
+        CHECK(hello(b.path, &a) == 0);
+        r.fd = open(b.path, O_RDWR | O_CLOEXEC);
+        CHECK(r.fd >= 0 && kio(r.fd, KDBUS_CMD_HELLO, &h) == 0);
+        r.id = h.id;
+        f.offset = h.offset;
+        CHECK(kio(r.fd, KDBUS_CMD_FREE, &f) == 0);
+        pool = mmap(NULL, 4096, PROT_READ, MAP_SHARED, r.fd, 0);
+        CHECK(pool != MAP_FAILED);
+        memset(&mt, 0, sizeof(mt));
+        mt.cmd.size = sizeof(mt);
+        mt.cmd.cookie = 1;
+        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
+        mt.bloom.size = sizeof(mt.bloom);
+        CHECK(kio(r.fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
+        CHECK(poll1(r.fd, POLLIN, 10) == 0);
+        {
+                uint64_t buf[64] = { 0 };
+                struct kdbus_msg *msg = (void *)buf;
+                struct kdbus_item *it = msg->items;
+                struct kdbus_cmd_send s = { .size = sizeof(s) };
+
+                msg->dst_id = KDBUS_DST_ID_BROADCAST;
+                msg->cookie = 1;
+                msg->flags = KDBUS_MSG_SIGNAL;
+                msg->payload_type = 0x4b444253;        /* opaque, 8 KiB */
+                it->type = KDBUS_ITEM_PAYLOAD_VEC;
+                it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+                it->vec.address = (uintptr_t)big;
+                it->vec.size = sizeof(big);
+                it = KDBUS_ITEM_NEXT(it);
+                it->type = KDBUS_ITEM_BLOOM_FILTER;
+                it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
+                it = KDBUS_ITEM_NEXT(it);
+                msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
+                s.msg_address = (uintptr_t)msg;
+                CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
+        }
+        CHECK(poll1(r.fd, POLLIN, 1000) == POLLIN);
+        CHECK(call_noreply(&a, &r, 61, 0) == 0);
+        CHECK(kio(r.fd, KDBUS_CMD_RECV, &rc) == 0);
+        CHECK(rc.dropped_msgs == 1 && (rc.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS));
+        m = (const void *)(pool + rc.msg.offset);
+        CHECK(m->cookie == 61);
+        f.offset = rc.msg.offset;
+        CHECK(kio(r.fd, KDBUS_CMD_FREE, &f) == 0);
+        memset(&rc, 0, sizeof(rc));
+        rc.size = sizeof(rc);
+        CHECK(kio(r.fd, KDBUS_CMD_RECV, &rc) == -EAGAIN && rc.dropped_msgs == 0);
+        (void) munmap((void *)pool, 4096);
+        close(r.fd);
+        conn_close(&a);
         close(b.control);
         return 0;
 }

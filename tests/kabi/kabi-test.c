@@ -1061,6 +1061,7 @@ static const struct {
         { "free-room", t_free_room },
         { "kept-drop", t_kept_drop },
         { "kept-prio", t_kept_prio },
+        { "kept-count", t_kept_count },
 };
 
 /*

@@ -102,3 +102,4 @@ int t_free_room(void);
 /* tests/kabi/kabi-kept.c: a message the library keeps behaves as one in kdbus's queue */
 int t_kept_drop(void);
 int t_kept_prio(void);
+int t_kept_count(void);
