@@ -522,14 +522,10 @@ void preload_freed_forget_all(void) {
 /* this thread is in the RECV preload_recv_kept() sends past what the library keeps */
 static __thread bool in_kept_recv;
 
-/* KDBUS_WIRE_DROP of the kept message at @offset on the locked channel @ci. Return: 0 or
- * -errno (ENOTTY: an older kdbusd). */
-static int preload_wire_drop(PreloadHandle *h, unsigned ci, int fd, uint64_t offset) {
-        struct {
-                struct kdbus_wire_request req;
-                struct kdbus_wire_drop d;
-        } m = { { KDBUS_WIRE_DROP, sizeof(struct kdbus_wire_drop) }, { offset } };
-        struct iovec iov = { &m, sizeof(m) };
+/* One request of ours (@size bytes at @m, no fds) on the locked channel @ci whose answer
+ * is an errno alone. Return: 0 or -errno. */
+static int preload_wire_call(PreloadHandle *h, unsigned ci, int fd, void *m, size_t size) {
+        struct iovec iov = { m, size };
         PreloadReply *rep = malloc(sizeof(*rep));
         int r;
 
@@ -541,6 +537,17 @@ static int preload_wire_drop(PreloadHandle *h, unsigned ci, int fd, uint64_t off
         preload_reply_close_fds(rep);
         free(rep);
         return r;
+}
+
+/* KDBUS_WIRE_DROP of the kept message at @offset on the locked channel @ci. Return: 0 or
+ * -errno (ENOTTY: an older kdbusd). */
+static int preload_wire_drop(PreloadHandle *h, unsigned ci, int fd, uint64_t offset) {
+        struct {
+                struct kdbus_wire_request req;
+                struct kdbus_wire_drop d;
+        } m = { { KDBUS_WIRE_DROP, sizeof(struct kdbus_wire_drop) }, { offset } };
+
+        return preload_wire_call(h, ci, fd, &m, sizeof(m));
 }
 
 /*
@@ -1098,9 +1105,6 @@ static int preload_fds_publish(PreloadHandle *h, unsigned ci, int fd, uint64_t o
                       PRELOAD_MAX_REPLY_FDS * sizeof(int32_t)) / 8 + 1];
         struct kdbus_wire_request *req = (void *)buf;
         struct kdbus_wire_fds *wf = (void *)(req + 1);
-        struct iovec iov;
-        PreloadReply *rep;
-        int r;
 
         if (n > PRELOAD_MAX_REPLY_FDS)
                 return -EINVAL;
@@ -1109,16 +1113,7 @@ static int preload_fds_publish(PreloadHandle *h, unsigned ci, int fd, uint64_t o
         wf->offset = offset;
         wf->n_fds = n;
         memcpy(wf->fds, fds, n * sizeof(int32_t));
-        iov = (struct iovec){ buf, sizeof(*req) + req->size };
-        rep = malloc(sizeof(*rep));
-        if (!rep)
-                return -ENOMEM;
-        r = preload_chan_call(h, ci, fd, &iov, 1, NULL, 0, false, rep);
-        if (r == 0)
-                r = (int)rep->error;
-        preload_reply_close_fds(rep);
-        free(rep);
-        return r;
+        return preload_wire_call(h, ci, fd, buf, sizeof(*req) + req->size);
 }
 
 /**

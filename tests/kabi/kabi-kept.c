@@ -132,15 +132,10 @@ int t_kept_prio(void) {
  * with the message it took.
  */
 int t_kept_count(void) {
-        struct {
-                struct kdbus_cmd_match cmd;
-                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
-        } mt;
         struct kdbus_cmd_hello h = { .size = sizeof(h), .flags = KDBUS_HELLO_ACCEPT_FD,
                                      .pool_size = 4096 };
         struct kdbus_cmd_free f = { .size = sizeof(f) };
         struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
-        static uint8_t big[8192];
         const struct kdbus_msg *m;
         const uint8_t *pool;
         Bus b;
@@ -155,35 +150,9 @@ int t_kept_count(void) {
         CHECK(kio(r.fd, KDBUS_CMD_FREE, &f) == 0);
         pool = mmap(NULL, 4096, PROT_READ, MAP_SHARED, r.fd, 0);
         CHECK(pool != MAP_FAILED);
-        memset(&mt, 0, sizeof(mt));
-        mt.cmd.size = sizeof(mt);
-        mt.cmd.cookie = 1;
-        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
-        mt.bloom.size = sizeof(mt.bloom);
-        CHECK(kio(r.fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
+        CHECK(match_all(r.fd) == 0);
         CHECK(poll1(r.fd, POLLIN, 10) == 0);
-        {
-                uint64_t buf[64] = { 0 };
-                struct kdbus_msg *msg = (void *)buf;
-                struct kdbus_item *it = msg->items;
-                struct kdbus_cmd_send s = { .size = sizeof(s) };
-
-                msg->dst_id = KDBUS_DST_ID_BROADCAST;
-                msg->cookie = 1;
-                msg->flags = KDBUS_MSG_SIGNAL;
-                msg->payload_type = 0x4b444253;        /* opaque, 8 KiB */
-                it->type = KDBUS_ITEM_PAYLOAD_VEC;
-                it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-                it->vec.address = (uintptr_t)big;
-                it->vec.size = sizeof(big);
-                it = KDBUS_ITEM_NEXT(it);
-                it->type = KDBUS_ITEM_BLOOM_FILTER;
-                it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
-                it = KDBUS_ITEM_NEXT(it);
-                msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
-                s.msg_address = (uintptr_t)msg;
-                CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
-        }
+        CHECK(send_big_broadcast(&a) == 0);
         CHECK(poll1(r.fd, POLLIN, 1000) == POLLIN);
         CHECK(call_noreply(&a, &r, 61, 0) == 0);
         CHECK(kio(r.fd, KDBUS_CMD_RECV, &rc) == 0);

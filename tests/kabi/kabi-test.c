@@ -225,18 +225,9 @@ static int t_message(void) {
  * the struct as kdbus writes it (the library answers that one itself); notifications over
  * the bus's quota at a reader are lost and counted too */
 static int t_dropped(void) {
-        struct {
-                struct kdbus_cmd_match cmd;
-                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
-        } mt;
         struct kdbus_cmd_hello h = { .size = sizeof(h), .flags = KDBUS_HELLO_ACCEPT_FD,
                                      .pool_size = 4096 };
         struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
-        uint64_t buf[64] = { 0 };
-        struct kdbus_msg *msg = (void *)buf;
-        struct kdbus_item *it = msg->items;
-        struct kdbus_cmd_send s = { .size = sizeof(s) };
-        static uint8_t big[8192];
         Bus b;
         Conn a;
         int fd;
@@ -246,32 +237,13 @@ static int t_dropped(void) {
         fd = open(b.path, O_RDWR | O_CLOEXEC);
         CHECK(fd >= 0 && kio(fd, KDBUS_CMD_HELLO, &h) == 0);
         {
-                /* an empty pool: the broadcast can never fit (else it would wait) */
+                /* an empty pool: the broadcast larger than it is lost and counted */
                 struct kdbus_cmd_free f = { .size = sizeof(f), .offset = h.offset };
 
                 CHECK(kio(fd, KDBUS_CMD_FREE, &f) == 0);
         }
-        memset(&mt, 0, sizeof(mt));
-        mt.cmd.size = sizeof(mt);
-        mt.cmd.cookie = 1;
-        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
-        mt.bloom.size = sizeof(mt.bloom);
-        CHECK(kio(fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
-        msg->dst_id = KDBUS_DST_ID_BROADCAST;
-        msg->cookie = 1;
-        msg->flags = KDBUS_MSG_SIGNAL;
-        msg->payload_type = 0x4b444253;        /* opaque, 8 KiB */
-        it->type = KDBUS_ITEM_PAYLOAD_VEC;
-        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-        it->vec.address = (uintptr_t)big;
-        it->vec.size = sizeof(big);
-        it = KDBUS_ITEM_NEXT(it);
-        it->type = KDBUS_ITEM_BLOOM_FILTER;
-        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
-        it = KDBUS_ITEM_NEXT(it);
-        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
-        s.msg_address = (uintptr_t)msg;
-        CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
+        CHECK(match_all(fd) == 0);
+        CHECK(send_big_broadcast(&a) == 0);
         CHECK(poll1(fd, POLLIN, 1000) == POLLIN);
         CHECK(kio(fd, KDBUS_CMD_RECV, &rc) == -EAGAIN);
         CHECK(rc.dropped_msgs == 1 && (rc.return_flags & KDBUS_RECV_RETURN_DROPPED_MSGS));
@@ -820,44 +792,17 @@ static int t_opaque(void) {
 
 /* match: broadcasts reach only connections with a matching entry */
 static int t_match(void) {
-        struct {
-                struct kdbus_cmd_match cmd;
-                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
-        } mt;
         const struct kdbus_msg *m;
         Bus b;
         Conn a, c, d;
         W w;
         size_t n;
-        uint64_t buf[64] = { 0 };
-        struct kdbus_msg *msg = (void *)buf;
-        struct kdbus_item *it = msg->items;
-        struct kdbus_cmd_send s = { .size = sizeof(s) };
 
         CHECK(bus_make(&b, "match", KDBUS_MAKE_ACCESS_WORLD) == 0);
         CHECK(hello(b.path, &a) == 0 && hello(b.path, &c) == 0 && hello(b.path, &d) == 0);
-        memset(&mt, 0, sizeof(mt));
-        mt.cmd.size = sizeof(mt);
-        mt.cmd.cookie = 1;
-        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
-        mt.bloom.size = sizeof(mt.bloom);
-        CHECK(kio(c.fd, KDBUS_CMD_MATCH_ADD, &mt) == 0);
+        CHECK(match_all(c.fd) == 0);
         n = dbus1(&w, 4, 11, 0, NULL, "Changed", NULL);
-        msg->dst_id = KDBUS_DST_ID_BROADCAST;
-        msg->cookie = 11;
-        msg->flags = KDBUS_MSG_SIGNAL;
-        msg->payload_type = KDBUS_PAYLOAD_DBUS;
-        it->type = KDBUS_ITEM_PAYLOAD_VEC;
-        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
-        it->vec.address = (uintptr_t)w.b;
-        it->vec.size = n;
-        it = KDBUS_ITEM_NEXT(it);
-        it->type = KDBUS_ITEM_BLOOM_FILTER;
-        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
-        it = KDBUS_ITEM_NEXT(it);
-        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
-        s.msg_address = (uintptr_t)msg;
-        CHECK(kio(a.fd, KDBUS_CMD_SEND, &s) == 0);
+        CHECK(send_broadcast(&a, 11, KDBUS_PAYLOAD_DBUS, w.b, n) == 0);
         CHECK(poll1(c.fd, POLLIN, 1000) == POLLIN);
         CHECK(recv_msg(&c, 0, 0, &m) == 0 && m->cookie == 11 &&
               m->dst_id == KDBUS_DST_ID_BROADCAST);

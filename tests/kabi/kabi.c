@@ -353,6 +353,52 @@ int send_opaque(Conn *c, uint64_t dst, uint64_t cookie, const void *p, size_t si
         return kio(c->fd, KDBUS_CMD_SEND, &cmd);
 }
 
+/* A match of @fd that takes every broadcast (an all-zero bloom mask). */
+int match_all(int fd) {
+        struct {
+                struct kdbus_cmd_match cmd;
+                struct { uint64_t size, type; uint64_t mask[8]; } bloom;
+        } mt;
+
+        memset(&mt, 0, sizeof(mt));
+        mt.cmd.size = sizeof(mt);
+        mt.cmd.cookie = 1;
+        mt.bloom.type = KDBUS_ITEM_BLOOM_MASK;
+        mt.bloom.size = sizeof(mt.bloom);
+        return kio(fd, KDBUS_CMD_MATCH_ADD, &mt);
+}
+
+/* A broadcast signal of @c: @size bytes at @p of @payload_type, a bloom filter of 64. */
+int send_broadcast(Conn *c, uint64_t cookie, uint64_t payload_type, const void *p, size_t size) {
+        uint64_t buf[64] = { 0 };
+        struct kdbus_msg *msg = (void *)buf;
+        struct kdbus_item *it = msg->items;
+        struct kdbus_cmd_send s = { .size = sizeof(s) };
+
+        msg->dst_id = KDBUS_DST_ID_BROADCAST;
+        msg->cookie = cookie;
+        msg->flags = KDBUS_MSG_SIGNAL;
+        msg->payload_type = payload_type;
+        it->type = KDBUS_ITEM_PAYLOAD_VEC;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_vec);
+        it->vec.address = (uintptr_t)p;
+        it->vec.size = size;
+        it = KDBUS_ITEM_NEXT(it);
+        it->type = KDBUS_ITEM_BLOOM_FILTER;
+        it->size = KDBUS_ITEM_HEADER_SIZE + sizeof(struct kdbus_bloom_filter) + 64;
+        it = KDBUS_ITEM_NEXT(it);
+        msg->size = (uint64_t)((uint8_t *)it - (uint8_t *)msg);
+        s.msg_address = (uintptr_t)msg;
+        return kio(c->fd, KDBUS_CMD_SEND, &s);
+}
+
+/* A broadcast signal of @c with 8 KiB of opaque payload (larger than a 4 KiB pool). */
+int send_big_broadcast(Conn *c) {
+        static uint8_t big[8192];
+
+        return send_broadcast(c, 1, 0x4b444253, big, sizeof(big));
+}
+
 short poll1(int fd, short events, int timeout) {
         struct pollfd p = { .fd = fd, .events = events };
 

@@ -81,6 +81,13 @@ int free_at(Conn *c, const void *p);
  * are). */
 int send_opaque(Conn *c, uint64_t dst, uint64_t cookie, const void *p, size_t size);
 short poll1(int fd, short events, int timeout);
+/* A match of @fd that takes every broadcast. Return: 0 or -errno. */
+int match_all(int fd);
+/* A broadcast signal of @c: @size bytes at @p of @payload_type, a bloom filter of 64.
+ * Return: 0 or -errno. */
+int send_broadcast(Conn *c, uint64_t cookie, uint64_t payload_type, const void *p, size_t size);
+/* A broadcast signal of @c with 8 KiB of opaque payload. Return: 0 or -errno. */
+int send_big_broadcast(Conn *c);
 /* In a child as uid/gid 65534 (keeping CAP_IPC_OWNER effective if @cap): @fn(@ctx, res)
  * fills two results. Return: them as one number (res[0] * 1000 + res[1], errnos positive;
  * 99 for a step that did not run), or -1. */
