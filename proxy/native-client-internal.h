@@ -38,11 +38,12 @@ struct NativeClient {
         LoopSource *held_cancel_io;
         LoopSource *held_defer;                 /* ONESHOT: see native_held_ready */
         List held_link;                         /* on native_held_ready */
-        /* KDBUS_WIRE_BATCH_RECV_JOIN: the batch's first reply waits here (malloc'd, the
-         * whole datagram, no fds) for a RECV answer to join it (native_client_uncork()) */
+        /* KDBUS_WIRE_BATCH_RECV_JOIN: the batch's first reply waits here (the whole
+         * datagram, no fds; @joined_size 0: none) for a RECV answer to join it
+         * (native_client_uncork()); the buffer is kept for the next one */
         bool join;
         uint8_t *joined;
-        size_t joined_size;
+        size_t joined_size, joined_cap;
         bool dead;
         bool closing;                   /* KDBUS_WIRE_CLOSE answered: free it quietly */
         bool per_message;               /* KDBUS_HELLO_CAPTURE_PER_MESSAGE: SO_PASSCRED is on */

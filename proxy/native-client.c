@@ -133,11 +133,19 @@ static int native_client_reply_batch(NativeClient *c, int error,
         size_t total = sizeof(hdr) + bsize + size;
         ssize_t n;
 
-        if (c->join && !c->joined) {
+        if (c->join && !c->joined_size) {
                 /* the first reply of a RECV_JOIN batch: kept for a RECV answer to join
                  * (not one that passes fds: the joined answer's are the datagram's) */
                 c->join = false;
-                if (batch && !n_fds && (c->joined = malloc(total))) {
+                if (batch && !n_fds && total > c->joined_cap) {
+                        uint8_t *p = realloc(c->joined, total);
+
+                        if (p) {
+                                c->joined = p;
+                                c->joined_cap = total;
+                        }
+                }
+                if (batch && !n_fds && total <= c->joined_cap) {
                         memcpy(c->joined, &hdr, sizeof(hdr));
                         memcpy(c->joined + sizeof(hdr), batch, bsize);
                         if (size)
@@ -146,7 +154,7 @@ static int native_client_reply_batch(NativeClient *c, int error,
                         c->join = true;
                         return 0;
                 }
-        } else if (c->joined) {
+        } else if (c->joined_size) {
                 struct kdbus_wire_reply *first = (void *)c->joined;
                 struct kdbus_wire_batch_reply *fb = (void *)(first + 1);
 
@@ -182,10 +190,8 @@ static int native_client_reply_batch(NativeClient *c, int error,
                 memcpy(CMSG_DATA(&control.cmsg), fds, sizeof(int) * n_fds);
         }
         n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (c->joined && iov[0].iov_base == c->joined) {
-                free(c->joined);
-                c->joined = NULL;
-        }
+        if (c->joined_size && iov[0].iov_base == c->joined)
+                c->joined_size = 0;
         if (n < 0)
                 return -errno;
         return (size_t)n == total ? 0 : -EIO;
@@ -198,11 +204,10 @@ static int native_client_uncork(NativeClient *c) {
         size_t size = c->joined_size;
 
         c->join = false;
-        if (!c->joined)
+        if (!size)
                 return 0;
         n = send(c->fd, c->joined, size, MSG_NOSIGNAL | MSG_DONTWAIT);
-        free(c->joined);
-        c->joined = NULL;
+        c->joined_size = 0;
         if (n < 0)
                 return -errno;
         return (size_t)n == size ? 0 : -EIO;
@@ -808,8 +813,7 @@ static int native_client_send_recv(NativeClient *c, uint8_t *cmd, size_t size, c
 static int native_client_join_end(NativeClient *c, int r) {
         if (r < 0) {
                 c->join = false;
-                free(c->joined);
-                c->joined = NULL;
+                c->joined_size = 0;
                 return r;
         }
         return native_client_uncork(c);
@@ -908,7 +912,7 @@ static int native_client_batch(NativeClient *c, uint8_t *buf, size_t size, const
                 r = native_client_run(c, req->command, buf + head + sizeof(*req), req->size,
                                       fds, n_fds, true, n_freed);
                 /* it took a message (without fds: its reply waits in @joined), more wait */
-                if (r >= 0 && plain && c->joined &&
+                if (r >= 0 && plain && c->joined_size &&
                     ((const struct kdbus_wire_reply *)(const void *)c->joined)->error == 0 &&
                     !native_conn_recv_empty(c->nc)) {
                         struct kdbus_cmd_recv next = { .size = sizeof(next) };
