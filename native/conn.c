@@ -576,16 +576,20 @@ static struct kdbus_item *msg_write_payload(struct kdbus_msg *km, struct kdbus_i
 static void msg_write_opaque(const BridgeMsg *m, struct kdbus_msg *km, uint64_t msg_size) {
         const struct kdbus_msg *okm = (const void *)m->opaque;
         uint64_t head = ALIGN8(okm->size), payload_at = ALIGN8(msg_size);
+        uint64_t bytes = m->opaque_size - head;
         struct kdbus_item *item;
 
-        /* no stale pool bytes in the gaps and the padding */
-        memset(km, 0, ALIGN8(payload_at + m->opaque_size - head));
+        /* no stale pool bytes in the gaps (the metadata's place is among them, zeroed as
+         * native_meta_write() wants it) and the padding; the payload is copied, not
+         * cleared first */
         memcpy(km, okm, okm->size);
+        memset((uint8_t *)km + okm->size, 0, payload_at - okm->size);
         km->size = msg_size;
         KDBUS_ITEMS_FOREACH(item, km->items, okm->size - sizeof(*okm))
                 if (item->type == KDBUS_ITEM_PAYLOAD_OFF && item->vec.offset != UINT64_MAX)
                         item->vec.offset += payload_at;
-        memcpy((uint8_t *)km + payload_at, m->opaque + head, m->opaque_size - head);
+        memcpy((uint8_t *)km + payload_at, m->opaque + head, bytes);
+        memset((uint8_t *)km + payload_at + bytes, 0, ALIGN8(payload_at + bytes) - payload_at - bytes);
 }
 
 /* The kdbus_msg for @m as @nc sees it, at @slice: header, PAYLOAD_OFF, FDS, metadata of

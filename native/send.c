@@ -635,9 +635,12 @@ static int send_new_opaque_msg(NativeConn *nc, const struct kdbus_msg *km, const
         if (r)
                 return r;
 
+        /* zeroed: only the gap before the payload and the zero bytes of NULL vecs and
+         * memfds (a cached buffer holds an earlier message's bytes); the rest is copied,
+         * not cleared first (a 128 KiB payload was written twice) */
         okm = (struct kdbus_msg *)m->opaque;
-        memset(m->opaque, 0, m->opaque_size);
         memcpy(okm, km, km->size);
+        memset(m->opaque + km->size, 0, head - km->size);
         okm->src_id = nc->conn->id;
         out = okm->items;
         KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
@@ -650,10 +653,13 @@ static int send_new_opaque_msg(NativeConn *nc, const struct kdbus_msg *km, const
                                 /* in the datagram: send_collect() checked the range */
                                 memcpy(m->opaque + head + at, buf + item->vec.offset, bytes);
                                 out->vec.offset = at;
-                        } else
+                        } else {
+                                memset(m->opaque + head + at, 0, bytes);
                                 out->vec.offset = UINT64_MAX;
+                        }
                         break;
                 case KDBUS_ITEM_PAYLOAD_MEMFD:
+                        memset(m->opaque + head + at, 0, bytes);
                         out->memfd.fd = -1;
                         break;
                 case KDBUS_ITEM_FDS:

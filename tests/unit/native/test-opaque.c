@@ -130,6 +130,8 @@ static const struct kdbus_item *item_at(const struct kdbus_msg *km, unsigned i) 
 static void test_unicast_layout(NFixture *n, gconstpointer ctx) {
         static const char ref1[] = "0123456789_0";     /* 13 bytes with its NUL */
         const uint64_t cookie = 0x1234abcd5678eeffull;
+        uint8_t dirt[1024];
+        uint64_t at;
         const struct kdbus_msg *km;
         const struct kdbus_item *item;
         const uint8_t *payload;
@@ -141,6 +143,28 @@ static void test_unicast_layout(NFixture *n, gconstpointer ctx) {
         peer_hello(&n->f, &n->a, KDBUS_HELLO_ACCEPT_FD);
         peer_hello(&n->f, &n->b, KDBUS_HELLO_ACCEPT_FD);
         g_assert_cmpint(peer_name(&n->b, KDBUS_CMD_NAME_ACQUIRE, "org.example.B", 0, NULL), ==, 0);
+        /* messages of 0xa5 bytes first, received and freed: the next ones' pool slices and
+         * their buffers in the bus (the message cache's, per size class) held these bytes,
+         * so every gap and zero byte below is one the bus wrote */
+        memset(dirt, 0xa5, sizeof(dirt));
+        for (at = 8; at <= sizeof(dirt); at *= 2) {
+                ob_init(&b, n->b.id, 0, 1)->payload_type = 0x5644534d;
+                ob_vec(&b, dirt, at);
+                g_assert_cmpint(ob_send(&n->a, &b), ==, 0);
+                g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+                g_assert_cmpint(peer_free_offset(&n->b, (uint64_t)((const uint8_t *)km -
+                                                                   n->b.pool)), ==, 0);
+        }
+        /* 3 bytes: 5 of padding to the slice's end */
+        ob_init(&b, n->b.id, 0, 2)->payload_type = 0x5644534d;
+        ob_vec(&b, "xyz", 3);
+        g_assert_cmpint(ob_send(&n->a, &b), ==, 0);
+        g_assert_cmpint(peer_recv(&n->b, 0, 0, &km, NULL), ==, 0);
+        payload = (const uint8_t *)km + item_at(km, 0)->vec.offset;
+        g_assert_cmpmem(payload, 8, "xyz\0\0\0\0\0", 8);
+        for (at = km->size; (const uint8_t *)km + at < payload; ++at)
+                g_assert_cmpuint(((const uint8_t *)km)[at], ==, 0);
+        g_assert_cmpint(peer_free_offset(&n->b, (uint64_t)((const uint8_t *)km - n->b.pool)), ==, 0);
         g_assert_cmpint(pipe2(p, O_CLOEXEC), ==, 0);
         fds[0] = p[0];
         fds[1] = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -200,6 +224,9 @@ static void test_unicast_layout(NFixture *n, gconstpointer ctx) {
         g_assert_cmpuint(item->vec.offset, ==, UINT64_MAX);
         /* the memfd's 5 % 8 bytes of padding follow "abc" in the payload */
         g_assert_cmpmem(payload + sizeof(ref1) + 6, 5, "\0\0\0\0\0", 5);
+        /* zeros between the items and the payload */
+        for (at = km->size; (const uint8_t *)km + at < payload; ++at)
+                g_assert_cmpuint(((const uint8_t *)km)[at], ==, 0);
         /* fds: the FDS item's, then the memfd (the sender's very file) */
         g_assert_cmpuint(n->b.n_fds, ==, 2);
         g_assert_cmpint(fstat(n->b.fds[0], &st), ==, 0);
