@@ -13,8 +13,10 @@
  * dropped whole (dbus-daemon 1.14 does the same).
  *
  * Messages follow dbus-daemon's wording (so users migrating recognise them), prefixed with
- * file:line of the element. Includes: the stack of files being loaded (real paths) rejects
- * cycles; more than CONFIG_INCLUDE_DEPTH_MAX nested files is an error.
+ * file:line of the element. Includes: the stack of files being loaded (device and inode of
+ * each, so a file reached by another name, a symlink or a hard link, is the same file, and a
+ * file with no name at all, a memfd passed as /proc/self/fd/N, loads) rejects cycles; more
+ * than CONFIG_INCLUDE_DEPTH_MAX nested files is an error.
  *
  * Not supported (documented, not faked): SELinux. <include if_selinux_enabled="yes"> is
  * skipped (as on a system without SELinux); selinux_root_relative="yes" is skipped with a
@@ -128,7 +130,10 @@ typedef struct Frame {
 
 typedef struct Loader {
         const ConfigLoadOptions *options;
-        const char *stack[CONFIG_INCLUDE_DEPTH_MAX]; /* real paths of files being loaded */
+        struct {
+                dev_t dev;
+                ino_t ino;
+        } stack[CONFIG_INCLUDE_DEPTH_MAX];      /* the files being loaded, outermost first */
         unsigned depth;
 } Loader;
 
@@ -1018,7 +1023,7 @@ static int read_all(int fd, char **ret_buf, size_t *ret_size) {
  */
 static int loader_load_path(Loader *l, const char *path, bool ignore_missing, unsigned line,
                             LoaderFile *parent, Config **ret_config) {
-        _cleanup_(freep) char *real = NULL, *dir = NULL, *buf = NULL;
+        _cleanup_(freep) char *dir = NULL, *buf = NULL;
         _cleanup_(fd_closep) int fd = -1;
         Config *config = NULL;
         const char *where = parent ? parent->name : path;
@@ -1048,11 +1053,8 @@ static int loader_load_path(Loader *l, const char *path, bool ignore_missing, un
                 return CONFIG_E_INVALID;
         }
 
-        real = realpath(path, NULL);
-        if (!real)
-                return error_origin(-errno);
         for (unsigned i = 0; i < l->depth; ++i)
-                if (!strcmp(l->stack[i], real)) {
+                if (l->stack[i].dev == st.st_dev && l->stack[i].ino == st.st_ino) {
                         loader_diag(l, CONFIG_DIAG_ERROR, where, line,
                                     "Circular inclusion of file \"%s\"", path);
                         return CONFIG_E_INVALID;
@@ -1084,7 +1086,9 @@ static int loader_load_path(Loader *l, const char *path, bool ignore_missing, un
         else
                 strcpy(dir, ".");
 
-        l->stack[l->depth++] = real;
+        l->stack[l->depth].dev = st.st_dev;
+        l->stack[l->depth].ino = st.st_ino;
+        ++l->depth;
         r = loader_parse(l, path, dir, buf, size, &config);
         --l->depth;
         if (r)

@@ -7,7 +7,8 @@
 # --nosyslog, --syslog, --syslog-only, neither, and <syslog/>: stderr and/or the system log.
 # The system log is a datagram socket of the test bound over /dev/log in a private mount
 # namespace (root and unshare(1) needed, else that part is skipped); there is no journal
-# here, so both buses use syslog(3). TAP output.
+# here, so both buses use syslog(3). --config-file=/proc/self/fd/N of a memfd (dbus-broker's
+# test suite hands dbus-daemon its configuration so; kdbusd refused it, ENOENT). TAP output.
 #
 # Usage: cmdline.py KDBUSD [DBUS_DAEMON]
 
@@ -227,6 +228,29 @@ def print_options(binary, lines, d):
     lines.append('--print-pid=x: exit %s' % ('nonzero' if r.returncode else '0'))
 
 
+def memfd_config(binary, lines, d):
+    """The configuration in a memfd, named as /proc/self/fd/N (a file without a path)."""
+    conf = sysutil.write_conf(d, 'unix:path=%s/m' % d)
+    fd = os.memfd_create('bus-config', 0)
+    try:
+        with open(conf, 'rb') as f:
+            os.write(fd, f.read())
+        p = subprocess.Popen([binary, '--config-file=/proc/self/fd/%d' % fd, '--nofork',
+                              '--print-address'], pass_fds=(fd,), stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    finally:
+        os.close(fd)
+    try:
+        ready, _, _ = select.select([p.stdout], [], [], 20)
+        addr = p.stdout.readline().decode() if ready else '(nothing in 20 s)'
+        lines.append('--config-file=/proc/self/fd/N of a memfd: address %r, serves %s'
+                     % (norm(addr, d), sysutil.serves(d + '/m')))
+    finally:
+        p.terminate()
+        p.wait(10)
+        p.stdout.close()
+
+
 def log_places(binary, flags, syslog_elem, d):
     """Where the 'Reloaded configuration' line of a ReloadConfig goes: stderr, syslog."""
     os.makedirs(d + '/dev', exist_ok=True)
@@ -274,6 +298,7 @@ def transcript(binary, with_syslog):
                 lines.append('%s%s: %s' % (' '.join(flags) or 'no flag',
                                            ' with <syslog/>' if elem else '',
                                            log_places(binary, flags, elem, d)))
+        memfd_config(binary, lines, d)
     except Exception as e:  # noqa: BLE001 -- a failed step fails the comparison
         lines.append('stopped by %s: %s' % (type(e).__name__, e))
     finally:
@@ -307,15 +332,17 @@ def main():
          "kdbusd --version's first line is dbus-daemon's", forms[-1])
     body = body[:6] + body[7 + len(ARG_FORMS):]
     if with_syslog:
-        t.ok(body[6:] == ['--nosyslog: stderr yes, syslog no', '--syslog: stderr yes, syslog yes',
-                          '--syslog-only: stderr no, syslog yes',
-                          'no flag: stderr yes, syslog no',
-                          'no flag with <syslog/>: stderr yes, syslog yes',
-                          '--nosyslog with <syslog/>: stderr yes, syslog no'],
+        t.ok(body[6:-1] == ['--nosyslog: stderr yes, syslog no', '--syslog: stderr yes, syslog yes',
+                            '--syslog-only: stderr no, syslog yes',
+                            'no flag: stderr yes, syslog no',
+                            'no flag with <syslog/>: stderr yes, syslog yes',
+                            '--nosyslog with <syslog/>: stderr yes, syslog no'],
              'kdbusd --nosyslog / --syslog / --syslog-only / <syslog/>: stderr and syslog',
-             ' | '.join(body[6:]))
+             ' | '.join(body[6:-1]))
     else:
         t.skip('--syslog* (a test /dev/log in a mount namespace)', 'needs root and unshare')
+    t.ok(o[-1] == "--config-file=/proc/self/fd/N of a memfd: address 'unix:path=DIR/m,guid=G', "
+         "serves True", 'kdbusd --config-file=/proc/self/fd/N of a memfd', o[-1])
     # kdbusd only: one descriptor for both prints both, then closes it (dbus-daemon closes it
     # after the address and fails writing the pid: docs/differences.md)
     d = tempfile.mkdtemp(prefix='kdbus-cmdline-')

@@ -2,13 +2,16 @@
 /*
  * Tests of policy-xml/loader.c and config.c: every element and attribute, dbus-daemon's
  * verdicts and messages (taken from dbus-daemon 1.14.10 runs) with our file:line, includes
- * (relative paths, ignore_missing, includedir order, cycles, depth), malformed XML, the
+ * (relative paths, ignore_missing, includedir order, cycles, depth, a memfd named as
+ * /proc/self/fd/N), malformed XML, the
  * Debian configuration files, and the tests/data/{valid,invalid,equiv}-config directories.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include "policy-xml/config.h"
 #include "policy-xml/loader.h"
 /* after ours: GLib's MIN/MAX replace util/macro.h's without a redefinition warning */
@@ -689,6 +692,44 @@ static void test_include_cycle(Fixture *f, gconstpointer ctx) {
         config_free(c);
 }
 
+/* A file has no path to resolve (dbus-broker's tests hand dbus-daemon a memfd as
+ * --config-file=/proc/self/fd/N): it loads, and including itself is still a cycle, as is a
+ * cycle through a symlink. */
+static void test_memfd(Fixture *f, gconstpointer ctx) {
+        g_autoptr(GString) diag = g_string_new(NULL);
+        g_autofree char *path = NULL, *xml = NULL, *want = NULL, *a = NULL, *link = NULL;
+        Config *c = NULL;
+        int fd;
+
+        fd = memfd_create("bus-config", MFD_CLOEXEC);
+        g_assert_cmpint(fd, >=, 0);
+        path = g_strdup_printf("/proc/self/fd/%d", fd);
+        xml = wrap("<listen>unix:tmpdir=/tmp</listen>");
+        g_assert_cmpint(write(fd, xml, strlen(xml)), ==, (ssize_t)strlen(xml));
+        g_assert_cmpint(load_file(path, 0, diag, &c), ==, 0);
+        g_assert_cmpstr(diag->str, ==, "");
+        g_assert_cmpuint(c->n_listen, ==, 1);
+        c = config_free(c);
+
+        g_free(xml);
+        xml = g_strdup_printf("<busconfig>\n<include>%s</include>\n</busconfig>\n", path);
+        g_assert_cmpint(ftruncate(fd, 0), ==, 0);
+        g_assert_cmpint(pwrite(fd, xml, strlen(xml), 0), ==, (ssize_t)strlen(xml));
+        g_assert_cmpint(load_file(path, 0, diag, &c), ==, CONFIG_E_INVALID);
+        want = g_strdup_printf("%s:2: Circular inclusion of file \"%s\"\n", path, path);
+        g_assert_cmpstr(diag->str, ==, want);
+        g_assert_cmpint(close(fd), ==, 0);
+
+        a = put(f, "a.conf", "<include>link.conf</include>");
+        link = g_build_filename(f->dir, "link.conf", NULL);
+        g_assert_cmpint(symlink(a, link), ==, 0);
+        g_string_truncate(diag, 0);
+        g_assert_cmpint(load_file(a, 0, diag, &c), ==, CONFIG_E_INVALID);
+        g_free(want);
+        want = g_strdup_printf("%s:2: Circular inclusion of file \"%s\"\n", a, link);
+        g_assert_cmpstr(diag->str, ==, want);
+}
+
 static void test_include_depth(Fixture *f, gconstpointer ctx) {
         g_autoptr(GString) diag = g_string_new(NULL);
         g_autofree char *top = NULL;
@@ -886,6 +927,8 @@ int main(int argc, char **argv) {
                    test_includedir, fixture_teardown);
         g_test_add("/policy-xml/loader/include-cycle", Fixture, NULL, fixture_setup,
                    test_include_cycle, fixture_teardown);
+        g_test_add("/policy-xml/loader/memfd", Fixture, NULL, fixture_setup, test_memfd,
+                   fixture_teardown);
         g_test_add("/policy-xml/loader/include-depth", Fixture, NULL, fixture_setup,
                    test_include_depth, fixture_teardown);
         g_test_add_func("/policy-xml/loader/debian-session", test_debian_session);
