@@ -77,3 +77,11 @@ int native_client_attach(NativeClient *c, const uint8_t *cmd, size_t size, const
                          unsigned n_fds);
 bool native_client_sync_blocked(NativeClient *c);
 void native_client_sync_resume(NativeClient *o);
+
+/* proxy/native-make.c: a handle without HELLO that makes an endpoint or a bus instance.
+ * Return: 0, or -errno: close the client. */
+int native_client_endpoint_cmd(NativeClient *c, uint64_t command, uint8_t *cmd, size_t size,
+                               const int *fds, unsigned n_fds);
+int native_client_endpoint_admin(NativeClient *c, uint64_t command, uint8_t *cmd, size_t size,
+                                 unsigned n_fds);
+int native_client_bus_make(NativeClient *c, uint8_t *cmd, size_t size, unsigned n_fds);
