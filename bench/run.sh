@@ -110,7 +110,7 @@ if [ "$do_build" = 1 ]; then
         fi
         targets=(proxy/kdbusd bench/kdbus-bench bench/kdbus-relay bench/malloc-count.so)
         [ "$native" = 1 ] && [ "$policy" = 0 ] &&
-                targets+=(bench/kdbus-native-bench bench/legacy-payload-bench bench/kdbus-kabi-bench
+                targets+=(bench/kdbus-native-bench bench/legacy-payload-bench bench/kdbus-kabi-bench bench/kdbus-floor
                           preload/libkdbus-preload.so)
         if ! nice ninja -C "$build" -j2 "${targets[@]}" >"$run/ninja.log" 2>&1; then
                 tail -30 "$run/ninja.log" >&2
