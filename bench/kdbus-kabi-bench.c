@@ -22,7 +22,9 @@
  *             service maps the memfd it received and reads the body's first and last byte,
  *             as kdbus-native-bench --workload memfd does.
  *
- * Each round runs --seconds, after a warm-up round; --repeat rounds; the RESULT line gives
+ * Each round runs --seconds (with --calls N, the call and memfd workloads: exactly N calls
+ * instead, for an instruction count of the bus taken over two counts), after a warm-up
+ * round; --repeat rounds; the RESULT line gives
  * the median calls/s (as kdbus-native-bench's) and, with --bus-pid, the bus's CPU time
  * (utime + stime from /proc/PID/stat) per call over the timed rounds; the peers' (client
  * and service, the preload library's work included) too.
@@ -60,6 +62,7 @@ typedef struct Options {
         const char *workload;
         size_t size;
         double seconds;
+        unsigned long calls;    /* 0: rounds of --seconds */
         unsigned repeat;
         unsigned inflight;
         int bus_pid;
@@ -423,7 +426,7 @@ static int run_one(const Conn *c, Call *call, const Options *o, uint64_t service
                 if (r)
                         return r;
                 ++n;
-        } while (bench_now() - t0 < o->seconds);
+        } while (o->calls ? n < o->calls : bench_now() - t0 < o->seconds);
         *ret_n = n;
         return 0;
 }
@@ -559,6 +562,7 @@ int main(int argc, char **argv) {
                 { "inflight", required_argument, NULL, 'i' },
                 { "bus-pid", required_argument, NULL, 'p' },
                 { "sync", no_argument, NULL, 'S' },
+                { "calls", required_argument, NULL, 'c' },
                 {}
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
@@ -578,18 +582,20 @@ int main(int argc, char **argv) {
                 case 'i': o.inflight = (unsigned) strtoul(optarg, NULL, 10); break;
                 case 'p': o.bus_pid = atoi(optarg); break;
                 case 'S': o.sync = true; break;
+                case 'c': o.calls = strtoul(optarg, NULL, 10); break;
                 default: return 2;
                 }
         }
         if (!o.root || (strcmp(o.workload, "call") && strcmp(o.workload, "pipeline") &&
                         strcmp(o.workload, "memfd")) ||
             (o.sync && !strcmp(o.workload, "pipeline")) ||
+            (o.calls && !strcmp(o.workload, "pipeline")) ||
             !o.repeat || o.repeat > MAX_REPEAT || !o.inflight || o.inflight > MAX_INFLIGHT ||
             !o.size || o.size > (100u << 20) || !(o.seconds > 0)) {
                 fputs("usage: kdbus-kabi-bench --root DIR [--workload call|pipeline|memfd] "
                       "[--sync (call, memfd)] [--inflight N (pipeline, 1-1024)] "
                       "[--size BYTES (memfd)] [--seconds S] [--repeat N (1-50)] "
-                      "[--bus-pid PID]\n", stderr);
+                      "[--calls N (call, memfd)] [--bus-pid PID]\n", stderr);
                 return 2;
         }
         if (bus_make(o.root, &control, bus, sizeof(bus)))

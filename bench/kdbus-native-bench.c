@@ -12,7 +12,8 @@
  *          client RECVs a reply (batched: a RECV the bus holds until one comes; --plain:
  *          RECV, and the wakeup eventfd when nothing waits), FREEs it and sends the next.
  *
- * Each round runs --seconds; --repeat rounds; the RESULT line gives the median. With
+ * Each round runs --seconds (with --calls N, the call and memfd workloads: exactly N calls
+ * instead, for an instruction count of the bus taken over two counts); --repeat rounds; the RESULT line gives the median. With
  * --bus-pid, the bus's CPU time (utime + stime from /proc/PID/stat) per call over the
  * timed rounds is reported too; the peers' (client and service) always.
  *
@@ -59,6 +60,7 @@ typedef struct Options {
         const char *workload;
         size_t size;
         double seconds;
+        unsigned long calls;                    /* 0: rounds of --seconds */
         unsigned repeat;
         unsigned inflight;                      /* pipeline: calls outstanding */
         int bus_pid;
@@ -332,7 +334,8 @@ static int client_run(const Options *o, uint64_t service_id, const int *peers) {
                                 if (r == 0)     /* with batching: with the next SEND */
                                         r = kdbus_conn_free_later(c, reply.offset);
                                 ++n;
-                        } while (r == 0 && bench_now() - t0 < o->seconds);
+                        } while (r == 0 && (o->calls ? n < o->calls :
+                                                        bench_now() - t0 < o->seconds));
                 t = bench_now();
                 if (r) {
                         fprintf(stderr, "kdbus-native-bench: call: %s\n", strerror(-r));
@@ -391,6 +394,7 @@ int main(int argc, char **argv) {
                 { "service-attach-recv", required_argument, NULL, 'R' },
                 { "plain", no_argument, NULL, 'P' },
                 { "service-wait", required_argument, NULL, 'W' },
+                { "calls", required_argument, NULL, 'c' },
                 {}
         };
         Options o = { .workload = "call", .size = 1u << 20, .seconds = 1, .repeat = 5,
@@ -415,6 +419,7 @@ int main(int argc, char **argv) {
                 case 'R': o.service_attach_recv = strtoull(optarg, NULL, 0); break;
                 case 'P': o.plain = true; break;
                 case 'W': wait = optarg; break;
+                case 'c': o.calls = strtoul(optarg, NULL, 10); break;
                 default: return 2;
                 }
         }
@@ -422,6 +427,7 @@ int main(int argc, char **argv) {
                  !strcmp(wait, "held") ? WAIT_HELD : WAIT_REPLY_HELD;
         if (!o.native || (strcmp(o.workload, "call") && strcmp(o.workload, "memfd") &&
                           strcmp(o.workload, "pipeline")) || !o.inflight || o.inflight > 1024 ||
+            (o.calls && !strcmp(o.workload, "pipeline")) ||
             (strcmp(wait, "reply-held") && strcmp(wait, "held") && strcmp(wait, "eventfd")) ||
             !o.repeat || o.repeat > MAX_REPEAT || !o.size || o.size > (100u << 20) ||
             !(o.seconds > 0)) {
@@ -430,7 +436,8 @@ int main(int argc, char **argv) {
                       "[--size BYTES] [--seconds S] [--repeat N] [--bus-pid PID] "
                       "[--client-hello-flags N] [--client-attach-send N] "
                       "[--service-attach-recv N] [--plain] "
-                      "[--service-wait reply-held|held|eventfd]\n", stderr);
+                      "[--service-wait reply-held|held|eventfd] [--calls N (call, memfd)]\n",
+                      stderr);
                 return 2;
         }
         if (pipe2(ready, O_CLOEXEC) < 0)

@@ -11,8 +11,11 @@
  * one new call per reply), the classic path's counterpart of kdbus-native-bench --workload
  * pipeline.
  *
+ * --calls N (one in flight): each round makes exactly N calls instead of running --seconds,
+ * for an instruction count of the bus taken over two counts (bench/native-callgrind.sh).
+ *
  * Usage: legacy-payload-bench --address ADDR --size BYTES [--seconds S] [--repeat N]
- *                             [--bus-pid PID] [--inflight N]
+ *                             [--bus-pid PID] [--inflight N] [--calls N]
  * --bus-pid: also the bus's CPU time (utime + stime of /proc/PID/stat) per call over the
  * timed rounds, as kdbus-native-bench reports it; the peers' (client and service) always.
  */
@@ -117,7 +120,7 @@ int main(int argc, char **argv) {
         double seconds = 1.0, rates[64], med;
         long size = 1024 * 1024;
         int repeat = 3, pipefd[2], bus_pid = 0, inflight = 1, in_flight = 0;
-        long total_calls = 0, cpu0 = -1, cpu1 = -1, peer0, peer1;
+        long total_calls = 0, cpu0 = -1, cpu1 = -1, peer0, peer1, fixed_calls = 0;
         char c;
         pid_t pid;
 
@@ -134,12 +137,14 @@ int main(int argc, char **argv) {
                         bus_pid = atoi(argv[i + 1]);
                 else if (!strcmp(argv[i], "--inflight"))
                         inflight = atoi(argv[i + 1]);
+                else if (!strcmp(argv[i], "--calls"))
+                        fixed_calls = atol(argv[i + 1]);
                 else
                         break;
         }
         if (!address || size <= 0 || repeat < 1 || repeat > 64 || seconds <= 0 || inflight < 1 ||
-            inflight > 1024) {
-                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)] [--bus-pid PID] [--inflight N (1-1024)]\n",
+            inflight > 1024 || fixed_calls < 0 || (fixed_calls && inflight > 1)) {
+                fprintf(stderr, "usage: %s --address ADDR --size BYTES [--seconds S] [--repeat N (1-64)] [--bus-pid PID] [--inflight N (1-1024)] [--calls N (one in flight: N calls a round instead of S seconds)]\n",
                         argv[0]);
                 return 2;
         }
@@ -195,7 +200,7 @@ int main(int argc, char **argv) {
                         dbus_message_unref(copy);
                         ++calls;
                         end = bench_now();
-                } while (end - start < seconds);
+                } while (fixed_calls ? calls < fixed_calls : end - start < seconds);
                 rates[r] = (double)calls / (end - start);
                 total_calls += calls;
                 printf("round %d: %.1f calls/s, %.0f MB/s\n", r + 1, rates[r],

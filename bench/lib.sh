@@ -15,6 +15,8 @@
 #                                      buses' stderr, exit 1)
 #   bench_start_kdbusd [ARG...]        kdbusd --session on $run/kdbusd.sock with a native
 #                                      socket $run/kdbusd.native, ARGs added: kdbusd_pid
+#                                      (run under the command in the array kdbusd_wrap
+#                                      if set, e.g. valgrind: its pid is kdbusd's)
 #   bench_start_dbus_daemon            dbus-daemon with the installed session.conf minus its
 #                                      service directories (no activation) on
 #                                      $run/dbus-daemon.sock: daemon_pid
@@ -41,6 +43,7 @@ bench_setup() {
         done
         run=$(mktemp -d "/tmp/kdbus-$(basename "$bench_name" .sh)-bench-XXXXXX")
         pids=()
+        kdbusd_wrap=()
         trap bench_cleanup EXIT
 }
 
@@ -59,7 +62,7 @@ bench_wait_sock() {
 }
 
 bench_start_kdbusd() {
-        taskset -c "$bus_cpu" "$build/proxy/kdbusd" --session --nofork \
+        taskset -c "$bus_cpu" ${kdbusd_wrap[@]+"${kdbusd_wrap[@]}"} "$build/proxy/kdbusd" --session --nofork \
                 --address="unix:path=$run/kdbusd.sock" --native="unix:path=$run/kdbusd.native" \
                 "$@" >/dev/null 2>"$run/kdbusd.err" &
         kdbusd_pid=$!
