@@ -75,11 +75,12 @@ static void client_mark_dirty(ProxyClient *c) {
 static void client_update_events(ProxyClient *c);
 
 /**
- * client_close_later() - take the client off the loop now, tear it down later
+ * client_close_later() - stop serving the client now, tear it down later
  * @c:          the client
  *
- * Nothing more is read from it or written to it; its fd leaves the epoll set, so the loop
- * never reports it again. On the bus it stays what it was (names, match rules, its queue)
+ * Nothing more is read from it or written to it; what the loop still reports for it is
+ * ignored until its fd leaves the epoll set (its teardown, or client_unwatch() when its
+ * slice is not in this wakeup). On the bus it stays what it was (names, match rules, its queue)
  * until server_close_some() tears it down, as if its hangup had come then.
  */
 void client_close_later(ProxyClient *c) {
@@ -90,6 +91,22 @@ void client_close_later(ProxyClient *c) {
         list_unlink(&c->ready_link);
         client_update_events(c);
         server_mark_closing(c->server, c);
+}
+
+/**
+ * client_unwatch() - take a closing client's fd out of the epoll set
+ * @c:          the client, close_pending
+ *
+ * A closing client stays in the epoll set until its teardown removes it (after the
+ * wakeup's writes: the epoll_ctl() is not in front of another peer's answer, issue #16);
+ * server_close_some() calls this for those whose slice is not in this wakeup, so that the
+ * loop does not report them again while they wait.
+ */
+void client_unwatch(ProxyClient *c) {
+        if (c->io)
+                (void) loop_source_set_enabled(c->io, LOOP_OFF);
+        c->io_events = 0;
+        c->close_unwatched = true;
 }
 
 static int client_on_fd_timeout(LoopSource *source, uint64_t usec, void *userdata) {
@@ -139,9 +156,12 @@ static void client_update_fd_timer(ProxyClient *c) {
 
 static void client_update_events(ProxyClient *c) {
         uint32_t events = 0;
+        int r;
 
         client_update_fd_timer(c);
-        if (!c->io)
+        /* a new client enters the epoll set after its first answer (client_start()), a
+         * closing one leaves it at its teardown (client_unwatch()) */
+        if (!c->io || c->starting || c->close_pending)
                 return;
         /* room after compaction (client_in_prepare() runs before each read) */
         if (!c->close_pending && !c->eof && !c->close_after_flush &&
@@ -153,7 +173,15 @@ static void client_update_events(ProxyClient *c) {
                 return;
         if (events)
                 (void) loop_io_set_events(c->io, events);
-        (void) loop_source_set_enabled(c->io, events ? LOOP_ON : LOOP_OFF);
+        r = loop_source_set_enabled(c->io, events ? LOOP_ON : LOOP_OFF);
+        if (r < 0) {
+                /* not in the epoll set (EPOLL_CTL_ADD: ENOMEM, ENOSPC at max_user_watches):
+                 * it would never be served */
+                client_log(c, LOG_ERR, "Disconnecting: cannot watch its socket: %s "
+                           "(fs.epoll.max_user_watches?)", strerror(-r));
+                client_close_later(c);
+                return;
+        }
         c->io_events = events;
 }
 
@@ -382,6 +410,24 @@ static void client_protocol_error(ProxyClient *c, const char *what, int code,
         client_close_later(c);
 }
 
+/* The peer's groups (SO_PEERGROUPS), once: after its first answer was written
+ * (client_start()), or before the policy needs them if it authenticated at once (a client
+ * that sends AUTH and BEGIN together). Return: 0, or -1 when the client is closing. */
+static int client_read_groups(ProxyClient *c) {
+        int r;
+
+        if (!c->conn || c->conn->creds.groups)
+                return 0;
+        r = peer_creds_read_groups(c->fd, &c->conn->creds);
+        if (r < 0) {
+                client_log(c, LOG_ERR, "Disconnecting: cannot read its groups: %s",
+                           strerror(-r));
+                client_close_later(c);
+                return -1;
+        }
+        return 0;
+}
+
 static void client_auth_done(ProxyClient *c) {
         if (c->server->n_authenticating)
                 --c->server->n_authenticating;
@@ -422,6 +468,8 @@ static bool client_process_auth(ProxyClient *c) {
                         return false;
                 }
                 client_auth_done(c);
+                if (client_read_groups(c) < 0)
+                        return false;
                 /* the configuration's policy: may this user connect; its snapshot */
                 r = proxy_config_admit(c->server, c->conn);
                 if (r) {
@@ -791,6 +839,8 @@ static void client_handle_io(ProxyClient *c, uint32_t revents) {
 static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *userdata) {
         ProxyClient *c = userdata;
 
+        if (c->close_pending)
+                return 0;       /* still in the epoll set until its teardown */
         server_update_time(c->server);
         client_handle_io(c, revents);
         /* a client that must go is out of the loop already and torn down later, a slice
@@ -809,11 +859,20 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
  * Clients speak first (the NUL byte and AUTH right after connect()), and by the time the
  * listener's wakeup accepted it the first line is usually there: reading it now answers
  * it in this wakeup, not after another epoll_wait() returns the new socket (issue #16:
- * connection churn). Nothing there yet costs one recvmsg() that finds EAGAIN. The caller
- * calls server_flush() (it may free @c).
+ * connection churn). Nothing there yet costs one recvmsg() that finds EAGAIN. The answer
+ * is written before what the client does not wait for: its groups (SO_PEERGROUPS) and
+ * its place in the epoll set. The caller calls server_flush() (it may free @c).
  */
 void client_start(ProxyClient *c) {
         client_handle_io(c, EPOLLIN);
+        /* its answer first, then the epoll_ctl() that puts it in the epoll set: the client
+         * waits for the one, not the other */
+        if (!c->close_pending)
+                client_flush(c);
+        c->starting = false;
+        if (!c->close_pending && client_read_groups(c) < 0)
+                return;
+        client_update_events(c);
 }
 
 static int client_on_auth_timeout(LoopSource *source, uint64_t usec, void *userdata) {
@@ -1056,12 +1115,13 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
 
         c->in_cap = CLIENT_IN_DEFAULT;  /* allocated by the first read */
 
-        r = loop_add_io(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
+        /* in the epoll set once client_start() wrote what it answers at once */
+        c->starting = true;
+        r = loop_add_io_off(server->loop, &c->io, fd, EPOLLIN, client_on_io, c);
         if (r < 0) {
                 client_free(c);
                 return error_trace(r);
         }
-        c->io_events = EPOLLIN;
         now = loop_now(server->loop);
         r = loop_add_time(server->loop, &c->auth_timer,
                           now + MIN(server->bus->limits.auth_timeout_usec, UINT64_MAX - 1 - now),

@@ -64,6 +64,8 @@ struct ProxyClient {
         bool sndbuf_raised;             /* SO_SNDBUF is CLIENT_SNDBUF (a large message came) */
         bool in_large;                  /* its last message was read in place: the next read
                                          * into the empty buffer takes CLIENT_IN_HEAD bytes */
+        bool starting;                  /* accepted, not yet in the epoll set (client_start()) */
+        bool close_unwatched;           /* closing, out of the epoll set (client_unwatch()) */
         uint32_t io_events;             /* what the io source currently waits for */
         LoopSource *io;
         LoopSource *auth_timer;
@@ -108,5 +110,7 @@ void client_process(ProxyClient *c);
 void client_flush(ProxyClient *c);
 /* Close now if a close is pending (server_close_some()). Returns true if freed. */
 bool client_reap(ProxyClient *c);
-/* Take @c off the loop now and close it later (safe inside callbacks). */
+/* Nothing more is read from or written to @c; it is closed later (safe inside callbacks). */
 void client_close_later(ProxyClient *c);
+/* A closing @c leaves the epoll set before its teardown (server_close_some()). */
+void client_unwatch(ProxyClient *c);

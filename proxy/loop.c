@@ -283,6 +283,32 @@ static int source_watch(LoopSource *s, uint32_t events, LoopSource **ret) {
 }
 
 /**
+ * loop_add_io_off() - an fd to watch later
+ * @l:          the loop
+ * @ret:        the source, off: not in the epoll set until loop_source_set_enabled()
+ * @fd:         the fd (not taken: free the source before closing it)
+ * @events:     as for loop_add_io()
+ * @fn:         called with the events that occurred
+ * @userdata:   for @fn
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int loop_add_io_off(Loop *l, LoopSource **ret, int fd, uint32_t events, LoopIoFn fn,
+                    void *userdata) {
+        LoopSource *s;
+        int r;
+
+        r = source_new(l, LOOP_SOURCE_IO, userdata, &s);
+        if (r < 0)
+                return r;
+        s->fd = fd;
+        s->fn.io = fn;
+        s->events = events;
+        *ret = s;
+        return 0;
+}
+
+/**
  * loop_add_io() - watch an fd
  * @l:          the loop
  * @ret:        the source
@@ -298,11 +324,9 @@ int loop_add_io(Loop *l, LoopSource **ret, int fd, uint32_t events, LoopIoFn fn,
         LoopSource *s;
         int r;
 
-        r = source_new(l, LOOP_SOURCE_IO, userdata, &s);
+        r = loop_add_io_off(l, &s, fd, events, fn, userdata);
         if (r < 0)
                 return r;
-        s->fd = fd;
-        s->fn.io = fn;
         return source_watch(s, events, ret);
 }
 

@@ -58,6 +58,10 @@ uint64_t loop_iteration(Loop *l);
 /* Io sources start enabled with @events (EPOLLIN, EPOLLOUT); the fd stays the caller's. */
 int loop_add_io(Loop *l, LoopSource **ret, int fd, uint32_t events, LoopIoFn fn,
                 void *userdata);
+/* The same, off: not in the epoll set (no syscall) until loop_source_set_enabled() puts it
+ * there, e.g. after what the caller writes first (issue #16: a new connection's OK). */
+int loop_add_io_off(Loop *l, LoopSource **ret, int fd, uint32_t events, LoopIoFn fn,
+                    void *userdata);
 /* A one-shot timer at @usec (UINT64_MAX: off until loop_timer_set()). */
 int loop_add_time(Loop *l, LoopSource **ret, uint64_t usec, LoopTimeFn fn, void *userdata);
 /* A defer source runs once per wakeup while on; it starts off. */

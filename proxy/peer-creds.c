@@ -72,8 +72,19 @@ bool peer_creds_cap_ipc_owner(int fd, pid_t pid) {
         return r;
 }
 
-/* SO_PEERGROUPS into @creds; none when the socket gives none. Return: 0 or -ENOMEM. */
-static int peer_creds_read_groups(int fd, BridgeCreds *creds) {
+/**
+ * peer_creds_read_groups() - a classic peer's groups
+ * @fd:         the connected socket
+ * @creds:      its credentials from peer_creds_read() (no groups yet): gets the groups
+ *
+ * SO_PEERGROUPS gives the groups of the process that connected, as at connect(), whenever
+ * it is asked; so it can be asked after the peer's first answer was written (issue #16).
+ * No supplementary groups (or no SO_PEERGROUPS): the group list is the gid, which is what
+ * dbus-daemon reports for the peer from the user database.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int peer_creds_read_groups(int fd, BridgeCreds *creds) {
         gid_t gbuf[64];
         socklen_t len = sizeof(gbuf);
 
@@ -96,13 +107,21 @@ static int peer_creds_read_groups(int fd, BridgeCreds *creds) {
                         creds->groups = NULL;
                 }
         }
+        if (creds->n_groups == 0) {
+                free(creds->groups);
+                creds->groups = malloc(sizeof(gid_t));
+                if (!creds->groups)
+                        return error_origin(-ENOMEM);
+                creds->groups[0] = creds->gid;
+                creds->n_groups = 1;
+        }
         return 0;
 }
 
 /**
  * peer_creds_read() - a classic peer's credentials
  * @fd:         the connected socket
- * @ret:        uid, gid, pid, groups (at least the primary one) and label; no pidfd
+ * @ret:        uid, gid, pid and label; no groups yet (peer_creds_read_groups()); no pidfd
  *              (-1: taken when asked, client_get_pidfd()); cap_ipc_owner is the caller's
  *
  * Return: 0 or -errno (SO_PEERCRED failed, -ENOMEM).
@@ -118,20 +137,6 @@ int peer_creds_read(int fd, BridgeCreds *ret) {
         creds.uid = uc.uid;
         creds.gid = uc.gid;
         creds.pid = uc.pid;
-
-        r = peer_creds_read_groups(fd, &creds);
-        if (r < 0)
-                return r;
-        if (creds.n_groups == 0) {
-                /* no supplementary groups (or no SO_PEERGROUPS): the peer's group list is its
-                 * gid, which is what dbus-daemon reports for it from the user database */
-                free(creds.groups);
-                creds.groups = malloc(sizeof(gid_t));
-                if (!creds.groups)
-                        return error_origin(-ENOMEM);
-                creds.groups[0] = creds.gid;
-                creds.n_groups = 1;
-        }
 
         r = peer_creds_read_seclabel(fd, &creds.seclabel);
         if (r < 0) {

@@ -11,6 +11,7 @@
 #include "bridge/creds.h"
 
 int peer_creds_read(int fd, BridgeCreds *ret);
+int peer_creds_read_groups(int fd, BridgeCreds *creds);
 int peer_creds_read_seclabel(int fd, char **ret);
 bool peer_creds_cap_ipc_owner(int fd, pid_t pid);
 void peer_creds_deinit(BridgeCreds *creds);

@@ -15,9 +15,10 @@
  * Each callback here and in client.c calls server_flush() last, so a reply goes out right
  * after the call that caused it, not after the whole wakeup's batch.
  *
- * Closing: a client that must go (it hung up, was kicked, broke the protocol) is taken off
- * the loop at once (its fd leaves the epoll set, nothing more is read from it or written
- * to it) and goes on @closing (server_mark_closing()); its teardown
+ * Closing: a client that must go (it hung up, was kicked, broke the protocol) is served no
+ * more at once (nothing more is read from it or written to it; its fd leaves the epoll set
+ * at its teardown, or at the end of the slice if that is not in this wakeup) and goes on
+ * @closing (server_mark_closing()); its teardown
  * (bridge_conn_disconnect(): its names released with their NameOwnerChanged and NameLost,
  * its match rules, its queue, its callers' NoReply; then close()) runs from the close
  * defer, SERVER_CLOSE_BUDGET clients per wakeup, oldest first, while the loop keeps
@@ -104,7 +105,7 @@ void server_mark_dirty(Server *s, ProxyClient *c) {
 /**
  * server_mark_closing() - @c must go: it is torn down after those before it
  * @s:          the server
- * @c:          the client, off the loop already (client_close_later())
+ * @c:          the client, served no more (client_close_later())
  *
  * Enabled from a callback, the close defer runs in the same wakeup, after the io.
  */
@@ -154,6 +155,15 @@ void server_close_some(Server *s, unsigned max) {
         while (max-- && (l = list_first(&s->closing))) {
                 list_unlink(l);
                 (void) client_reap(list_entry(l, ProxyClient, dirty_link));
+        }
+        /* those left wait for a later slice out of the epoll set; the ones that went on
+         * the list since the last slice are at its end */
+        for (l = list_last(&s->closing); l && l != &s->closing; l = l->prev) {
+                ProxyClient *c = list_entry(l, ProxyClient, dirty_link);
+
+                if (c->close_unwatched)
+                        break;
+                client_unwatch(c);
         }
         if (list_is_empty(&s->closing))
                 (void) loop_source_set_enabled(s->close_source, LOOP_OFF);

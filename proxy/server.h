@@ -5,7 +5,7 @@
  * sockets and every client. Clients that have output to flush are on @dirty, clients with
  * complete but unprocessed input (their per-iteration budget ran out) on @ready, and
  * clients that must be closed (they hung up, were kicked by the core, or broke the
- * protocol) are flagged, taken off the loop and put on @closing, from where they are torn
+ * protocol) are flagged, served no more and put on @closing, from where they are torn
  * down in order, SERVER_CLOSE_BUDGET per wakeup (never inside a callback).
  * Every loop callback that can make clients dirty ends with server_flush(), so the writes
  * go out right after the reads that caused them, not at the end of the wakeup's batch;

@@ -54,6 +54,7 @@ static void peer_connect(Fixture *f, Peer *p) {
         g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv), ==, 0);
         g_assert_cmpint(client_new(f->s, sv[0], true, &c), ==, 0);
         g_assert_nonnull(c);
+        client_start(c);        /* as the listener does: it enters the loop here */
         p->fd = sv[1];
         p->in = g_byte_array_new();
         p->serial = 0;

@@ -4,12 +4,18 @@
  * on a path socket in a temporary directory: a client that spoke with its connect() is
  * answered in the wakeup that accepts it; a single connection is accepted alone, a storm
  * (the listener ready in consecutive wakeups) in bursts, and every connection of a storm
- * is answered; a client that hung up in the same wakeup is freed by its end.
+ * is answered; a client that hung up in the same wakeup is freed by its end; what a client
+ * does not wait for (epoll_ctl(), SO_PEERGROUPS) comes after the answer it waits for.
+ *
+ * Linked with -Wl,--wrap=epoll_ctl,--wrap=getsockopt: the bus's calls go through the
+ * wrappers below, which note whether the newest test client's answer was already written.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -20,6 +26,43 @@
 #include <glib.h>
 
 #define STORM 40
+
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59
+#endif
+
+int __real_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
+int __real_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+
+/* The test's end of the newest client (-1: not watching), and what the bus did meanwhile:
+ * client socket epoll_ctl()s and SO_PEERGROUPS reads, and how many of them came before
+ * that client's answer was in its socket. */
+static int watch_fd = -1;
+static unsigned n_calls, n_before_answer;
+
+static void note_call(void) {
+        int n = 0;
+
+        if (watch_fd < 0)
+                return;
+        ++n_calls;
+        if (ioctl(watch_fd, FIONREAD, &n) < 0 || n == 0)
+                ++n_before_answer;
+}
+
+int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
+        if (op != EPOLL_CTL_MOD)
+                note_call();
+        return __real_epoll_ctl(epfd, op, fd, ev);
+}
+
+int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len) {
+        if (level == SOL_SOCKET && name == SO_PEERGROUPS)
+                note_call();
+        return __real_getsockopt(fd, level, name, val, len);
+}
 
 typedef struct Fixture {
         Server *s;
@@ -144,12 +187,39 @@ static void test_close_and_connect(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->s->n_clients, ==, 0);
 }
 
+/* Connection churn (issue #16): in the wakeup that accepts a client and answers its AUTH,
+ * the client's SO_PEERGROUPS and its EPOLL_CTL_ADD come after the OK it waits for, and so
+ * does the EPOLL_CTL_DEL of a client that hung up in the same wakeup (its teardown). */
+static void test_answer_first(Fixture *f, gconstpointer ctx) {
+        int old = client_connect_auth(f), fd;
+
+        watch_fd = old;
+        n_calls = n_before_answer = 0;
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
+        g_assert_cmpuint(n_calls, ==, 2);               /* SO_PEERGROUPS, ADD */
+        g_assert_cmpuint(n_before_answer, ==, 0);
+        g_assert_true(client_has_ok(old));
+
+        (void) close(old);
+        fd = client_connect_auth(f);
+        watch_fd = fd;
+        n_calls = n_before_answer = 0;
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
+        g_assert_cmpuint(n_calls, ==, 3);               /* + the old one's DEL */
+        g_assert_cmpuint(n_before_answer, ==, 0);
+        g_assert_true(client_has_ok(fd));
+        g_assert_cmpuint(f->s->n_clients, ==, 1);
+        watch_fd = -1;
+        (void) close(fd);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define T(name, fn) g_test_add("/proxy/listener/" name, Fixture, NULL, setup, fn, teardown)
         T("answer-at-accept", test_answer_at_accept);
         T("storm", test_storm);
         T("close-and-connect", test_close_and_connect);
+        T("answer-first", test_answer_first);
 #undef T
         return g_test_run();
 }
