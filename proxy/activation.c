@@ -609,15 +609,12 @@ typedef struct ChildArgs {
         char **env;
         int errfd;
         int reasonfd;
-        int close_fds[2];               /* our ends of its pipes */
 } ChildArgs;
 
+/* Of the bus's descriptors it has only @errfd and @reasonfd (babysitter_spawn()). */
 static void child_run(void *userdata) {
         ChildArgs *c = userdata;
 
-        for (size_t i = 0; i < 2; ++i)
-                if (c->close_fds[i] >= 0)
-                        (void) close(c->close_fds[i]);
         child_exec(c->a, c->svc, c->argv, c->env, c->errfd, c->reasonfd);
 }
 
@@ -692,9 +689,8 @@ static int spawn(ProxyActivation *a, const ServiceEntry *e, char *error_name, si
                           e->path);
         r = babysitter_spawn(child_run, &(ChildArgs){ .a = a, .svc = e->svc, .argv = argv,
                                                       .env = env, .errfd = pipefd[1],
-                                                      .reasonfd = reason[1],
-                                                      .close_fds = { pipefd[0], reason[0] } },
-                             &pid, &st->sitter);
+                                                      .reasonfd = reason[1] },
+                             (const int[]){ pipefd[1], reason[1] }, 2, &pid, &st->sitter);
         if (r < 0) {
                 (void) snprintf(error_name, n_error_name, ERROR_PREFIX "Spawn.ForkFailed");
                 (void) snprintf(text, n_text, "Cannot fork to start %s: %s", e->svc->name,

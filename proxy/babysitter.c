@@ -17,18 +17,34 @@
 #include "util/error.h"
 
 #define BABYSITTER_KILL 'k'
+#define BABYSITTER_READY 'r'    /* it holds no descriptor of the bus's but its own any more */
+#define BABYSITTER_KEEP_MAX 4
 
-/* Close every descriptor but stdio and @keep: the babysitter must not hold the bus's
- * sockets (a client the bus drops would not see its connection end). */
-static void close_all_but(int keep) {
-        if (keep > 3)
-                (void) close_range(3, (unsigned)keep - 1, 0);
-        (void) close_range((unsigned)keep + 1, ~0u, 0);
+/* Close every descriptor but stdio and the @n_keep of @keep (sorted here): the babysitter
+ * and the service must not hold the bus's sockets (a client the bus drops would not see
+ * its connection end; kdbusd closes a peer's socket without EPOLL_CTL_DEL, proxy/loop.h). */
+static void close_all_but(int *keep, size_t n_keep) {
+        unsigned from = 3;
+
+        for (size_t i = 1; i < n_keep; ++i)
+                for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; --j) {
+                        int t = keep[j];
+
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        for (size_t i = 0; i < n_keep; ++i) {
+                if ((unsigned)keep[i] > from)
+                        (void) close_range(from, (unsigned)keep[i] - 1, 0);
+                if ((unsigned)keep[i] + 1 > from)
+                        from = (unsigned)keep[i] + 1;
+        }
+        (void) close_range(from, ~0u, 0);
 }
 
-/* In the babysitter: never returns. */
+/* In the babysitter: never returns. @keep: @fd, then what the service needs. */
 __attribute__((__noreturn__)) static void babysit(int fd, void (*run)(void *userdata),
-                                                  void *userdata) {
+                                                  void *userdata, int *keep, size_t n_keep) {
         BabysitterStatus st = { .code = 0 };
         siginfo_t si = { .si_pid = 0 };
         struct pollfd p[2];
@@ -40,6 +56,11 @@ __attribute__((__noreturn__)) static void babysit(int fd, void (*run)(void *user
         (void) sigprocmask(SIG_SETMASK, &all, NULL);
         for (int i = 1; i < NSIG; ++i)
                 (void) signal(i, SIG_DFL);
+        /* before the service is forked, so that it never holds them either; then the bus
+         * may go on (babysitter_spawn() waits for this byte) */
+        close_all_but(keep, n_keep);
+        if (write(fd, &(char){ BABYSITTER_READY }, 1) != 1)
+                _exit(127);
         pid = fork();
         if (pid < 0)
                 _exit(127);
@@ -48,7 +69,9 @@ __attribute__((__noreturn__)) static void babysit(int fd, void (*run)(void *user
                 run(userdata);
                 _exit(127);
         }
-        close_all_but(fd);
+        for (size_t i = 0; i < n_keep; ++i)
+                if (keep[i] != fd)
+                        (void) close(keep[i]);
         pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
         if (pidfd < 0) {
                 /* cannot watch it: report as soon as it ends, never release it early */
@@ -85,25 +108,45 @@ report:
         _exit(0);
 }
 
-int babysitter_spawn(void (*run)(void *userdata), void *userdata, pid_t *ret_pid, int *ret_fd) {
-        int sv[2];
+int babysitter_spawn(void (*run)(void *userdata), void *userdata, const int *keep,
+                     size_t n_keep, pid_t *ret_pid, int *ret_fd) {
+        int sv[2], all[1 + BABYSITTER_KEEP_MAX], r;
+        size_t n_all = 0;
+        ssize_t n;
         pid_t pid;
+        char b;
 
+        if (n_keep > BABYSITTER_KEEP_MAX)
+                return error_origin(-EINVAL);
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
                 return error_origin(-errno);
+        all[n_all++] = sv[1];
+        for (size_t i = 0; i < n_keep; ++i)
+                if (keep[i] >= 0)
+                        all[n_all++] = keep[i];
         pid = fork();
         if (pid < 0) {
-                int r = -errno;
-
+                r = -errno;
                 (void) close(sv[0]);
                 (void) close(sv[1]);
                 return error_origin(r);
         }
         if (pid == 0) {
                 (void) close(sv[0]);
-                babysit(sv[1], run, userdata);
+                babysit(sv[1], run, userdata, all, n_all);
         }
         (void) close(sv[1]);
+        /* until the babysitter dropped its copies of the bus's descriptors: from then on no
+         * other process holds them (a fork and a close_range(), well under a millisecond) */
+        do
+                n = read(sv[0], &b, 1);
+        while (n < 0 && errno == EINTR);
+        if (n != 1 || b != BABYSITTER_READY) {
+                /* it died first: reaped, it holds nothing any more */
+                (void) close(sv[0]);
+                (void) waitpid(pid, NULL, 0);
+                return error_origin(-ECHILD);
+        }
         *ret_pid = pid;
         *ret_fd = sv[0];
         return 0;

@@ -10,6 +10,7 @@
  * its children.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* How the service ended, as waitid() tells it (CLD_EXITED / CLD_KILLED / CLD_DUMPED). */
@@ -20,11 +21,15 @@ typedef struct BabysitterStatus {
 
 /*
  * Fork a babysitter that forks a grandchild running @run(@userdata) (which must exec or
- * _exit, never return). The babysitter keeps no descriptor of the bus but its socket.
- * Return: 0 with the babysitter's pid in @ret_pid and the bus's end of its socket in
- * @ret_fd (O_CLOEXEC); or a negative errno (nothing forked).
+ * _exit, never return). Of the bus's descriptors the grandchild gets only the @n_keep (at
+ * most 4; -1: none) of @keep, the babysitter only its socket; both have dropped the others
+ * when this returns, so no other process holds a peer's socket (kdbusd closes one without
+ * EPOLL_CTL_DEL, proxy/loop.h). Return: 0 with the babysitter's pid in @ret_pid and the
+ * bus's end of its socket in @ret_fd (O_CLOEXEC); or a negative errno (-ECHILD: the
+ * babysitter died at once; nothing runs).
  */
-int babysitter_spawn(void (*run)(void *userdata), void *userdata, pid_t *ret_pid, int *ret_fd);
+int babysitter_spawn(void (*run)(void *userdata), void *userdata, const int *keep,
+                     size_t n_keep, pid_t *ret_pid, int *ret_fd);
 
 /*
  * After the babysitter exited: how the service ended. Return: 0 (@ret set), or -ENODATA

@@ -1164,7 +1164,8 @@ ProxyClient *client_free(ProxyClient *c) {
                 (void) close(c->in_fds[i]);
         free(c->in_fds);
         free(c->in);
-        c->io = loop_source_free(c->io);
+        /* the fd leaves the epoll set with its close() (no other process holds it) */
+        c->io = loop_io_free_closing(c->io);
         c->auth_timer = loop_source_free(c->auth_timer);
         c->fd_timer = loop_source_free(c->fd_timer);
         c->fd = fd_close(c->fd);

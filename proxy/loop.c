@@ -447,6 +447,26 @@ LoopSource *loop_source_free(LoopSource *s) {
 }
 
 /**
+ * loop_io_free_closing() - free an io source whose fd is closed right after
+ * @s:          the io source, or NULL
+ *
+ * epoll forgets an fd when its file's last descriptor is closed, and a socket's file is
+ * released before close() returns to the caller. So when the caller closes @s's fd next
+ * and no other process holds a copy of it (kdbusd's peer sockets: they are O_CLOEXEC and
+ * its only fork, the babysitter, drops its copies before babysitter_spawn() returns), the
+ * EPOLL_CTL_DEL would be a syscall for nothing (issue #16: one of the 13 per connection).
+ * Were another copy open, the kernel would go on reporting the fd with @s's freed memory
+ * as its data: only for such fds.
+ *
+ * Return: NULL.
+ */
+LoopSource *loop_io_free_closing(LoopSource *s) {
+        if (s && !s->dead && s->type == LOOP_SOURCE_IO)
+                s->in_epoll = false;
+        return loop_source_free(s);
+}
+
+/**
  * loop_source_set_enabled() - switch a source on or off
  * @s:          the source
  * @enabled:    LOOP_OFF, LOOP_ON, or LOOP_ONESHOT (defer and time sources)

@@ -71,6 +71,9 @@ int loop_add_signal(Loop *l, LoopSource **ret, int sig, LoopSignalFn fn, void *u
 
 LoopSource *loop_source_free(LoopSource *s);
 DEFINE_CLEANUP(LoopSource *, loop_source_free);
+/* Frees an io source whose fd the caller closes next and of which no other process holds a
+ * copy: the close takes it out of the epoll set, no EPOLL_CTL_DEL (issue #16). */
+LoopSource *loop_io_free_closing(LoopSource *s);
 int loop_source_set_enabled(LoopSource *s, LoopEnable enabled);
 int loop_io_set_events(LoopSource *s, uint32_t events);
 /* Arms (or, with @usec == UINT64_MAX, disarms) a one-shot timer. */

@@ -3,7 +3,9 @@
  * proxy/loop.c: one wakeup dispatches every ready fd (not one per wakeup), a source freed by
  * another's callback in the same batch is never called, timers fire once in order and a
  * timer re-armed for "now" from its callback waits for the next wakeup, defer sources run
- * once per wakeup (ONESHOT once), signals arrive through their source, loop_exit() stops.
+ * once per wakeup (ONESHOT once), signals arrive through their source, loop_exit() stops;
+ * an fd closed after loop_io_free_closing() (no EPOLL_CTL_DEL) is never reported again, also
+ * not when it hung up, and its number is watched afresh when a new socket gets it.
  */
 #include <signal.h>
 #include <sys/socket.h>
@@ -94,6 +96,46 @@ static int on_time(LoopSource *s, uint64_t usec, void *userdata) {
                 g_assert_cmpint(loop_timer_set(s, loop_now(t->loop)), ==, 0);
         }
         return 0;
+}
+
+static void test_free_closing(void) {
+        Pair a = { .fd = { -1, -1 } }, b = { .fd = { -1, -1 } };
+        Loop *l = NULL;
+        int old;
+
+        g_assert_cmpint(loop_new(&l), ==, 0);
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, a.fd),
+                        ==, 0);
+        g_assert_cmpint(loop_add_io(l, &a.io, a.fd[0], EPOLLIN, on_io, &a), ==, 0);
+        g_assert_cmpint(write(a.fd[1], "x", 1), ==, 1);
+        (void) close(a.fd[1]);                  /* ready and hung up: reported until it goes */
+        old = a.fd[0];
+        a.io = loop_io_free_closing(a.io);
+        (void) close(a.fd[0]);
+        g_assert_cmpint(loop_run_once(l, 0), ==, 0);
+        g_assert_cmpuint(a.calls, ==, 0);
+
+        /* the same number for another socket: ADD works, its events are its own */
+        g_assert_cmpint(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, b.fd),
+                        ==, 0);
+        g_assert_true(b.fd[0] == old || b.fd[1] == old);
+        if (b.fd[1] == old) {
+                int t = b.fd[0];
+
+                b.fd[0] = b.fd[1];
+                b.fd[1] = t;
+        }
+        g_assert_cmpint(loop_add_io(l, &b.io, b.fd[0], EPOLLIN, on_io, &b), ==, 0);
+        g_assert_cmpint(loop_run_once(l, 0), ==, 0);
+        g_assert_cmpuint(b.calls, ==, 0);
+        g_assert_cmpint(write(b.fd[1], "y", 1), ==, 1);
+        g_assert_cmpint(loop_run_once(l, 0), ==, 0);
+        g_assert_cmpuint(b.calls, ==, 1);
+        g_assert_cmpuint(a.calls, ==, 0);
+        b.io = loop_source_free(b.io);
+        (void) close(b.fd[0]);
+        (void) close(b.fd[1]);
+        loop_unref(l);
 }
 
 static void test_timers(void) {
@@ -189,6 +231,7 @@ int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
         g_test_add_func("/proxy/loop/batch", test_batch);
         g_test_add_func("/proxy/loop/timers", test_timers);
+        g_test_add_func("/proxy/loop/free-closing", test_free_closing);
         g_test_add_func("/proxy/loop/defer-signal-exit", test_defer_signal_exit);
         return g_test_run();
 }
