@@ -55,25 +55,19 @@ static const uint64_t items_update[] = {
                             KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
 #define MAKE_FLAGS (KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD)
 
+/* The order is only that of native_command_find()'s search: the three commands of every
+ * call first. */
 static const NativeCommand native_commands[] = {
-        /* a handle's first command (proxy/native-listener.c runs them) */
-        { KDBUS_CMD_HELLO, "HELLO", sizeof(struct kdbus_cmd_hello),
-          NATIVE_HELLO_FLAGS | KDBUS_FLAG_NEGOTIATE, NATIVE_HELLO_FLAGS,
-          NATIVE_ITEMS_LISTED, items_hello, true, NULL },
-        { KDBUS_CMD_BUS_MAKE, "BUS_MAKE", sizeof(struct kdbus_cmd), MAKE_FLAGS, 0,
-          NATIVE_ITEMS_ANY, NULL, true, NULL },
-        { KDBUS_CMD_ENDPOINT_MAKE, "ENDPOINT_MAKE", sizeof(struct kdbus_cmd), MAKE_FLAGS, 0,
-          NATIVE_ITEMS_ANY, NULL, true, NULL },
         /* a connection's */
-        { KDBUS_CMD_BYEBYE, "BYEBYE", sizeof(struct kdbus_cmd), 0, 0,
-          NATIVE_ITEMS_UNCHECKED, NULL, false, native_conn_byebye },
         { KDBUS_CMD_SEND, "SEND", sizeof(struct kdbus_cmd_send), KDBUS_SEND_SYNC_REPLY, 0,
           NATIVE_ITEMS_LISTED, items_send, false, native_conn_send },
+        { KDBUS_CMD_FREE, "FREE", sizeof(struct kdbus_cmd_free), 0, 0,
+          NATIVE_ITEMS_ANY, NULL, false, native_conn_free_slice },
         { KDBUS_CMD_RECV, "RECV", sizeof(struct kdbus_cmd_recv),
           KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY, 0,
           NATIVE_ITEMS_NONE, NULL, false, native_conn_recv },
-        { KDBUS_CMD_FREE, "FREE", sizeof(struct kdbus_cmd_free), 0, 0,
-          NATIVE_ITEMS_ANY, NULL, false, native_conn_free_slice },
+        { KDBUS_CMD_BYEBYE, "BYEBYE", sizeof(struct kdbus_cmd), 0, 0,
+          NATIVE_ITEMS_UNCHECKED, NULL, false, native_conn_byebye },
         { KDBUS_CMD_NAME_ACQUIRE, "NAME_ACQUIRE", sizeof(struct kdbus_cmd),
           KDBUS_NAME_REPLACE_EXISTING | KDBUS_NAME_ALLOW_REPLACEMENT | KDBUS_NAME_QUEUE, 0,
           NATIVE_ITEMS_LISTED, items_name, false, native_conn_name_acquire },
@@ -96,6 +90,14 @@ static const NativeCommand native_commands[] = {
         /* an endpoint owner's command (proxy/native-listener.c): EBADFD on a connection */
         { KDBUS_CMD_ENDPOINT_UPDATE, "ENDPOINT_UPDATE", sizeof(struct kdbus_cmd), 0, 0,
           NATIVE_ITEMS_ANY, NULL, false, NULL },
+        /* a handle's first command (proxy/native-listener.c runs them) */
+        { KDBUS_CMD_HELLO, "HELLO", sizeof(struct kdbus_cmd_hello),
+          NATIVE_HELLO_FLAGS | KDBUS_FLAG_NEGOTIATE, NATIVE_HELLO_FLAGS,
+          NATIVE_ITEMS_LISTED, items_hello, true, NULL },
+        { KDBUS_CMD_BUS_MAKE, "BUS_MAKE", sizeof(struct kdbus_cmd), MAKE_FLAGS, 0,
+          NATIVE_ITEMS_ANY, NULL, true, NULL },
+        { KDBUS_CMD_ENDPOINT_MAKE, "ENDPOINT_MAKE", sizeof(struct kdbus_cmd), MAKE_FLAGS, 0,
+          NATIVE_ITEMS_ANY, NULL, true, NULL },
 };
 
 /**
@@ -237,6 +239,19 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return -ECONNRESET;
         if (size < sizeof(*cmd) || size < def->struct_size)
                 return -EINVAL;
+        /* the common case, the struct alone (no item), flags it takes (so no NEGOTIATE),
+         * no fds but a SEND's: every check below passes but command_run()'s first three,
+         * which are made here; the rest would only walk items there are none of (a
+         * command's own checks run in its handler either way) */
+        if (cmd->size == def->struct_size && !(cmd->flags & ~def->flags) && def->run &&
+            (!n_fds || command == KDBUS_CMD_SEND)) {
+                if (!native_special_may(nc, command) || !native_holder_may(nc, command))
+                        return -EOPNOTSUPP;
+                r = def->run(nc, buf, size, &io);
+                *ret_fds = io.ret_fds;
+                *ret_n_fds = io.ret_n_fds;
+                return r;
+        }
         if (cmd->flags & KDBUS_FLAG_NEGOTIATE) {
                 cmd->flags = def->negotiate ? def->negotiate : def->flags;
                 cmd->return_flags = 0;

@@ -68,7 +68,7 @@ bool native_client_sync_blocked(NativeClient *c) {
         size_t off = sizeof(*req);
         ssize_t n;
 
-        if (!c->nc || c->nc->n_sync < NATIVE_MAX_SYNC || c->sync_cmd)
+        if (!c->nc || c->nc->n_sync < NATIVE_MAX_SYNC || c->sync_waits)
                 return false;
         n = recv(c->fd, buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
         if (n < (ssize_t)sizeof(*req))

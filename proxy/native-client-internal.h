@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "bridge/conn.h"
+#include "kdbus/kdbus.h"
 #include "proxy/log.h"
 #include "proxy/native-client.h"
 #include "util/list.h"
@@ -24,7 +25,10 @@ struct NativeClient {
         LoopSource *io;
         NativeConn *nc;
         BridgeCreds creds;              /* until HELLO takes them */
-        uint8_t *sync_cmd;              /* the SEND struct a SYNC_REPLY waits with */
+        bool sync_waits;                /* a SYNC_REPLY waits with @sync_cmd */
+        /* its SEND struct, kept here (no allocation per call; not the struct type, which
+         * ends in a flexible array) */
+        uint64_t sync_cmd[sizeof(struct kdbus_cmd_send) / sizeof(uint64_t)];
         bool sync_batch;                /* that SEND came in a KDBUS_WIRE_BATCH */
         uint64_t sync_n_freed;          /* whose FREEs were done */
         LoopSource *cancel_io;          /* its CANCEL_FD (the core owns the fd) */

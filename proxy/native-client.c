@@ -104,7 +104,6 @@ void native_client_free(NativeClient *c) {
         c->held_cancel_fd = fd_close(c->held_cancel_fd);
         c->nc = native_conn_free(c->nc);
         peer_creds_deinit(&c->creds);
-        free(c->sync_cmd);
         free(c->joined);
         c->fd = fd_close(c->fd);
         c->wake_fd = fd_close(c->wake_fd);
@@ -324,7 +323,7 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, void *waiter
         /* a SYNC_REPLY held back for want of room may go (after this returns: the loop
          * reads it) */
         native_client_sync_resume(userdata);
-        cmd = c ? (void *)c->sync_cmd : NULL;
+        cmd = c && c->sync_waits ? (void *)c->sync_cmd : NULL;
         /* the core closes the cancel fd after this returns */
         if (c)
                 c->cancel_io = loop_source_free(c->cancel_io);
@@ -346,8 +345,7 @@ static void native_client_sync_done(NativeConn *nc, void *userdata, void *waiter
         for (i = 0; i < n_fds; ++i)
                 (void) close(fds[i]);
         free(fds);
-        free(c->sync_cmd);
-        c->sync_cmd = NULL;
+        c->sync_waits = false;
         if (r < 0) {
                 c->dead = true;
                 return;
@@ -566,10 +564,10 @@ static int native_client_run(NativeClient *c, uint64_t command, uint8_t *cmd, si
         if (r == 1) {
                 /* SYNC_REPLY: keep the struct until the answer; the socket stays in epoll
                  * (native_client_io holds back whatever comes meanwhile) */
-                c->sync_cmd = malloc(sizeof(struct kdbus_cmd_send));
-                if (!c->sync_cmd)
-                        return -ENOMEM;
-                memcpy(c->sync_cmd, cmd, sizeof(struct kdbus_cmd_send));
+                _Static_assert(sizeof(c->sync_cmd) == sizeof(struct kdbus_cmd_send),
+                              "the SEND struct is whole 8-byte words");
+                memcpy(c->sync_cmd, cmd, sizeof(c->sync_cmd));
+                c->sync_waits = true;
                 c->sync_batch = batch;
                 c->sync_n_freed = n_freed;
                 cancel_fd = native_conn_sync_wait(c->nc, c);
@@ -909,7 +907,7 @@ static void native_client_read(NativeClient *c) {
 
         if (native_client_sync_blocked(c))
                 return;
-        if (c->sync_cmd) {
+        if (c->sync_waits) {
                 /* readable while its SYNC_REPLY waits: a closed peer ends now (its call
                  * with it); a command from another of its threads waits for the answer,
                  * the source off until then (native_client_sync_done) */

@@ -535,6 +535,136 @@ static void test_holder_free(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(peer_free_offset(&n->m, 0), ==, -EOPNOTSUPP);   /* HELLO's slice */
 }
 
+/*
+ * Run @command (its fixed struct @cmd, @struct_size bytes, then @tail_size bytes native
+ * code finds by offset, e.g. SEND's message) twice: as it is, and with a NEGOTIATE item
+ * between the struct and the tail (cmd->size grown by it; kdbus_args_parse() takes one in
+ * every command). The first takes native_conn_command()'s path for a struct without items
+ * (native/command.c), the second the item walk: both answer the same. Return: the answer.
+ */
+static int cmd_both_paths(TestPeer *p, uint64_t command, const void *cmd, size_t struct_size,
+                          const void *tail, size_t tail_size, const int *fds, unsigned n_fds) {
+        enum { NEG = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t) };
+        uint64_t plain[64] = { 0 }, neg[64] = { 0 };
+        struct kdbus_item *item = (void *)((uint8_t *)neg + struct_size);
+        size_t size = struct_size + NEG + tail_size, reply_size;
+        int *out = NULL, r0, r1;
+        unsigned n_out = 0;
+
+        g_assert_cmpuint(size, <=, sizeof(plain));
+        /* the tail at the same offset in both: behind the item's room */
+        memcpy(plain, cmd, struct_size);
+        memcpy(neg, cmd, struct_size);
+        if (tail_size) {
+                memcpy((uint8_t *)plain + struct_size + NEG, tail, tail_size);
+                memcpy((uint8_t *)neg + struct_size + NEG, tail, tail_size);
+        }
+        item->size = NEG;
+        item->type = KDBUS_ITEM_NEGOTIATE;
+        ((struct kdbus_cmd *)(void *)neg)->size += NEG;
+        r0 = native_conn_command(p->nc, command, plain, size, fds, n_fds, &reply_size, &out,
+                                 &n_out);
+        g_assert_cmpuint(n_out, ==, 0);
+        r1 = native_conn_command(p->nc, command, neg, size, fds, n_fds, &reply_size, &out,
+                                 &n_out);
+        g_assert_cmpuint(n_out, ==, 0);
+        g_assert_cmpint(r0, ==, r1);
+        return r0;
+}
+
+/* The SEND of a call to id 1 with its kdbus_msg and payload behind a NEGOTIATE item's
+ * room (the PAYLOAD_VEC's offset moved with them), both ways. */
+static int send_both_paths(TestPeer *p, uint64_t send_flags, const int *fds, unsigned n_fds) {
+        enum { NEG = KDBUS_ITEM_HEADER_SIZE + sizeof(uint64_t) };
+        TestMsg call = CALL(":1.1", 9);
+        TestSend s = { .dst_id = 1, .msg_flags = ~0ull, .memfd_idx = -1 };
+        size_t payload_size, size;
+        uint8_t *payload = test_dbus1(&call, 0, &payload_size);
+        uint8_t *dg = test_send_datagram(&call, &s, payload, payload_size, &size);
+        struct kdbus_cmd_send *snd = (void *)dg;
+        struct kdbus_msg *km = (void *)(dg + sizeof(*snd));
+        int r;
+
+        g_assert_cmpuint(snd->msg_address, ==, sizeof(*snd));
+        g_assert_cmpuint(km->items[0].type, ==, KDBUS_ITEM_PAYLOAD_VEC);
+        snd->flags = send_flags;
+        snd->msg_address += NEG;
+        km->items[0].vec.offset += NEG;
+        r = cmd_both_paths(p, KDBUS_CMD_SEND, snd, sizeof(*snd), km, size - sizeof(*snd), fds,
+                           n_fds);
+        g_free(dg);
+        free(payload);
+        return r;
+}
+
+/* A command's bare struct (no item) skips native/command.c's item walks: it answers as
+ * with an item, in each kind of connection, for good and bad input. */
+static void test_command_paths(NFixture *n, gconstpointer ctx) {
+        Fixture *f = &n->f;
+        struct kdbus_cmd_free fr = { .size = sizeof(fr), .offset = 8 };
+        struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
+        struct kdbus_cmd bye = { .size = sizeof(bye) };
+        struct kdbus_cmd_recv got;
+        int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+        g_assert_cmpint(fd, >=, 0);
+        (void) fixture_conn(f, 0);                              /* id 1 */
+        peer_hello(f, &n->a, 0);                                /* id 2 */
+        g_assert_cmpint(hello_special(f, &n->m, KDBUS_HELLO_MONITOR, NULL, 0), ==, 0);
+        g_assert_cmpint(hello_special(f, &n->act, KDBUS_HELLO_POLICY_HOLDER, "t.Held", 0), ==,
+                        0);
+        /* what the monitor saw of the HELLOs: received, freed */
+        while (peer_recv(&n->m, 0, 0, NULL, &got) == 0)
+                g_assert_cmpint(peer_free_offset(&n->m, got.msg.offset), ==, 0);
+        /* a monitor receives, never sends; a policy holder does neither */
+        g_assert_cmpint(cmd_both_paths(&n->m, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
+                        ==, -EAGAIN);
+        g_assert_cmpint(cmd_both_paths(&n->m, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, NULL, 0),
+                        ==, -ENXIO);
+        g_assert_cmpint(send_both_paths(&n->m, 0, NULL, 0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(cmd_both_paths(&n->m, KDBUS_CMD_BYEBYE, &bye, sizeof(bye), NULL, 0, NULL,
+                                       0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(cmd_both_paths(&n->act, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, NULL,
+                                       0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(cmd_both_paths(&n->act, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL,
+                                       0), ==, -EOPNOTSUPP);
+        g_assert_cmpint(send_both_paths(&n->act, 0, NULL, 0), ==, -EOPNOTSUPP);
+        /* an ordinary connection */
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, NULL, 0),
+                        ==, -ENXIO);
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, &fd, 1),
+                        ==, -EINVAL);           /* fds with anything but SEND */
+        fr.flags = 1;
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, NULL, 0),
+                        ==, -EINVAL);
+        fr.flags = 0;
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
+                        ==, -EAGAIN);
+        rc.flags = KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY;
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
+                        ==, -EINVAL);
+        rc.flags = 1ull << 10;
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
+                        ==, -EINVAL);
+        rc.flags = 0;
+        g_assert_cmpint(send_both_paths(&n->a, 0, NULL, 0), ==, 0);
+        g_assert_cmpint(send_both_paths(&n->a, 1ull << 5, NULL, 0), ==, -EINVAL);
+        /* a datagram's fd no FDS item names is not the message's */
+        g_assert_cmpint(send_both_paths(&n->a, 0, &fd, 1), ==, 0);
+        g_assert_cmpuint(f->c[0]->queued_msgs, ==, 4);
+        /* after BYEBYE (the plain one leaves; the second finds it gone) */
+        g_assert_cmpint(peer_recv(&n->a, 0, 0, NULL, NULL), ==, -EAGAIN);
+        g_assert_cmpint(peer_cmd(&n->a, KDBUS_CMD_BYEBYE, &bye, sizeof(bye)), ==, 0);
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_BYEBYE, &bye, sizeof(bye), NULL, 0, NULL,
+                                       0), ==, -ECONNRESET);
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_FREE, &fr, sizeof(fr), NULL, 0, NULL, 0),
+                        ==, -ECONNRESET);
+        g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
+                        ==, -ECONNRESET);
+        g_assert_cmpint(send_both_paths(&n->a, 0, NULL, 0), ==, -ECONNRESET);
+        (void) close(fd);
+}
+
 int main(int argc, char **argv) {
         g_test_init(&argc, &argv, NULL);
 #define ADD(path, fn) g_test_add("/native/" path, NFixture, NULL, nsetup, fn, nteardown)
@@ -547,5 +677,6 @@ int main(int argc, char **argv) {
         ADD("activator/list", test_activator_list);
         ADD("info/special", test_special_info);
         ADD("holder/no-free", test_holder_free);
+        ADD("command/paths", test_command_paths);
         return g_test_run();
 }
