@@ -1005,7 +1005,7 @@ static int conn_send_signal_native(BridgeConn *sender, BridgeConn *dst, BridgeMs
         return 0;
 }
 
-static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
+static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg, BridgeReply *slot) {
         const WireHeader *h = &msg->hdr;
         BridgeReply *pending = NULL, *answered = NULL;
         BridgeConn *dst;
@@ -1022,7 +1022,11 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg) {
                 return BRIDGE_E_PEER_UNKNOWN;   /* kdbus: not a destination (ENXIO) */
 
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
-                answered = bus_find_reply(sender->bus, dst, sender, h->reply_serial);
+                if (slot && slot->caller == dst && slot->callee == sender &&
+                    slot->serial == h->reply_serial)
+                        answered = slot;        /* bridge_conn_send_answer()'s */
+                else
+                        answered = bus_find_reply(sender->bus, dst, sender, h->reply_serial);
                 /* kdbus semantics, whatever the policy says: a reply passes only through
                  * the slot its call opened. A policy that denies it still answers with its
                  * AccessDenied as dbus-daemon does (system.conf); one that would allow it
@@ -1132,6 +1136,18 @@ int bridge_conn_eavesdrop(BridgeConn *sender, BridgeMsg *msg) {
  * receiver).
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
+        return bridge_conn_send_answer(sender, msg, NULL);
+}
+
+/**
+ * bridge_conn_send_answer() - bridge_conn_send() with the reply slot a reply answers
+ * @sender:     the active connection it came from
+ * @msg:        the stamped message
+ * @slot:       the reply slot @msg answers as bus_find_reply() found it just before, or NULL
+ *
+ * Return: as bridge_conn_send().
+ */
+int bridge_conn_send_answer(BridgeConn *sender, BridgeMsg *msg, BridgeReply *slot) {
         int r;
 
         if (!bridge_conn_is_active(sender) || bridge_conn_is_monitor(sender))
@@ -1146,7 +1162,7 @@ int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg) {
                         return error_trace(r);
         }
         if (msg->hdr.destination)
-                r = conn_send_unicast(sender, msg);
+                r = conn_send_unicast(sender, msg, slot);
         else if (msg->hdr.type == WIRE_MSG_SIGNAL)
                 r = bus_route_broadcast(sender->bus, sender, msg);
         else if (sender->bus->n_eavesdrop_rules)

@@ -25,6 +25,7 @@
 typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 typedef struct BridgeMsg BridgeMsg;
+typedef struct BridgeReply BridgeReply;
 
 typedef struct BridgeConnOps {
         /* The queue went from empty to non-empty. */
@@ -228,6 +229,14 @@ void bridge_conn_disconnect(BridgeConn *conn);
  * (receiver, sending account): bridge/quota.h.
  */
 int bridge_conn_send(BridgeConn *sender, BridgeMsg *msg);
+
+/*
+ * As bridge_conn_send(), for a method return or error whose reply slot the caller has just
+ * looked up (bus_find_reply(bus, destination's connection, @sender, reply serial), with
+ * nothing changed since): @slot is taken for it instead of a second lookup (a slot that
+ * is not that one is ignored, the lookup made).
+ */
+int bridge_conn_send_answer(BridgeConn *sender, BridgeMsg *msg, BridgeReply *slot);
 
 /*
  * Offer @msg (a call the driver handled) to every connection's eavesdrop rules, @sender's

@@ -425,6 +425,7 @@ NativeConn *native_conn_free(NativeConn *nc) {
         bridge_ns_free(nc->ns);
         free(nc->description);
         free(nc->spare_entry);
+        bridge_msg_unref(nc->quota_sized.msg);
         free(nc);
         return NULL;
 }
@@ -691,14 +692,16 @@ static const BridgeConn *msg_sender_for(const NativeConn *nc, const BridgeMsg *m
  * BRIDGE_E_POOL_FULL (no free range for it in the pool now: EXFULL).
  */
 int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
-        const BridgeConn *sender;
+        NativeSliceSize *sz = &nc->quota_sized;
         BridgeQuotaUse pool, queue;
-        uint64_t total, msg_size, attach, declined;
+        uint64_t total;
 
+        sz->msg = bridge_msg_unref(sz->msg);
         if (!msg->sender_id || msg->quota_account == BRIDGE_QUOTA_ACCOUNT_BUS)
                 return 0;
-        sender = msg_sender_for(nc, msg);
-        total = msg_slice_size(nc, msg, sender, &msg_size, &attach, &declined);
+        sz->sender = msg_sender_for(nc, msg);
+        total = sz->total = msg_slice_size(nc, msg, sz->sender, &sz->msg_size, &sz->attach,
+                                           &sz->declined);
         if (!list_is_empty(&nc->recv_list) || bridge_conn_queue_peek(nc->conn)) {
                 pool = bridge_quota_get(&nc->pool_quota, msg->quota_account);
                 queue = bridge_quota_get(&nc->conn->quota, msg->quota_account);
@@ -713,6 +716,8 @@ int native_conn_quota_check(NativeConn *nc, const BridgeMsg *msg) {
          * for the message at once or its SEND failed EXFULL */
         if (!bridge_pool_fits(nc->pool, total))
                 return BRIDGE_E_POOL_FULL;
+        /* a message is const to the transport, its reference count is not */
+        sz->msg = bridge_msg_ref((BridgeMsg *)msg);
         return 0;
 }
 
@@ -724,17 +729,28 @@ static uint64_t msg_cookie_reply(const BridgeMsg *m) {
 }
 
 /*
- * Write @m into the pool (its quota and room were checked when the core accepted it).
+ * Write @m into the pool (its quota and room were checked when the core accepted it);
+ * @sized: its sizes if the quota check computed them just before (nothing changed since),
+ * or NULL.
  * Return: 0 (delivered or dropped) or -ENOMEM (left queued).
  */
-static int native_conn_deliver(NativeConn *nc, BridgeMsg *m) {
-        const BridgeConn *sender = msg_sender_for(nc, m);
+static int native_conn_deliver(NativeConn *nc, BridgeMsg *m, const NativeSliceSize *sized) {
+        const BridgeConn *sender;
         uint64_t msg_size, total, attach, declined;
         BridgePoolSlice *slice;
         NativeEntry *e;
         int r, i;
 
-        total = msg_slice_size(nc, m, sender, &msg_size, &attach, &declined);
+        if (sized) {
+                sender = sized->sender;
+                total = sized->total;
+                msg_size = sized->msg_size;
+                attach = sized->attach;
+                declined = sized->declined;
+        } else {
+                sender = msg_sender_for(nc, m);
+                total = msg_slice_size(nc, m, sender, &msg_size, &attach, &declined);
+        }
         r = bridge_pool_alloc(nc->pool, total, true, &slice);
         if (r == POOL_E_NO_SPACE) {
                 /* a peer's message was checked to fit when it was accepted; the bus's own
@@ -919,17 +935,37 @@ int native_conn_unqueue(NativeConn *nc, const char *name, BridgeMsg ***msgs, siz
  * the receive list became non-empty.
  */
 void native_conn_drain(NativeConn *nc) {
-        bool was_empty = list_is_empty(&nc->recv_list);
-        unsigned n_before = nc->n_entries;
+        bool was_empty;
+        unsigned n_before;
+        NativeSliceSize sized = { 0 };
         BridgeMsg *m;
 
-        if (!nc->conn)
+        /* the quota check's sizes hold for the first message only if it is the one the
+         * check was for and nothing ran in between: the drain the core's queueing of it
+         * starts; any later drain finds them gone */
+        if (nc->quota_sized.msg) {
+                sized = nc->quota_sized;
+                nc->quota_sized.msg = NULL;
+        }
+        /* most drains (RECV's and FREE's) find nothing queued */
+        if (!nc->conn || list_is_empty(&nc->conn->queue)) {
+                if (sized.msg)
+                        bridge_msg_unref(sized.msg);
                 return;
+        }
+        was_empty = list_is_empty(&nc->recv_list);
+        n_before = nc->n_entries;
         while ((m = bridge_conn_queue_peek(nc->conn))) {
-                if (native_conn_deliver(nc, m))
+                bool first = sized.msg == m;
+
+                if (sized.msg)          /* the queue holds @m */
+                        sized.msg = bridge_msg_unref(sized.msg);
+                if (native_conn_deliver(nc, m, first ? &sized : NULL))
                         break;
                 bridge_conn_queue_pop(nc->conn);
         }
+        if (sized.msg)
+                bridge_msg_unref(sized.msg);
         /* (a SYNC_REPLY's answer goes to sync_done, not into the list) */
         if (((was_empty && !list_is_empty(&nc->recv_list)) ||
              (nc->readable_each && nc->n_entries > n_before)) && nc->ops && nc->ops->readable)

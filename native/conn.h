@@ -82,6 +82,14 @@ typedef struct NativeEntry {
                                          * account, BRIDGE_QUOTA_ACCOUNT_BUS) */
 } NativeEntry;
 
+/* What a message takes in a receiver's pool (native/conn.c's msg_slice_size()) */
+typedef struct NativeSliceSize {
+        BridgeMsg *msg;                 /* a reference (so that the pointer names that
+                                         * message only), or NULL */
+        const BridgeConn *sender;       /* whose metadata goes with it, or NULL */
+        uint64_t total, msg_size, attach, declined;
+} NativeSliceSize;
+
 struct NativeConn {
         BridgeConn *conn;               /* one reference */
         BridgePool *pool;
@@ -103,6 +111,9 @@ struct NativeConn {
         WireFieldMemo field_memo;       /* the last valid names of its SENDs' dbus1
                                          * headers (wire_message_parse_memo()) */
         List recv_list;                 /* NativeEntry */
+        /* the sizes native_conn_quota_check() found for the message it last let in, for
+         * the drain right after (the core queues it next): computed once per delivery */
+        NativeSliceSize quota_sized;
         NativeEntry *spare_entry;       /* the last one freed, for the next message
                                          * (native_entry_new()) */
         BridgeQuotaTable pool_quota;    /* recv_list's messages per sending account:

@@ -389,12 +389,11 @@ static int send_check_header(NativeConn *nc, const struct kdbus_msg *km, const W
         }
         if (p->dst_name && strcmp(p->dst_name, h->destination))
                 return -EINVAL;
-        if (h->destination[0] == ':') {
-                char expected[sizeof(nc->conn->unique_name)];
-
-                bus_format_unique_name(nc->conn->bus, km->dst_id, expected);
-                return strcmp(expected, h->destination) ? -EINVAL : 0;
-        }
+        /* the unique name of dst_id exactly (parsing is the inverse of formatting; dst_id
+         * is no 0 here, the parser's "no unique name") */
+        if (h->destination[0] == ':')
+                return bus_parse_unique_name(nc->conn->bus, h->destination) == km->dst_id ?
+                       0 : -EINVAL;
         owner = bus_find_conn_by_name(nc->conn->bus, h->destination);
         if (owner && owner->id != km->dst_id)
                 return -EREMCHG;
@@ -710,6 +709,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         struct kdbus_cmd_send *cmd = buf;
         const struct kdbus_msg *km;
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        BridgeReply *answered = NULL;
         SendParts p;
         uint8_t *joined = NULL;
         const uint8_t *payload;
@@ -847,9 +847,12 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
                 BridgeConn *dst = bus_find_conn_by_name(nc->conn->bus, h->destination);
 
-                if (dst && !bus_find_reply(nc->conn->bus, dst, nc->conn, h->reply_serial)) {
-                        r = -EBADSLT;
-                        goto out;
+                if (dst) {
+                        answered = bus_find_reply(nc->conn->bus, dst, nc->conn, h->reply_serial);
+                        if (!answered) {
+                                r = -EBADSLT;
+                                goto out;
+                        }
                 }
         }
         /* kdbusd's transport holds a further SYNC_REPLY back while NATIVE_MAX_SYNC wait
@@ -873,7 +876,8 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                         goto out;
                 }
         }
-        r = bridge_conn_send(nc->conn, m);
+        /* the slot found above: nothing ran since that could end it */
+        r = bridge_conn_send_answer(nc->conn, m, answered);
         /* the core answers a legacy peer on a custom endpoint as if a hidden name did not
          * exist; kdbus fails SEND to an existing one with EPERM (no TALK) */
         if ((r == BRIDGE_E_NAME_UNKNOWN || r == BRIDGE_E_PEER_UNKNOWN) && nc->conn->endpoint &&

@@ -85,6 +85,13 @@ static void test_message_bad(NFixture *n, gconstpointer ctx) {
         s.msg_flags = ~0ull;
         s.dst_id = 3;
         g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        /* dst_id's unique name exactly: not another spelling of the number */
+        s.dst_id = 2;
+        t.destination = ":1.02";
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        t.destination = ":1.18446744073709551618";      /* 2 modulo 2^64 */
+        g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EINVAL);
+        t.destination = ":1.2";
         s.dst_id = KDBUS_DST_ID_NAME;
         g_assert_cmpint(peer_send(&n->a, &t, &s), ==, -EDESTADDRREQ);
         /* to nobody */
