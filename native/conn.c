@@ -647,14 +647,20 @@ static void msg_write(NativeConn *nc, const BridgeMsg *m, BridgePoolSlice *slice
 static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const BridgeConn *sender,
                                uint64_t *ret_msg_size, uint64_t *ret_attach,
                                uint64_t *ret_declined) {
-        uint64_t msg_size, bytes, meta;
+        uint64_t msg_size, bytes, meta = 0;
 
-        if (m->opaque) {
-                const struct kdbus_msg *okm = (const void *)m->opaque;
-
+        /* a receiver that wants nothing gets nothing from anyone (native_meta_wanted()):
+         * neither metadata nor the declined flags, whatever the sender consented to */
+        *ret_attach = 0;
+        *ret_declined = 0;
+        if (native_meta_wanted(nc)) {
                 *ret_attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender,
                                                       ret_declined);
                 meta = native_meta_size(*ret_attach, *ret_declined, sender, m);
+        }
+        if (m->opaque) {
+                const struct kdbus_msg *okm = (const void *)m->opaque;
+
                 msg_size = meta ? ALIGN8(okm->size) + meta : okm->size;
                 *ret_msg_size = msg_size;
                 return ALIGN8(ALIGN8(msg_size) + m->opaque_size - ALIGN8(okm->size));
@@ -662,8 +668,7 @@ static uint64_t msg_slice_size(const NativeConn *nc, const BridgeMsg *m, const B
         msg_size = sizeof(struct kdbus_msg) + msg_payload_items_size(m, &bytes);
         if (m->n_fds)
                 msg_size += KDBUS_ITEM_SIZE(m->n_fds * sizeof(int));
-        *ret_attach = native_attach_flags_for(nc, nc->attach_flags_recv, sender, ret_declined);
-        msg_size += native_meta_size(*ret_attach, *ret_declined, sender, m);
+        msg_size += meta;
         *ret_msg_size = msg_size;
         return ALIGN8(msg_size + bytes);
 }
@@ -1089,7 +1094,9 @@ int native_conn_recv(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                 native_conn_drain(nc);
                 return 0;
         }
-        r = msg_dup_fds(nc, e->msg, ret_fds, ret_n_fds);
+        /* (io's fds are NULL and 0 until then; most messages carry none) */
+        r = e->msg && (e->msg->n_fds || e->msg->n_parts) ?
+            msg_dup_fds(nc, e->msg, ret_fds, ret_n_fds) : 0;
         if (r) {
                 if (r != -EMFILE && r != -ENFILE)
                         return r;

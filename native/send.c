@@ -224,12 +224,13 @@ static bool item_str_is_valid(const struct kdbus_item *item) {
  * The message's items as kdbus parsed them before looking at the message itself
  * (kdbus_args_verify() with the item types kdbus_cmd_send() allows, and
  * kdbus_item_validate()): in bounds, of a type a message may carry, each well formed,
- * and FDS, BLOOM_FILTER and DST_NAME at most once. Return: 0, -EINVAL, or -EBADF (a
+ * and FDS, BLOOM_FILTER and DST_NAME at most once. *ret_only_vecs: all are PAYLOAD_VECs
+ * (send_examine() has no item to look at). Return: 0, -EINVAL, or -EBADF (a
  * PAYLOAD_MEMFD with a negative fd).
  */
-static int send_items_verify(const struct kdbus_msg *km) {
+static int send_items_verify(const struct kdbus_msg *km, bool *ret_only_vecs) {
         const struct kdbus_item *item;
-        bool have_fds = false, have_bloom = false, have_name = false;
+        bool have_fds = false, have_bloom = false, have_name = false, only_vecs = true;
         bool *once;
         int r;
 
@@ -240,6 +241,7 @@ static int send_items_verify(const struct kdbus_msg *km) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 once = NULL;
+                only_vecs = only_vecs && item->type == KDBUS_ITEM_PAYLOAD_VEC;
                 switch (item->type) {
                 case KDBUS_ITEM_PAYLOAD_VEC:
                         if (payload != sizeof(struct kdbus_vec) || item->vec.size == 0)
@@ -277,17 +279,18 @@ static int send_items_verify(const struct kdbus_msg *km) {
                         *once = true;
                 }
         }
+        *ret_only_vecs = only_vecs;
         return 0;
 }
 
 /*
  * kdbus_msg_examine(): the message's flags and fields against each other, then what
- * its items may be for this kind of message, in kdbus's order. timeout_ns and
- * cookie_reply are one field (a union), so a broadcast with either is ENOTUNIQ.
- * Return: 0 or -errno.
+ * its items may be for this kind of message, in kdbus's order (@only_vecs: there is no
+ * item it looks at). timeout_ns and cookie_reply are one field (a union), so a broadcast
+ * with either is ENOTUNIQ. Return: 0 or -errno.
  */
 static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg *km,
-                        const BloomParams *bp) {
+                        const BloomParams *bp, bool only_vecs) {
         bool broadcast = km->dst_id == KDBUS_DST_ID_BROADCAST;
         bool signal = km->flags & KDBUS_MSG_SIGNAL;
         const struct kdbus_item *item;
@@ -314,7 +317,7 @@ static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg
                         return -EINVAL;         /* a reply cannot be a signal */
         }
 
-        KDBUS_ITEMS_FOREACH(item, km->items, km->size - sizeof(*km)) {
+        KDBUS_ITEMS_FOREACH(item, km->items, only_vecs ? 0 : km->size - sizeof(*km)) {
                 uint64_t payload = item->size - KDBUS_ITEM_HEADER_SIZE;
 
                 switch (item->type) {
@@ -715,7 +718,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         const uint8_t *payload;
         const WireHeader *h;
         WireHeader hdr;
-        bool opaque;
+        bool opaque, only_vecs;
         size_t frame, head_size;
         uint64_t deadline_usec = 0;
         int cancel_fd = -1, cancel_dup = -1;
@@ -739,12 +742,12 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         if (km->flags & ~(uint64_t)(KDBUS_MSG_EXPECT_REPLY | KDBUS_MSG_NO_AUTO_START |
                                     KDBUS_MSG_SIGNAL))
                 return -EINVAL;
-        r = send_items_verify(km);
+        r = send_items_verify(km, &only_vecs);
         if (r)
                 return r;
         if (km->src_id != 0 && km->src_id != nc->conn->id)
                 return -EINVAL;
-        r = send_examine(cmd, km, &nc->conn->bus->bloom);
+        r = send_examine(cmd, km, &nc->conn->bus->bloom, only_vecs);
         if (r)
                 return r;
         /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC
@@ -845,7 +848,11 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
         /* kdbus: a reply passes only through the reply slot its call opened, whatever a
          * dbus1 policy would let through for legacy peers */
         if (h->type == WIRE_MSG_METHOD_RETURN || h->type == WIRE_MSG_ERROR) {
-                BridgeConn *dst = bus_find_conn_by_name(nc->conn->bus, h->destination);
+                /* a unique destination is dst_id's name (send_check_header(), or made
+                 * from it for an opaque payload): no need to parse it */
+                BridgeConn *dst = h->destination[0] == ':' ?
+                                  bus_find_conn(nc->conn->bus, km->dst_id) :
+                                  bus_find_conn_by_name(nc->conn->bus, h->destination);
 
                 if (dst) {
                         answered = bus_find_reply(nc->conn->bus, dst, nc->conn, h->reply_serial);
