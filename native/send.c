@@ -284,13 +284,27 @@ static int send_items_verify(const struct kdbus_msg *km, bool *ret_only_vecs) {
 }
 
 /*
+ * Is a DST_NAME item (send_items_verify() passed it: the string fills the payload) a
+ * well-known name? The sender's last valid dbus1 DESTINATION (@memo) is a valid bus name:
+ * if it is no unique name, it is one (the memo spares a dotted-name walk per SEND).
+ */
+static _noinline_ bool dst_name_is_valid(const struct kdbus_item *item,
+                                         const WireFieldMemo *memo) {
+        size_t n = item->size - KDBUS_ITEM_HEADER_SIZE - 1;
+
+        if (item->str[0] != ':' && wire_field_memo_has_destination(memo, item->str, n))
+                return true;
+        return wire_well_known_name_is_valid(item->str, n);
+}
+
+/*
  * kdbus_msg_examine(): the message's flags and fields against each other, then what
  * its items may be for this kind of message, in kdbus's order (@only_vecs: there is no
  * item it looks at). timeout_ns and cookie_reply are one field (a union), so a broadcast
  * with either is ENOTUNIQ. Return: 0 or -errno.
  */
 static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg *km,
-                        const BloomParams *bp, bool only_vecs) {
+                        const BloomParams *bp, bool only_vecs, const WireFieldMemo *memo) {
         bool broadcast = km->dst_id == KDBUS_DST_ID_BROADCAST;
         bool signal = km->flags & KDBUS_MSG_SIGNAL;
         const struct kdbus_item *item;
@@ -340,7 +354,7 @@ static int send_examine(const struct kdbus_cmd_send *cmd, const struct kdbus_msg
                         have_bloom = true;
                         break;
                 case KDBUS_ITEM_DST_NAME:
-                        if (!wire_well_known_name_is_valid(item->str, strlen(item->str)))
+                        if (!dst_name_is_valid(item, memo))
                                 return -EINVAL;
                         if (broadcast)
                                 return -EBADMSG;
@@ -747,7 +761,7 @@ int native_conn_send(NativeConn *nc, void *buf, size_t size, NativeCommandIo *io
                 return r;
         if (km->src_id != 0 && km->src_id != nc->conn->id)
                 return -EINVAL;
-        r = send_examine(cmd, km, &nc->conn->bus->bloom, only_vecs);
+        r = send_examine(cmd, km, &nc->conn->bus->bloom, only_vecs, &nc->field_memo);
         if (r)
                 return r;
         /* timeout_ns (a union with cookie_reply) is the call's absolute CLOCK_MONOTONIC

@@ -436,7 +436,7 @@ static int field_string_validate(WireField code, const char *s, uint32_t n) {
 
 static int field_string_check(WireField code, const char *s, uint32_t n, WireFieldMemo *memo) {
         int i = code == WIRE_FIELD_PATH ? 0 : code == WIRE_FIELD_INTERFACE ? 1 :
-                code == WIRE_FIELD_DESTINATION ? 2 : -1;
+                code == WIRE_FIELD_DESTINATION ? (int)WIRE_FIELD_MEMO_DESTINATION : -1;
         int r;
 
         if (!memo || i < 0)

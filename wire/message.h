@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "wire/protocol.h"
 
 /* Positive outcomes: the input is malformed. Each names the rule it broke. */
@@ -119,6 +120,16 @@ typedef struct WireFieldMemo {
                 char s[WIRE_FIELD_MEMO_LEN];
         } slot[3];
 } WireFieldMemo;
+
+/* The slot of a DESTINATION in WireFieldMemo (message.c keeps PATH, INTERFACE in 0, 1). */
+#define WIRE_FIELD_MEMO_DESTINATION 2u
+
+/* Are the @n bytes at @s the last valid DESTINATION @memo holds, i.e. a valid bus name? */
+static inline bool wire_field_memo_has_destination(const WireFieldMemo *memo, const char *s,
+                                                   size_t n) {
+        return n && n == memo->slot[WIRE_FIELD_MEMO_DESTINATION].len &&
+               memcmp(s, memo->slot[WIRE_FIELD_MEMO_DESTINATION].s, n) == 0;
+}
 
 /* wire_message_parse() with @memo (may be NULL) consulted and updated; the same verdicts. */
 int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigned flags,
