@@ -841,6 +841,12 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
 
         if (c->close_pending)
                 return 0;       /* still in the epoll set until its teardown */
+        if (revents & EPOLLHUP) {
+                /* nothing more can come from it, nothing it waits for can reach it: after
+                 * the other ready peers (client_hangup()) */
+                server_mark_hangup(c->server, c);
+                return 0;
+        }
         server_update_time(c->server);
         client_handle_io(c, revents);
         /* a client that must go is out of the loop already and torn down later, a slice
@@ -850,6 +856,19 @@ static int client_on_io(LoopSource *source, int fd, uint32_t revents, void *user
         if (!c->close_pending)
                 server_flush(c->server);
         return 0;
+}
+
+/**
+ * client_hangup() - a hangup the loop reported earlier in this wakeup
+ * @c:          the client
+ *
+ * What it sent before is read and dispatched as at any other wakeup (a budget; the rest
+ * from the ready list), then it is closed (later); with nothing left (EPOLLHUP and SIOCINQ
+ * 0) without a read. The caller tears down and flushes next (server_on_close()).
+ */
+void client_hangup(ProxyClient *c) {
+        if (!c->close_pending)
+                client_handle_io(c, EPOLLIN | EPOLLHUP);
 }
 
 /**
@@ -1096,6 +1115,7 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         list_init(&c->link);
         list_init(&c->dirty_link);
         list_init(&c->ready_link);
+        list_init(&c->hangup_link);
         list_append(&server->clients, &c->link);
         ++server->n_clients;
         ++server->n_authenticating;
@@ -1172,6 +1192,7 @@ ProxyClient *client_free(ProxyClient *c) {
         list_unlink(&c->link);
         list_unlink(&c->dirty_link);
         list_unlink(&c->ready_link);
+        list_unlink(&c->hangup_link);
         --c->server->n_clients;
         free(c);
         return NULL;

@@ -76,6 +76,7 @@ struct ProxyClient {
         List link;                      /* Server.clients */
         List dirty_link;                /* Server.dirty */
         List ready_link;                /* Server.ready */
+        List hangup_link;               /* Server.hangups */
         uint64_t ready_iteration;       /* the wakeup in which it went on Server.ready */
         ProxyLogLimit log_limit;
         pid_t pid;
@@ -106,6 +107,8 @@ ProxyClient *client_free(ProxyClient *c);
 
 /* Process buffered input with a fresh budget (from the server's ready list). */
 void client_process(ProxyClient *c);
+/* Its hangup, reported by the loop earlier in this wakeup (from the server's hangups). */
+void client_hangup(ProxyClient *c);
 /* Write out what is queued (from the server's post source). */
 void client_flush(ProxyClient *c);
 /* Close now if a close is pending (server_close_some()). Returns true if freed. */

@@ -24,7 +24,9 @@
  * defer, SERVER_CLOSE_BUDGET clients per wakeup, oldest first, while the loop keeps
  * polling with timeout 0. Until its slice comes the peer is on the bus as before, as if
  * its hangup had arrived later. So thousands of peers closing at once delay another peer's call by one slice per wakeup
- * instead of all their teardowns (docs/loop.md, "Closing peers").
+ * instead of all their teardowns (docs/loop.md, "Closing peers"). A hangup itself is
+ * looked at by the close defer too, before its slice (server_mark_hangup()), so it is not
+ * in front of the other ready peers' answers either.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -117,6 +119,22 @@ void server_mark_closing(Server *s, ProxyClient *c) {
 }
 
 /**
+ * server_mark_hangup() - @c hung up: see to it after the wakeup's other io
+ * @s:          the server
+ * @c:          the client
+ *
+ * What it left to read, and its teardown, come after the answers the other ready peers
+ * wait for (issue #16: in connection churn the one that hung up is reported in the wakeup
+ * that accepts the next, before it); the close defer takes it in the same wakeup.
+ */
+void server_mark_hangup(Server *s, ProxyClient *c) {
+        if (list_is_linked(&c->hangup_link))
+                return;
+        (void) loop_source_set_enabled(s->close_source, LOOP_ON);
+        list_append(&s->hangups, &c->hangup_link);
+}
+
+/**
  * server_flush() - write out the dirty clients
  * @s:          the server
  *
@@ -173,7 +191,13 @@ void server_close_some(Server *s, unsigned max) {
  * polls with timeout 0 and serves what else came before the next slice. */
 static int server_on_close(LoopSource *source, void *userdata) {
         Server *s = userdata;
+        List *l;
 
+        server_update_time(s);
+        while ((l = list_first(&s->hangups))) {
+                list_unlink(l);
+                client_hangup(list_entry(l, ProxyClient, hangup_link));
+        }
         server_close_some(s, SERVER_CLOSE_BUDGET);
         server_flush(s);
         return 0;
@@ -348,6 +372,7 @@ static Server *server_alloc(void) {
         list_init(&s->dirty);
         list_init(&s->ready);
         list_init(&s->closing);
+        list_init(&s->hangups);
         return s;
 }
 

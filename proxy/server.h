@@ -52,6 +52,7 @@ typedef struct Server {
         List ready;                     /* ProxyClient with buffered input left over */
         List closing;                   /* ProxyClient that must go, oldest first (by
                                          * dirty_link: nothing is written to them) */
+        List hangups;                   /* ProxyClient whose EPOLLHUP this wakeup brought */
         unsigned n_clients;
         unsigned n_authenticating;
 
@@ -89,5 +90,7 @@ void server_trim_later(Server *s);
 void server_flush(Server *s);
 /* @c must go (client_close_later()): onto @closing, torn down in turn. */
 void server_mark_closing(Server *s, ProxyClient *c);
+/* @c hung up: looked at after this wakeup's other io (client_hangup()). */
+void server_mark_hangup(Server *s, ProxyClient *c);
 /* Tear down up to @max clients of @closing (UINT_MAX: all, e.g. for their fds). */
 void server_close_some(Server *s, unsigned max);

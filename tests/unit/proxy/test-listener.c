@@ -7,8 +7,9 @@
  * is answered; a client that hung up in the same wakeup is freed by its end; what a client
  * does not wait for (epoll_ctl(), SO_PEERGROUPS) comes after the answer it waits for.
  *
- * Linked with -Wl,--wrap=epoll_ctl,--wrap=getsockopt: the bus's calls go through the
- * wrappers below, which note whether the newest test client's answer was already written.
+ * Linked with -Wl,--wrap=epoll_ctl,--wrap=getsockopt,--wrap=ioctl: the bus's calls go
+ * through the wrappers below, which note whether the newest test client's answer was
+ * already written.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -35,10 +37,12 @@ int __real_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev);
 int __real_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+int __real_ioctl(int fd, unsigned long request, void *arg);
+int __wrap_ioctl(int fd, unsigned long request, void *arg);
 
 /* The test's end of the newest client (-1: not watching), and what the bus did meanwhile:
- * client socket epoll_ctl()s and SO_PEERGROUPS reads, and how many of them came before
- * that client's answer was in its socket. */
+ * client socket epoll_ctl()s, SO_PEERGROUPS reads and SIOCINQ asks, and how many of them
+ * came before that client's answer was in its socket. */
 static int watch_fd = -1;
 static unsigned n_calls, n_before_answer, n_del;
 
@@ -48,8 +52,14 @@ static void note_call(void) {
         if (watch_fd < 0)
                 return;
         ++n_calls;
-        if (ioctl(watch_fd, FIONREAD, &n) < 0 || n == 0)
+        if (__real_ioctl(watch_fd, FIONREAD, &n) < 0 || n == 0)
                 ++n_before_answer;
+}
+
+int __wrap_ioctl(int fd, unsigned long request, void *arg) {
+        if (request == SIOCINQ)
+                note_call();
+        return __real_ioctl(fd, request, arg);
 }
 
 int __wrap_epoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) {
@@ -191,8 +201,9 @@ static void test_close_and_connect(Fixture *f, gconstpointer ctx) {
 
 /* Connection churn (issue #16): in the wakeup that accepts a client and answers its AUTH,
  * the client's SO_PEERGROUPS and its EPOLL_CTL_ADD come after the OK it waits for; a client
- * that hung up in the same wakeup is torn down after it too, and its socket leaves the
- * epoll set with its close(), no EPOLL_CTL_DEL (no other process holds it). */
+ * that hung up in the same wakeup is looked at (SIOCINQ) and torn down after it too, and
+ * its socket leaves the epoll set with its close(), no EPOLL_CTL_DEL (no other process
+ * holds it). */
 static void test_answer_first(Fixture *f, gconstpointer ctx) {
         int old = client_connect_auth(f), fd;
 
@@ -202,13 +213,17 @@ static void test_answer_first(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(n_calls, ==, 2);               /* SO_PEERGROUPS, ADD */
         g_assert_cmpuint(n_before_answer, ==, 0);
         g_assert_true(client_has_ok(old));
+        /* a wakeup for it (as its Hello's): epoll then reports its hangup before the
+         * listener, as in the churn benchmark */
+        g_assert_cmpint(send(old, "BEGIN\r\n", 7, MSG_NOSIGNAL), ==, 7);
+        g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
 
         (void) close(old);
         fd = client_connect_auth(f);
         watch_fd = fd;
         n_calls = n_before_answer = 0;
         g_assert_cmpint(loop_run_once(f->s->loop, 1000000), >=, 0);
-        g_assert_cmpuint(n_calls, ==, 2);
+        g_assert_cmpuint(n_calls, ==, 3);               /* + the old one's SIOCINQ */
         g_assert_cmpuint(n_before_answer, ==, 0);
         g_assert_true(client_has_ok(fd));
         g_assert_cmpuint(f->s->n_clients, ==, 1);       /* the old one is gone */
