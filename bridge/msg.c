@@ -314,6 +314,33 @@ int bridge_msg_incoming_done(BridgeMsg *m, size_t n_fds) {
         return wire_message_parse(m->data, m->size, n_fds, 0, &m->hdr);
 }
 
+/**
+ * bridge_msg_incoming_done_bytes() - bridge_msg_incoming_done() without the array's contents
+ * @m:          from bridge_msg_new_incoming(), its body one byte array (signature "ay")
+ * @n_fds:      the fds that arrived for it
+ * @in_memory:  how many of its bytes are written: at least up to the array's length word
+ *
+ * The same verdict as bridge_msg_incoming_done() on the whole message (the header parsed
+ * again, the body by wire_byte_array_body_check()), for a message whose contents the
+ * caller passes on without reading them (proxy/client-splice.c). m->hdr describes it.
+ * Return: 0, or a WIRE_E_* code.
+ */
+int bridge_msg_incoming_done_bytes(BridgeMsg *m, size_t n_fds, size_t in_memory) {
+        WireHeader h;
+        int r;
+
+        r = wire_message_parse(m->data, in_memory, n_fds, WIRE_PARSE_HEADER_ONLY, &h);
+        if (r)
+                return r;
+        assert(wire_body_is_byte_array(&h) && h.total_size == m->size &&
+               in_memory >= h.body_offset + MIN(h.body_size, 4u));
+        r = wire_byte_array_body_check(&h, m->data + h.body_offset);
+        if (r)
+                return r;
+        m->hdr = h;
+        return 0;
+}
+
 static void msg_parts_free(BridgeMsgPart *parts, unsigned n_parts) {
         unsigned i;
 

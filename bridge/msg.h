@@ -117,6 +117,10 @@ int bridge_msg_new_incoming(BridgeMsgCache *cache, const void *head, size_t head
 /* @n_fds: the fds that arrived for it (the UNIX_FDS field may not claim more).
  * Return: 0 or the WIRE_E_* code of an invalid body or fd count. */
 int bridge_msg_incoming_done(BridgeMsg *m, size_t n_fds);
+/* The same verdict for a message whose body is one byte array ("ay") of which only the
+ * first @in_memory bytes of the message (up to the array's length word at least) are in
+ * m->data: the contents need no check (wire_byte_array_body_check()). */
+int bridge_msg_incoming_done_bytes(BridgeMsg *m, size_t n_fds, size_t in_memory);
 
 /* A bus's cache (one reference). Return: 0 or -ENOMEM. */
 int bridge_msg_cache_new(BridgeMsgCache **ret);

@@ -37,6 +37,7 @@
 #include "bridge/msg.h"
 #include "compat/driver.h"
 #include "proxy/client.h"
+#include "proxy/client-splice.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
 #include "proxy/peer-creds.h"
@@ -52,8 +53,7 @@
 
 #define CLIENT_IOV_MAX 256u
 
-static void client_log(ProxyClient *c, int level, const char *fmt, ...) _printf_(3, 4);
-static void client_log(ProxyClient *c, int level, const char *fmt, ...) {
+void client_log(ProxyClient *c, int level, const char *fmt, ...) {
         ProxyLogPeer peer = {
                 .unique_name = c->conn ? c->conn->unique_name : NULL,
                 .pid = c->pid,
@@ -235,6 +235,10 @@ static const BridgeConnOps client_conn_ops = {
         .get_pidfd = client_get_pidfd,
 };
 
+ProxyClient *client_of_conn(BridgeConn *conn) {
+        return conn && conn->ops == &client_conn_ops ? conn->userdata : NULL;
+}
+
 /* Ensure room to read into; a buffer drained after a large message shrinks back. */
 static int client_in_prepare(ProxyClient *c) {
         if (!c->in) {
@@ -341,6 +345,8 @@ static int client_read(ProxyClient *c) {
         r = client_in_prepare(c);
         if (r < 0)
                 return r;
+        if (c->in_msg && client_in_piped(c))
+                return client_splice_read(c);
         if (c->in_msg)          /* the rest of a large message first, in place */
                 iov[n_iov++] = (struct iovec) {
                         .iov_base = c->in_msg->data + c->in_msg_filled,
@@ -610,13 +616,16 @@ static int client_dispatch(ProxyClient *c, BridgeMsg *msg) {
 /* The large message being read in place, if complete. Return: as client_process_one(). */
 static int client_process_in_msg(ProxyClient *c) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
+        bool piped = client_in_piped(c);
+        ProxyClient *d;
         int r;
 
         if (c->in_msg_filled < c->in_msg->size)
                 return 0;
         m = steal_ptr(&c->in_msg);
         c->in_msg_filled = 0;
-        r = bridge_msg_incoming_done(m, c->n_in_fds);
+        r = piped ? bridge_msg_incoming_done_bytes(m, c->n_in_fds, c->in_pipe_from)
+                  : bridge_msg_incoming_done(m, c->n_in_fds);
         if (r) {
                 client_protocol_error(c, "invalid message", r, wire_strerror);
                 return -1;
@@ -627,7 +636,20 @@ static int client_process_in_msg(ProxyClient *c) {
         }
         if (client_check_fds(c, &m->hdr) < 0)
                 return -1;
-        return client_dispatch(c, steal_ptr(&m));
+        if (!piped)
+                return client_dispatch(c, steal_ptr(&m));
+        /* its array's contents are in the pipe: see proxy/client-splice.h */
+        r = client_splice_target(c, m, &d);
+        if (r < 0) {
+                client_log(c, LOG_ERR, "Disconnecting: cannot read a message of %zu bytes back "
+                           "from its pipe: %s", m->size, strerror(-r));
+                client_close_later(c);
+                return -1;
+        }
+        r = client_dispatch(c, bridge_msg_ref(m));
+        if (d)
+                client_splice_deliver(c, d, m);
+        return r;
 }
 
 /* A large message whose header is in: read the rest in place. Return: as client_process_one(). */
@@ -651,6 +673,7 @@ static int client_begin_in_msg(ProxyClient *c, const WireHeader *hdr) {
                 client_close_later(c);
                 return -1;
         }
+        client_splice_begin(c, hdr);
         return client_process_in_msg(c);
 }
 
@@ -924,6 +947,13 @@ static void client_out_pop(ProxyClient *c) {
         bridge_msg_unref(m);
 }
 
+void client_out_push(ProxyClient *c, BridgeMsg *m) {
+        assert(c->out_n < CLIENT_OUT_RING);
+        c->out_ring[(c->out_head + c->out_n) % CLIENT_OUT_RING] = m;
+        ++c->out_n;
+        c->out_ring_bytes += m->size;
+}
+
 static void client_out_refill(ProxyClient *c) {
         BridgeMsg *m;
 
@@ -933,11 +963,21 @@ static void client_out_refill(ProxyClient *c) {
                 c->held_much = true;
         while (c->out_n < CLIENT_OUT_RING &&
                (c->out_n == 0 || c->out_ring_bytes < CLIENT_OUT_RING_BYTES) &&
-               (m = bridge_conn_queue_take(c->conn))) {
-                c->out_ring[(c->out_head + c->out_n) % CLIENT_OUT_RING] = m;
-                ++c->out_n;
-                c->out_ring_bytes += m->size;
-        }
+               (m = bridge_conn_queue_take(c->conn)))
+                client_out_push(c, m);
+}
+
+void client_msg_control(struct msghdr *mh, ClientControl *control, const BridgeMsg *m) {
+        struct cmsghdr *cmsg;
+
+        mh->msg_control = control;
+        mh->msg_controllen = CMSG_SPACE(sizeof(int) * m->n_fds);
+        memset(control, 0, mh->msg_controllen);        /* padding too */
+        cmsg = CMSG_FIRSTHDR(mh);
+        cmsg->cmsg_level = SOL_SOCKET;
+        cmsg->cmsg_type = SCM_RIGHTS;
+        cmsg->cmsg_len = CMSG_LEN(sizeof(int) * m->n_fds);
+        memcpy(CMSG_DATA(cmsg), m->fds, sizeof(int) * m->n_fds);
 }
 
 /**
@@ -948,10 +988,7 @@ static void client_out_refill(ProxyClient *c) {
  * with fds. Stops at EAGAIN (then waits for EPOLLOUT) or when nothing is left.
  */
 void client_flush(ProxyClient *c) {
-        union {
-                struct cmsghdr h;
-                uint8_t buf[CMSG_SPACE(sizeof(int) * 253)];
-        } control;
+        ClientControl control;
         struct iovec iov[CLIENT_IOV_MAX];
 
         while (!c->close_pending && !c->write_blocked) {
@@ -1002,18 +1039,8 @@ void client_flush(ProxyClient *c) {
 
                 mh.msg_iov = iov;
                 mh.msg_iovlen = n_iov;
-                if (fds_msg) {
-                        struct cmsghdr *cmsg;
-
-                        mh.msg_control = &control;
-                        mh.msg_controllen = CMSG_SPACE(sizeof(int) * fds_msg->n_fds);
-                        memset(&control, 0, mh.msg_controllen);        /* padding too */
-                        cmsg = CMSG_FIRSTHDR(&mh);
-                        cmsg->cmsg_level = SOL_SOCKET;
-                        cmsg->cmsg_type = SCM_RIGHTS;
-                        cmsg->cmsg_len = CMSG_LEN(sizeof(int) * fds_msg->n_fds);
-                        memcpy(CMSG_DATA(cmsg), fds_msg->fds, sizeof(int) * fds_msg->n_fds);
-                }
+                if (fds_msg)
+                        client_msg_control(&mh, &control, fds_msg);
                 n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
                 if (n < 0) {
                         if (errno == EINTR)
@@ -1107,6 +1134,7 @@ int client_new(Server *server, int fd, bool is_unix, ProxyClient **ret) {
         }
         c->server = server;
         c->fd = fd;
+        c->in_pipe[0] = c->in_pipe[1] = -1;
         c->is_unix = is_unix;
         c->state = CLIENT_STATE_AUTH;
         c->pid = creds.pid;
@@ -1179,6 +1207,7 @@ ProxyClient *client_free(ProxyClient *c) {
         }
         while (c->out_n)
                 client_out_pop(c);
+        client_splice_abort(c);
         c->in_msg = bridge_msg_unref(c->in_msg);
         for (i = 0; i < c->n_in_fds; ++i)
                 (void) close(c->in_fds[i]);

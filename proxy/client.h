@@ -12,7 +12,9 @@
  * the input buffer is grown only for a header that does not fit it (up to the bus's
  * max_message_size; kept while at most CLIENT_IN_KEEP). After such a message the next read
  * into the empty buffer is only CLIENT_IN_HEAD bytes, so that the next large message's
- * head, the part that must go through the buffer, is a few KiB and not 64 KiB.
+ * head, the part that must go through the buffer, is a few KiB and not 64 KiB. The
+ * contents of a large byte array to one idle classic peer do not come into memory at all:
+ * they are spliced through a pipe (proxy/client-splice.h).
  * Output: messages are taken off the BridgeConn queue into a small fixed ring (no
  * allocation) and written with one sendmsg() carrying as many as fit (the socket's send
  * buffer is raised to CLIENT_SNDBUF, so a 1 MiB message fits one); a message with fds
@@ -20,6 +22,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include "bridge/conn.h"
 #include "proxy/loop.h"
@@ -87,6 +90,10 @@ struct ProxyClient {
         WireFieldMemo field_memo;       /* its last valid names (wire_message_parse_memo()) */
         BridgeMsg *in_msg;              /* a large message being read into its own buffer */
         size_t in_msg_filled;           /* its bytes there so far (of in_msg->size) */
+        int in_pipe[2];                 /* its byte array's contents arrive here, not in
+                                         * in_msg (proxy/client-splice.h); -1: none */
+        size_t in_pipe_from;            /* the pipe holds in_msg's bytes from here to
+                                         * in_msg_filled */
         int *in_fds;
         unsigned n_in_fds, in_fds_cap;
 
@@ -98,6 +105,23 @@ struct ProxyClient {
         size_t out_ring_bytes;
         size_t out_offset;              /* bytes of the head message already written */
 };
+
+/* The fds of @m for sendmsg(): the SCM_RIGHTS control message in @mh and @control. */
+typedef union ClientControl {
+        struct cmsghdr h;
+        uint8_t buf[CMSG_SPACE(sizeof(int) * 253)];
+} ClientControl;
+void client_msg_control(struct msghdr *mh, ClientControl *control, const BridgeMsg *m);
+/* Append @m (a reference taken by the caller) to what is written next. */
+void client_out_push(ProxyClient *c, BridgeMsg *m);
+/* A log line about @c (its name, pid, uid; rate-limited per peer). */
+void client_log(ProxyClient *c, int level, const char *fmt, ...) _printf_(3, 4);
+/* The classic client behind @conn, or NULL (another transport). */
+ProxyClient *client_of_conn(BridgeConn *conn);
+
+static inline bool client_in_piped(const ProxyClient *c) {
+        return c->in_pipe[0] >= 0;
+}
 
 /* Takes @fd (closes it on failure). Return: 0, negative errno; the peer may be refused
  * (quota), then 0 with *ret NULL. */

@@ -465,6 +465,7 @@ Server *server_free(Server *s) {
                 client_free(list_entry(l, ProxyClient, link));
         while ((l = list_first(&s->listeners)))
                 listener_free(list_entry(l, ProxyListener, link));
+        client_splice_pipes_deinit(&s->splice);
         s->driver = driver_free(s->driver);
         s->bus = bus_free(s->bus);
         s->config = proxy_config_free(s->config);

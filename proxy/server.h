@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "proxy/client-splice.h"
 #include "proxy/keyring.h"
 #include "proxy/loop.h"
 #include "util/list.h"
@@ -46,6 +47,7 @@ typedef struct Server {
         struct ProxyConfig *config;     /* the running configuration (owned); NULL in tests */
         struct ProxyConfigWatch *config_watch; /* its <includedir>s watched (not owned) */
 
+        ClientSplicePipes splice;       /* pipes for large byte arrays (client-splice.h) */
         List listeners;                 /* ProxyListener */
         List clients;                   /* ProxyClient, all */
         List dirty;                     /* ProxyClient with output pending */

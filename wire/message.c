@@ -698,3 +698,35 @@ int wire_message_get_args(const void *data, const WireHeader *hdr, WireArgs *ret
         ret->n_args = i;
         return 0;
 }
+
+/**
+ * wire_body_is_byte_array() - is the body one byte array (signature exactly "ay")?
+ * @hdr:        a parsed header
+ */
+bool wire_body_is_byte_array(const WireHeader *hdr) {
+        return hdr->signature[0] == 'a' && hdr->signature[1] == 'y' && !hdr->signature[2];
+}
+
+/**
+ * wire_byte_array_body_check() - wire_message_parse()'s verdict on a byte-array body
+ * @hdr:        the header (a WIRE_PARSE_HEADER_ONLY parse will do), wire_body_is_byte_array()
+ * @body:       the body's first min(4, body_size) bytes
+ *
+ * A byte array's contents are valid whatever they are: of such a body only the length word
+ * can be wrong, so the verdict needs no more than these bytes. Its codes are those the full
+ * parse gives for the same message, in the same order of checks (the message's end is
+ * the body's: values_check()'s "a" case, then the trailing check).
+ * Return: 0, WIRE_E_TRUNCATED, WIRE_E_TOO_LARGE, WIRE_E_TRAILING.
+ */
+int wire_byte_array_body_check(const WireHeader *hdr, const void *body) {
+        uint32_t len;
+
+        if (hdr->body_size < 4)
+                return WIRE_E_TRUNCATED;
+        len = wire_load32(body, hdr->big_endian);
+        if (len > WIRE_MAX_ARRAY_SIZE)
+                return WIRE_E_TOO_LARGE;
+        if (len > hdr->body_size - 4)
+                return WIRE_E_TRUNCATED;
+        return len < hdr->body_size - 4 ? WIRE_E_TRAILING : 0;
+}

@@ -149,3 +149,13 @@ typedef struct WireArgs {
 
 /* @hdr must come from a full parse (not WIRE_PARSE_SKIP_BODY): the body is trusted. */
 int wire_message_get_args(const void *data, const WireHeader *hdr, WireArgs *ret);
+
+/*
+ * A body that is one byte array (signature exactly "ay") is valid or not by its length word
+ * alone: a bus may check it without having the contents in memory (proxy/client-splice.c
+ * passes them on through a pipe). wire_byte_array_body_check() gives the verdict
+ * wire_message_parse() gives for the whole message whose header @hdr describes (a
+ * WIRE_PARSE_HEADER_ONLY parse of it) from the body's first min(4, body_size) bytes.
+ */
+bool wire_body_is_byte_array(const WireHeader *hdr);
+int wire_byte_array_body_check(const WireHeader *hdr, const void *body);

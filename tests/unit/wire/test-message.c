@@ -782,6 +782,56 @@ static void test_header_only(void) {
         }
 }
 
+/*
+ * A byte-array body's verdict from its length word alone is the full parse's for the
+ * same message, whatever the length says, in both byte orders; bodies shorter than the
+ * length word too.
+ */
+static void test_byte_array_body(void) {
+        static const uint32_t lens[] = { 0, 1, 99, 100, 101, 4096, WIRE_MAX_ARRAY_SIZE,
+                                         WIRE_MAX_ARRAY_SIZE + 1, UINT32_MAX };
+        static const size_t bodies[] = { 1, 3, 4, 5, 104, 105 };
+        static const char *const other_sigs[] = { "", "a", "ayy", "y", "ai", "aay", "(ay)" };
+
+        for (int be = 0; be < 2; ++be)
+                for (size_t b = 0; b < G_N_ELEMENTS(bodies); ++b)
+                        for (size_t l = 0; l < G_N_ELEMENTS(lens); ++l) {
+                                WireHeader h, hh;
+                                uint8_t *m;
+                                size_t size, k;
+                                int full;
+                                Raw r;
+
+                                raw_call(&r, be, "ay");
+                                raw_fields_end(&r);
+                                if (bodies[b] >= 4) {
+                                        raw_u32(&r, lens[l]);
+                                        for (k = 4; k < bodies[b]; ++k)
+                                                raw_y(&r, (uint8_t)(k * 7));
+                                } else {
+                                        for (k = 0; k < bodies[b]; ++k)
+                                                raw_y(&r, 0);
+                                }
+                                m = raw_finish(&r, &size);
+                                full = wire_message_parse(m, size, 0, 0, &h);
+                                g_assert_cmpint(wire_message_parse(m, size - bodies[b] +
+                                                                   MIN(bodies[b], (size_t)4),
+                                                                   0, WIRE_PARSE_HEADER_ONLY,
+                                                                   &hh), ==, 0);
+                                g_assert_true(wire_body_is_byte_array(&hh));
+                                g_assert_cmpint(wire_byte_array_body_check(&hh, m + hh.body_offset),
+                                                ==, full);
+                                if (bodies[b] == 104 && lens[l] == 100)
+                                        g_assert_cmpint(full, ==, 0);
+                                g_free(m);
+                        }
+        for (size_t i = 0; i < G_N_ELEMENTS(other_sigs); ++i) {
+                WireHeader h = { .signature = other_sigs[i] };
+
+                g_assert_false(wire_body_is_byte_array(&h));
+        }
+}
+
 static void test_get_args(void) {
         for (int be = 0; be < 2; ++be) {
                 WireHeader h;
@@ -874,6 +924,7 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/message/header-padding", test_header_padding);
         g_test_add_func("/wire/message/skip-body", test_skip_body);
         g_test_add_func("/wire/message/header-only", test_header_only);
+        g_test_add_func("/wire/message/byte-array-body", test_byte_array_body);
         g_test_add_func("/wire/message/get-args", test_get_args);
         g_test_add_func("/wire/message/get-args-max", test_get_args_max);
         g_test_add_func("/wire/message/strerror", test_strerror);
