@@ -229,18 +229,33 @@ int bridge_msg_new_stamped_cached(BridgeMsgCache *cache, const void *src,
                                   const WireHeader *src_hdr, const char *sender,
                                   uint64_t sender_id, BridgeMsg **ret) {
         _cleanup_(bridge_msg_unrefp) BridgeMsg *m = NULL;
-        size_t size;
+        size_t n, size;
         int r;
 
-        r = msg_new_stamping(cache, src_hdr, src, src_hdr, sender, sender_id, &m, &size);
-        if (r < 0)
-                return r;
-        m->size = size;
+        if (!sender) {
+                r = msg_new_stamping(cache, src_hdr, src, src_hdr, NULL, sender_id, &m, &size);
+                if (r < 0)
+                        return r;
+                m->size = size;
+                r = wire_stamp_derive_header(src, src_hdr, NULL, m->data, size, &m->hdr);
+                if (r)
+                        return r;       /* WIRE_E_TOO_LARGE */
+                *ret = steal_ptr(&m);
+                return 0;
+        }
 
-        r = wire_stamp_derive_header(src, src_hdr, sender, m->data, size, &m->hdr);
+        /* the common case in one pass: stamp and derive with the sender's length known */
+        n = strlen(sender);
+        m = bridge_msg_alloc(cache, wire_stamp_size_bound(src_hdr, n));
+        if (!m)
+                return error_origin(-ENOMEM);
+        m->data = (uint8_t *)m + MSG_INLINE_OFFSET;
+        m->sender_id = sender_id;
+        m->quota_account = BRIDGE_QUOTA_ACCOUNT_BUS;
+        r = wire_message_stamp_derive(src, src_hdr, sender, n, m->data, &m->hdr);
         if (r)
                 return r;       /* WIRE_E_TOO_LARGE */
-
+        m->size = m->hdr.total_size;
         *ret = steal_ptr(&m);
         return 0;
 }

@@ -90,22 +90,11 @@ static size_t stamp_known_fields(uint8_t *d, const WireHeader *hdr) {
         return pos;
 }
 
-/**
- * wire_message_stamp() - write @src with SENDER=@sender into @dst
- * @src:        a message parsed into @hdr
- * @hdr:        its header
- * @sender:     the sender's unique name (valid, NUL-terminated)
- * @dst:        at least wire_stamp_size_bound() bytes, may not overlap @src
- * @ret_size:   the stamped message's size
- *
- * Return: 0.
- */
-int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sender,
-                       void *dst, size_t *ret_size) {
-        const uint8_t *s = src;
-        uint8_t *d = dst;
+/* Writes @src with SENDER=@sender (@n bytes) into @dst. Return: the stamped size. */
+static size_t stamp_write(const uint8_t *s, const WireHeader *hdr, const char *sender, size_t n,
+                          uint8_t *d) {
         size_t fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)hdr->fields_size;
-        size_t pos, aligned, n = strlen(sender);
+        size_t pos, aligned;
         bool be = hdr->big_endian;
 
         if (hdr->has_unknown_fields) {
@@ -139,21 +128,78 @@ int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sende
         memset(d + pos, 0, aligned - pos);
         pos = aligned;
         memcpy(d + pos, s + hdr->body_offset, hdr->body_size);
-        *ret_size = pos + hdr->body_size;
+        return pos + hdr->body_size;
+}
+
+/**
+ * wire_message_stamp() - write @src with SENDER=@sender into @dst
+ * @src:        a message parsed into @hdr
+ * @hdr:        its header
+ * @sender:     the sender's unique name (valid, NUL-terminated)
+ * @dst:        at least wire_stamp_size_bound() bytes, may not overlap @src
+ * @ret_size:   the stamped message's size
+ *
+ * Return: 0.
+ */
+int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sender,
+                       void *dst, size_t *ret_size) {
+        *ret_size = stamp_write(src, hdr, sender, strlen(sender), dst);
         return 0;
 }
 
-/* @p pointed into @src (or at a literal, e.g. the "" of an absent signature). */
-static const char *stamp_shift(const char *p, const uint8_t *src, const WireHeader *hdr,
-                               const uint8_t *dst, bool drop_sender) {
-        size_t off;
+/*
+ * @p pointed into @src (@total bytes) or at a literal (the "" of an absent signature) or
+ * is NULL: where it points in the copy at @dst, which lacks the @cut_size bytes after
+ * offset @cut (SIZE_MAX: nothing cut). The offset is computed unsigned, so a pointer
+ * outside @src (NULL, a literal) comes out at or past @total and is kept as it is.
+ */
+static inline const char *stamp_shift(const char *p, uintptr_t src, size_t total,
+                                      const uint8_t *dst, size_t cut, size_t cut_size) {
+        size_t off = (size_t)((uintptr_t)p - src);
 
-        if (!p || (const uint8_t *)p < src || (const uint8_t *)p >= src + hdr->total_size)
+        if (off >= total)
                 return p;
-        off = (size_t)((const uint8_t *)p - src);
-        if (drop_sender && off > hdr->sender_field_offset)
-                off -= hdr->sender_field_size;
-        return (const char *)dst + off;
+        return (const char *)dst + off - (off > cut ? cut_size : 0);
+}
+
+/* The header of @dst (@dst_size bytes), @src with @sender (@n bytes; NULL: a plain copy)
+ * stamped as stamp_write() does it, derived from @hdr. */
+static int stamp_derive(const uint8_t *src, const WireHeader *hdr, const char *sender, size_t n,
+                        const uint8_t *dst, size_t dst_size, WireHeader *ret) {
+        bool drop = sender && hdr->sender_field_offset;
+        size_t cut = drop ? hdr->sender_field_offset : SIZE_MAX;
+        size_t cut_size = drop ? hdr->sender_field_size : 0, total = hdr->total_size;
+        uintptr_t s = (uintptr_t)src;
+
+        if (dst_size > WIRE_MAX_MESSAGE_SIZE)
+                return WIRE_E_TOO_LARGE;
+        if (sender && hdr->has_unknown_fields)
+                /* the fields were rebuilt (stamp_known_fields()): read them again (@dst may be
+                 * the head of a message whose body is in memfd parts: HEADER_ONLY) */
+                return wire_message_parse(dst, dst_size, hdr->n_fds,
+                                          WIRE_PARSE_SKIP_BODY | WIRE_PARSE_HEADER_ONLY, ret);
+        *ret = *hdr;
+        ret->path = stamp_shift(hdr->path, s, total, dst, cut, cut_size);
+        ret->interface = stamp_shift(hdr->interface, s, total, dst, cut, cut_size);
+        ret->member = stamp_shift(hdr->member, s, total, dst, cut, cut_size);
+        ret->error_name = stamp_shift(hdr->error_name, s, total, dst, cut, cut_size);
+        ret->destination = stamp_shift(hdr->destination, s, total, dst, cut, cut_size);
+        ret->signature = stamp_shift(hdr->signature, s, total, dst, cut, cut_size);
+        if (sender) {
+                /* as stamp_write() wrote it: the last field, 8-aligned */
+                size_t fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)hdr->fields_size - cut_size;
+
+                ret->sender_field_offset = (uint32_t)ALIGN8(fields_end);
+                ret->sender_field_size = (uint32_t)(SENDER_FIELD_OVERHEAD + n + 1);
+                ret->sender = (const char *)dst + ret->sender_field_offset + SENDER_FIELD_OVERHEAD;
+                ret->fields_size = ret->sender_field_offset + ret->sender_field_size -
+                                   WIRE_FIXED_HEADER_SIZE;
+                ret->body_offset = (uint32_t)ALIGN8(WIRE_FIXED_HEADER_SIZE +
+                                                    (size_t)ret->fields_size);
+                ret->total_size = (uint32_t)dst_size;
+        } else
+                ret->sender = stamp_shift(hdr->sender, s, total, dst, SIZE_MAX, 0);
+        return 0;
 }
 
 /**
@@ -169,39 +215,23 @@ static const char *stamp_shift(const char *p, const uint8_t *src, const WireHead
  */
 int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char *sender,
                              const void *dst, size_t dst_size, WireHeader *ret) {
-        const uint8_t *s = src, *d = dst;
-        bool drop = sender && hdr->sender_field_offset;
-        WireHeader h = *hdr;
+        return stamp_derive(src, hdr, sender, sender ? strlen(sender) : 0, dst, dst_size, ret);
+}
 
-        if (dst_size > WIRE_MAX_MESSAGE_SIZE)
-                return WIRE_E_TOO_LARGE;
-        if (sender && hdr->has_unknown_fields)
-                /* the fields were rebuilt (stamp_known_fields()): read them again (@dst may be
-                 * the head of a message whose body is in memfd parts: HEADER_ONLY) */
-                return wire_message_parse(dst, dst_size, hdr->n_fds,
-                                          WIRE_PARSE_SKIP_BODY | WIRE_PARSE_HEADER_ONLY, ret);
-        h.path = stamp_shift(hdr->path, s, hdr, d, drop);
-        h.interface = stamp_shift(hdr->interface, s, hdr, d, drop);
-        h.member = stamp_shift(hdr->member, s, hdr, d, drop);
-        h.error_name = stamp_shift(hdr->error_name, s, hdr, d, drop);
-        h.destination = stamp_shift(hdr->destination, s, hdr, d, drop);
-        h.signature = stamp_shift(hdr->signature, s, hdr, d, drop);
-        h.sender = stamp_shift(hdr->sender, s, hdr, d, false);
-        if (sender) {
-                /* as wire_message_stamp() wrote it: the last field, 8-aligned */
-                size_t fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)hdr->fields_size;
-                size_t n = strlen(sender);
+/**
+ * wire_message_stamp_derive() - wire_message_stamp() and wire_stamp_derive_header() in one
+ * @src:        a message parsed into @hdr
+ * @hdr:        its header
+ * @sender:     the sender's unique name (valid, NUL-terminated)
+ * @sender_len: strlen(@sender)
+ * @dst:        at least wire_stamp_size_bound() bytes, may not overlap @src
+ * @ret:        the header of @dst (its total_size the stamped size); may not be @hdr
+ *
+ * Return: 0, or WIRE_E_TOO_LARGE (the stamped message exceeds WIRE_MAX_MESSAGE_SIZE).
+ */
+int wire_message_stamp_derive(const void *src, const WireHeader *hdr, const char *sender,
+                              size_t sender_len, void *dst, WireHeader *ret) {
+        size_t size = stamp_write(src, hdr, sender, sender_len, dst);
 
-                if (drop)
-                        fields_end -= hdr->sender_field_size;
-                h.sender_field_offset = (uint32_t)ALIGN8(fields_end);
-                h.sender_field_size = (uint32_t)(SENDER_FIELD_OVERHEAD + n + 1);
-                h.sender = (const char *)d + h.sender_field_offset + SENDER_FIELD_OVERHEAD;
-                h.fields_size = h.sender_field_offset + h.sender_field_size -
-                                WIRE_FIXED_HEADER_SIZE;
-                h.body_offset = (uint32_t)ALIGN8(WIRE_FIXED_HEADER_SIZE + (size_t)h.fields_size);
-                h.total_size = (uint32_t)dst_size;
-        }
-        *ret = h;
-        return 0;
+        return stamp_derive(src, hdr, sender, sender_len, dst, size, ret);
 }

@@ -43,3 +43,12 @@ int wire_message_stamp(const void *src, const WireHeader *hdr, const char *sende
  */
 int wire_stamp_derive_header(const void *src, const WireHeader *hdr, const char *sender,
                              const void *dst, size_t dst_size, WireHeader *ret);
+
+/*
+ * wire_message_stamp() and wire_stamp_derive_header() in one, with the sender's length
+ * known: what the bus does with every small message a classic peer sends (issue #16).
+ * @ret may not be @hdr; its total_size is the stamped size. Return: 0, or WIRE_E_TOO_LARGE
+ * (the stamped message exceeds WIRE_MAX_MESSAGE_SIZE).
+ */
+int wire_message_stamp_derive(const void *src, const WireHeader *hdr, const char *sender,
+                              size_t sender_len, void *dst, WireHeader *ret);

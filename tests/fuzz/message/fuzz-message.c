@@ -34,6 +34,13 @@ static int streq_null(const char *a, const char *b) {
         return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/* @a in @ma where @b is in @mb (both NULL: absent) */
+static bool same_offset(const char *a, const uint8_t *ma, const char *b, const uint8_t *mb) {
+        if (!a || !b)
+                return !a && !b;
+        return (const uint8_t *)a - ma == (const uint8_t *)b - mb;
+}
+
 static void walk(WireReader *r, unsigned depth) {
         char t;
 
@@ -94,10 +101,10 @@ static void differential(const uint8_t *data, size_t size, int ours, const WireH
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static const char sender[] = ":1.4294967295";
-        WireHeader h, hs, h2;
+        WireHeader h, hs, h2, hd;
         WireArgs args;
         WireReader r;
-        uint8_t *st;
+        uint8_t *st, *st2;
         size_t framed, st_size;
         int k, k_skip, k_frame;
 
@@ -142,6 +149,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         check(h2.n_fds == h.n_fds && h2.type == h.type && h2.flags == h.flags);
         check(h2.big_endian == h.big_endian && h2.body_size == h.body_size);
         check(memcmp(st + h2.body_offset, data + h.body_offset, h.body_size) == 0);
+
+        /* the bus's one-pass stamp: the same bytes, and the header a parse finds in them */
+        st2 = malloc(wire_stamp_size_bound(&h, strlen(sender)));
+        check(st2);
+        check(wire_message_stamp_derive(data, &h, sender, strlen(sender), st2, &hd) == 0);
+        check(hd.total_size == st_size && memcmp(st2, st, st_size) == 0);
+        check(hd.fields_size == h2.fields_size && hd.body_offset == h2.body_offset);
+        check(hd.sender_field_offset == h2.sender_field_offset);
+        check(hd.sender_field_size == h2.sender_field_size);
+        check(same_offset(hd.path, st2, h2.path, st) && same_offset(hd.member, st2, h2.member, st));
+        check(same_offset(hd.interface, st2, h2.interface, st));
+        check(same_offset(hd.error_name, st2, h2.error_name, st));
+        check(same_offset(hd.destination, st2, h2.destination, st));
+        check(same_offset(hd.sender, st2, h2.sender, st));
+        check(strcmp(hd.signature, h2.signature) == 0);
+        free(st2);
         free(st);
         return 0;
 }

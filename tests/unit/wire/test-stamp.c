@@ -172,6 +172,18 @@ static void check_derive(const uint8_t *m, size_t size, const char *sender) {
         g_assert_cmpint(wire_stamp_derive_header(m, &h, sender, st, st_size, &derived), ==, 0);
         g_assert_cmpint(wire_message_parse(st, st_size, 0, WIRE_PARSE_SKIP_BODY, &parsed), ==, 0);
         assert_same_header(&derived, st, &parsed, st, st_size);
+        if (sender) {
+                /* the bus's one-pass stamp and derive: the same bytes, the same header */
+                uint8_t *st2 = g_malloc(wire_stamp_size_bound(&h, strlen(sender)));
+                WireHeader both;
+
+                g_assert_cmpint(wire_message_stamp_derive(m, &h, sender, strlen(sender), st2,
+                                                          &both), ==, 0);
+                g_assert_cmpuint(both.total_size, ==, st_size);
+                g_assert_cmpmem(st2, st_size, st, st_size);
+                assert_same_header(&both, st2, &parsed, st, st_size);
+                g_free(st2);
+        }
         g_free(st);
 }
 
