@@ -149,6 +149,33 @@ static int array_fixed_check(const WalkCtx *c, char elem, size_t pos, uint32_t l
         return 0;
 }
 
+/* An array's length at *@pos and the padding to its first element (of type @e); on success
+ * *@pos is at the first element and the array's @ret_len bytes are within c->end. */
+static inline int array_head_check(const WalkCtx *c, char e, size_t *pos_io, uint32_t *ret_len) {
+        size_t pos = *pos_io;
+        uint32_t len;
+        int r;
+
+        r = pad_check(c->p, &pos, c->end, 4);
+        if (r)
+                return r;
+        if (c->end - pos < 4)
+                return WIRE_E_TRUNCATED;
+        len = wire_load32(c->p + pos, c->be);
+        pos += 4;
+        if (len > WIRE_MAX_ARRAY_SIZE)
+                return WIRE_E_TOO_LARGE;
+        /* the padding to the first element is there even when it is empty */
+        r = pad_check(c->p, &pos, c->end, wire_type_alignment(e));
+        if (r)
+                return r;
+        if (c->end - pos < len)
+                return WIRE_E_TRUNCATED;
+        *pos_io = pos;
+        *ret_len = len;
+        return 0;
+}
+
 /* An array of strings, the most common non-fixed array ("as", "ao"): a tight loop. */
 static int array_strings_check(const WalkCtx *c, char elem, size_t pos, size_t end) {
         WalkCtx sub = *c;
@@ -295,21 +322,9 @@ static int values_check(const WalkCtx *c, const char *sig, size_t sig_len, size_
                         uint32_t elem_len = (uint32_t)wire_signature_type_len(f->sig + elem_start);
                         char e = f->sig[elem_start];
 
-                        r = pad_check(p, &pos, end, 4);
+                        r = array_head_check(c, e, &pos, &len);
                         if (r)
                                 return r;
-                        if (end - pos < 4)
-                                return WIRE_E_TRUNCATED;
-                        len = wire_load32(p + pos, c->be);
-                        pos += 4;
-                        if (len > WIRE_MAX_ARRAY_SIZE)
-                                return WIRE_E_TOO_LARGE;
-                        /* the padding to the first element is there even when it is empty */
-                        r = pad_check(p, &pos, end, wire_type_alignment(e));
-                        if (r)
-                                return r;
-                        if (end - pos < len)
-                                return WIRE_E_TRUNCATED;
                         if (depth + 1 > WIRE_MAX_TOTAL_DEPTH)
                                 return WIRE_E_TOO_DEEP;
                         f->sig_pos = elem_start + elem_len;
@@ -344,6 +359,32 @@ static int values_check(const WalkCtx *c, const char *sig, size_t sig_len, size_
 
         *pos_io = pos;
         return 0;
+}
+
+/*
+ * A message body of signature @sig from *@pos: values_check(), with the two most common
+ * bodies of small messages taken at once, with the same verdicts: none at all (most
+ * replies), and one array of fixed-size values ("ay", a blob).
+ */
+static int body_check(const WalkCtx *c, const char *sig, size_t *pos_io) {
+        uint32_t len;
+        int r;
+
+        if (sig[0] == 0)
+                return 0;
+        if (sig[0] == 'a' && wire_type_fixed_size(sig[1]) && sig[2] == 0) {
+                r = array_head_check(c, sig[1], pos_io, &len);
+                if (r)
+                        return r;
+                if (len) {
+                        r = array_fixed_check(c, sig[1], *pos_io, len);
+                        if (r)
+                                return r;
+                }
+                *pos_io += len;
+                return 0;
+        }
+        return values_check(c, sig, strlen(sig), pos_io, 0);
 }
 
 /* The variant type each known header field must have. */
@@ -451,6 +492,71 @@ static int field_string_check(WireField code, const char *s, uint32_t n, WireFie
         return r;
 }
 
+/* Is the field array at @f (@len bytes, byte order @be) the one @m holds, its
+ * REPLY_SERIAL value aside? */
+static bool fields_memo_match(const WireFieldsMemo *m, const uint8_t *f, uint32_t len, bool be) {
+        size_t at;
+
+        if (m->len != len || m->big_endian != be || !len)
+                return false;
+        if (!m->reply_serial_at)
+                return memcmp(f, m->bytes, len) == 0;
+        at = m->reply_serial_at - WIRE_FIXED_HEADER_SIZE;
+        return memcmp(f, m->bytes, at) == 0 &&
+               memcmp(f + at + 4, m->bytes + at + 4, len - at - 4) == 0;
+}
+
+static const char *memo_ptr(const uint8_t *p, uint16_t off) {
+        return off ? (const char *)p + off : NULL;
+}
+
+/* What the walk of the array @m holds found, for the message at @p. Return: 0 or
+ * WIRE_E_BAD_SERIAL (the one value not compared). */
+static int fields_memo_apply(const WireFieldsMemo *m, const uint8_t *p, WireHeader *h) {
+        if (m->reply_serial_at) {
+                h->reply_serial = wire_load32(p + m->reply_serial_at, m->big_endian);
+                if (h->reply_serial == 0)
+                        return WIRE_E_BAD_SERIAL;
+        }
+        h->n_fds = m->n_fds;
+        h->has_unknown_fields = m->has_unknown_fields;
+        h->sender_field_offset = m->sender_field_offset;
+        h->sender_field_size = m->sender_field_size;
+        h->path = memo_ptr(p, m->path);
+        h->interface = memo_ptr(p, m->interface);
+        h->member = memo_ptr(p, m->member);
+        h->error_name = memo_ptr(p, m->error_name);
+        h->destination = memo_ptr(p, m->destination);
+        h->sender = memo_ptr(p, m->sender);
+        if (m->signature)
+                h->signature = (const char *)p + m->signature;
+        return 0;
+}
+
+static uint16_t memo_off(const uint8_t *p, const char *s) {
+        return s ? (uint16_t)((const uint8_t *)s - p) : 0;
+}
+
+/* Remember the field array of @p, just walked into @h without an error. */
+static void fields_memo_record(WireFieldsMemo *m, const uint8_t *p, const WireHeader *h,
+                               size_t reply_serial_at) {
+        m->len = (uint16_t)h->fields_size;
+        m->big_endian = h->big_endian;
+        m->has_unknown_fields = h->has_unknown_fields;
+        m->reply_serial_at = (uint16_t)reply_serial_at;
+        m->path = memo_off(p, h->path);
+        m->interface = memo_off(p, h->interface);
+        m->member = memo_off(p, h->member);
+        m->error_name = memo_off(p, h->error_name);
+        m->destination = memo_off(p, h->destination);
+        m->sender = memo_off(p, h->sender);
+        m->signature = h->signature[0] ? memo_off(p, h->signature) : 0;
+        m->sender_field_offset = (uint16_t)h->sender_field_offset;
+        m->sender_field_size = (uint16_t)h->sender_field_size;
+        m->n_fds = h->n_fds;
+        memcpy(m->bytes, p + WIRE_FIXED_HEADER_SIZE, h->fields_size);
+}
+
 /**
  * wire_message_parse() - validate one complete message and describe its header
  * @data:       the message, exactly @size bytes (as framed by wire_message_frame())
@@ -471,7 +577,14 @@ static int field_string_check(WireField code, const char *s, uint32_t n, WireFie
  */
 int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned flags,
                        WireHeader *ret) {
-        return wire_message_parse_memo(data, size, n_fds, flags, NULL, ret);
+        WireHeader h;
+        int r;
+
+        r = wire_message_parse_memo(data, size, n_fds, flags, NULL, &h);
+        if (r)
+                return r;
+        *ret = h;
+        return 0;
 }
 
 /**
@@ -481,20 +594,22 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
  * @n_fds:      as wire_message_parse()
  * @flags:      as wire_message_parse()
  * @memo:       NULL, or the sender's memo (consulted and updated)
- * @ret:        as wire_message_parse()
+ * @ret:        the header; unlike wire_message_parse(), written as the walk goes, so its
+ *              contents are unspecified on failure (one copy of it less per message)
  *
  * Return: as wire_message_parse().
  */
 int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigned flags,
                             WireFieldMemo *memo, WireHeader *ret) {
         const uint8_t *p = data;
-        WireHeader h = { .signature = "" };
+        WireHeader *h = ret;
         WalkCtx c = { .p = p };
-        size_t pos, fields_end, sender_end = 0;
+        size_t pos, fields_end, sender_end = 0, reply_serial_at = 0;
         uint32_t seen = 0;
         uint64_t total;
         int r;
 
+        *h = (WireHeader){ .signature = "" };
         if (size < WIRE_FIXED_HEADER_SIZE)
                 return WIRE_E_TRUNCATED;
         r = fixed_header_check(p, &c.be, &total);
@@ -505,24 +620,34 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
         if (size > total)
                 return WIRE_E_TRAILING;
 
-        h.big_endian = c.be;
-        h.type = p[1];
-        h.flags = p[2];
-        h.body_size = wire_load32(p + 4, c.be);
-        h.serial = wire_load32(p + 8, c.be);
-        h.fields_size = wire_load32(p + 12, c.be);
-        h.body_offset = (uint32_t)ALIGN8(WIRE_FIXED_HEADER_SIZE + (size_t)h.fields_size);
-        h.total_size = (uint32_t)total;
-        if (h.type == WIRE_MSG_INVALID)
+        h->big_endian = c.be;
+        h->type = p[1];
+        h->flags = p[2];
+        h->body_size = wire_load32(p + 4, c.be);
+        h->serial = wire_load32(p + 8, c.be);
+        h->fields_size = wire_load32(p + 12, c.be);
+        h->body_offset = (uint32_t)ALIGN8(WIRE_FIXED_HEADER_SIZE + (size_t)h->fields_size);
+        h->total_size = (uint32_t)total;
+        if (h->type == WIRE_MSG_INVALID)
                 return WIRE_E_BAD_TYPE;
-        if (h.serial == 0)
+        if (h->serial == 0)
                 return WIRE_E_BAD_SERIAL;
 
-        fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)h.fields_size;
-        if (size < h.body_offset)
+        fields_end = WIRE_FIXED_HEADER_SIZE + (size_t)h->fields_size;
+        if (size < h->body_offset)
                 return WIRE_E_TRUNCATED;        /* only HEADER_ONLY gets here with less */
         c.end = fields_end;
-        pos = WIRE_FIXED_HEADER_SIZE;
+        if (flags & WIRE_PARSE_BUILT)
+                memo = NULL;                    /* its strings were not checked: not for it */
+        if (memo && fields_memo_match(&memo->fields, p + WIRE_FIXED_HEADER_SIZE, h->fields_size,
+                                      c.be)) {
+                r = fields_memo_apply(&memo->fields, p, h);
+                if (r)
+                        return r;
+                memo = NULL;                    /* nothing new to remember */
+                pos = fields_end;               /* the walk below has nothing to do */
+        } else
+                pos = WIRE_FIXED_HEADER_SIZE;
         while (pos < fields_end) {
                 size_t field_start;
                 const char *sig, *s;
@@ -536,7 +661,7 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                         return WIRE_E_TRUNCATED;        /* padding, but no element after it */
                 field_start = pos;
                 if (sender_end) {
-                        h.sender_field_size = (uint32_t)(field_start - h.sender_field_offset);
+                        h->sender_field_size = (uint32_t)(field_start - h->sender_field_offset);
                         sender_end = 0;
                 }
                 code = p[pos++];
@@ -548,7 +673,7 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                         return WIRE_E_BAD_FIELD;
                 if (code >= _WIRE_FIELD_N) {
                         /* unknown: skipped, but it must still be well-formed */
-                        h.has_unknown_fields = true;
+                        h->has_unknown_fields = true;
                         r = wire_signature_check(sig, slen, true);
                         if (r)
                                 return r;
@@ -573,9 +698,10 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                         if (code == WIRE_FIELD_REPLY_SERIAL) {
                                 if (len == 0)
                                         return WIRE_E_BAD_SERIAL;
-                                h.reply_serial = len;
+                                h->reply_serial = len;
+                                reply_serial_at = pos - 4;
                         } else
-                                h.n_fds = len;
+                                h->n_fds = len;
                         break;
                 case 'g':
                         r = sig_string_check(&c, &pos, &s, &slen);
@@ -584,7 +710,7 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                         r = flags & WIRE_PARSE_BUILT ? 0 : wire_signature_check(s, slen, false);
                         if (r)
                                 return r;
-                        h.signature = s;
+                        h->signature = s;
                         break;
                 default:
                         r = pad_check(p, &pos, fields_end, 4);
@@ -598,23 +724,23 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                                 return r;
                         switch (code) {
                         case WIRE_FIELD_PATH:
-                                h.path = s;
+                                h->path = s;
                                 break;
                         case WIRE_FIELD_INTERFACE:
-                                h.interface = s;
+                                h->interface = s;
                                 break;
                         case WIRE_FIELD_MEMBER:
-                                h.member = s;
+                                h->member = s;
                                 break;
                         case WIRE_FIELD_ERROR_NAME:
-                                h.error_name = s;
+                                h->error_name = s;
                                 break;
                         case WIRE_FIELD_DESTINATION:
-                                h.destination = s;
+                                h->destination = s;
                                 break;
                         case WIRE_FIELD_SENDER:
-                                h.sender = s;
-                                h.sender_field_offset = (uint32_t)field_start;
+                                h->sender = s;
+                                h->sender_field_offset = (uint32_t)field_start;
                                 sender_end = pos;
                                 break;
                         }
@@ -622,54 +748,55 @@ int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigne
                 }
         }
         if (sender_end)
-                h.sender_field_size = (uint32_t)(fields_end - h.sender_field_offset);
+                h->sender_field_size = (uint32_t)(fields_end - h->sender_field_offset);
+        if (memo && h->fields_size && h->fields_size <= WIRE_FIELDS_MEMO_LEN)
+                fields_memo_record(&memo->fields, p, h, reply_serial_at);
 
         /* padding between the field array and the body */
-        c.end = h.total_size;
+        c.end = h->total_size;
         pos = fields_end;
-        r = pad_check(p, &pos, h.body_offset, 8);
+        r = pad_check(p, &pos, h->body_offset, 8);
         if (r)
                 return r;
 
-        switch (h.type) {
+        switch (h->type) {
         case WIRE_MSG_METHOD_CALL:
-                if (!h.path || !h.member)
+                if (!h->path || !h->member)
                         return WIRE_E_MISSING_FIELD;
                 break;
         case WIRE_MSG_METHOD_RETURN:
-                if (!h.reply_serial)
+                if (!h->reply_serial)
                         return WIRE_E_MISSING_FIELD;
                 break;
         case WIRE_MSG_ERROR:
-                if (!h.error_name || !h.reply_serial)
+                if (!h->error_name || !h->reply_serial)
                         return WIRE_E_MISSING_FIELD;
                 break;
         case WIRE_MSG_SIGNAL:
-                if (!h.path || !h.interface || !h.member)
+                if (!h->path || !h->interface || !h->member)
                         return WIRE_E_MISSING_FIELD;
                 break;
         default:
                 break;
         }
 
-        if (h.n_fds > n_fds)
+        if (h->n_fds > n_fds)
                 return WIRE_E_BAD_FD_INDEX;
 
         if (flags & (WIRE_PARSE_SKIP_BODY | WIRE_PARSE_HEADER_ONLY)) {
-                if (h.signature[0] == 0 && h.body_size > 0)
+                if (h->signature[0] == 0 && h->body_size > 0)
                         return WIRE_E_TRAILING;
-                if (h.signature[0] != 0 && h.body_size == 0)
+                if (h->signature[0] != 0 && h->body_size == 0)
                         return WIRE_E_TRUNCATED;
         } else {
-                pos = h.body_offset;
-                r = values_check(&c, h.signature, strlen(h.signature), &pos, 0);
+                pos = h->body_offset;
+                r = body_check(&c, h->signature, &pos);
                 if (r)
                         return r;
-                if (pos != h.total_size)
+                if (pos != h->total_size)
                         return WIRE_E_TRAILING;
         }
 
-        *ret = h;
         return 0;
 }
 

@@ -106,19 +106,42 @@ int wire_message_parse(const void *data, size_t size, size_t n_fds, unsigned fla
                        WireHeader *ret);
 
 /*
- * The last valid PATH, INTERFACE and DESTINATION of one peer (zeroed: empty). A peer
- * sends the same few names again and again, and checking them is a third of a small
- * message's parse (wire_interface_is_valid() alone ~230 instructions for
- * "org.freedesktop.DBus"): bytes equal to the last valid value of the same field need no
- * second look, the verdict is a function of the bytes (issue #16). Longer values are
+ * What a peer's last valid messages looked like, so that the same bytes need no second
+ * look: the verdict on a header field array is a function of its bytes and byte order.
+ *
+ * @slot: the last valid PATH, INTERFACE and DESTINATION (zeroed: empty). A peer sends the
+ * same few names again and again, and checking them is a third of a small message's parse
+ * (wire_interface_is_valid() alone ~230 instructions for "org.freedesktop.DBus"): bytes
+ * equal to the last valid value of the same field are not checked again. Longer values are
  * checked every time.
+ *
+ * @fields: the last valid field array as a whole, up to WIRE_FIELDS_MEMO_LEN bytes, with
+ * what the walk found in it as offsets from the message's start. A peer's calls of one
+ * method carry the same array every time (the serial is in the fixed header), and its
+ * replies to one caller differ only in the REPLY_SERIAL value, which is left out of the
+ * comparison and read (and checked non-zero) on every hit. A hit replaces the walk of the
+ * array; the padding after it, the required fields, the fd count and the body are checked
+ * as always (issue #16).
  */
 #define WIRE_FIELD_MEMO_LEN 47u
+#define WIRE_FIELDS_MEMO_LEN 192u
+typedef struct WireFieldsMemo {
+        uint16_t len;                   /* fields_size; 0: empty */
+        bool big_endian;
+        bool has_unknown_fields;
+        uint16_t reply_serial_at;       /* offset of REPLY_SERIAL's value; 0: absent */
+        uint16_t path, interface, member, error_name, destination, sender, signature;
+        uint16_t sender_field_offset, sender_field_size;
+        uint32_t n_fds;
+        uint8_t bytes[WIRE_FIELDS_MEMO_LEN];
+} WireFieldsMemo;
+
 typedef struct WireFieldMemo {
         struct {
                 uint8_t len;            /* 0: empty (no valid value of these is empty) */
                 char s[WIRE_FIELD_MEMO_LEN];
         } slot[3];
+        WireFieldsMemo fields;
 } WireFieldMemo;
 
 /* The slot of a DESTINATION in WireFieldMemo (message.c keeps PATH, INTERFACE in 0, 1). */
@@ -131,7 +154,8 @@ static inline bool wire_field_memo_has_destination(const WireFieldMemo *memo, co
                memcmp(s, memo->slot[WIRE_FIELD_MEMO_DESTINATION].s, n) == 0;
 }
 
-/* wire_message_parse() with @memo (may be NULL) consulted and updated; the same verdicts. */
+/* wire_message_parse() with @memo (may be NULL) consulted and updated; the same verdicts.
+ * @ret is written as the parse goes: unspecified after a failure. */
 int wire_message_parse_memo(const void *data, size_t size, size_t n_fds, unsigned flags,
                             WireFieldMemo *memo, WireHeader *ret);
 

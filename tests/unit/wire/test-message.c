@@ -413,6 +413,229 @@ static void test_field_memo(void) {
         parse_memo = NULL;
 }
 
+/* the header's values other than its strings are equal */
+static bool same_scalars(const WireHeader *a, const WireHeader *b) {
+        return a->big_endian == b->big_endian &&
+               a->type == b->type &&
+               a->flags == b->flags &&
+               a->body_size == b->body_size &&
+               a->serial == b->serial &&
+               a->reply_serial == b->reply_serial &&
+               a->n_fds == b->n_fds &&
+               a->fields_size == b->fields_size &&
+               a->body_offset == b->body_offset &&
+               a->total_size == b->total_size &&
+               a->sender_field_offset == b->sender_field_offset &&
+               a->sender_field_size == b->sender_field_size &&
+               a->has_unknown_fields == b->has_unknown_fields;
+}
+
+/* @m parsed with @memo gives what a plain parse gives: the code, and on success the header */
+static int parse_both(const uint8_t *m, size_t size, size_t n_fds, unsigned flags,
+                      WireFieldMemo *memo, WireHeader *ret) {
+        WireHeader a = { 0 }, b = { 0 };
+        int ka, kb;
+
+        ka = wire_message_parse(m, size, n_fds, flags, &a);
+        kb = wire_message_parse_memo(m, size, n_fds, flags, memo, &b);
+        g_assert_cmpint(kb, ==, ka);
+        if (ka == 0) {
+                g_assert_true(same_scalars(&a, &b));
+                g_assert_true(a.path == b.path && a.interface == b.interface);
+                g_assert_true(a.member == b.member && a.error_name == b.error_name);
+                g_assert_true(a.destination == b.destination && a.sender == b.sender);
+                g_assert_cmpstr(a.signature, ==, b.signature);
+                g_assert_true(a.signature[0] == 0 || a.signature == b.signature);
+                if (ret)
+                        *ret = b;
+        }
+        return ka;
+}
+
+/* a reply to :1.7 of @serial, with a SENDER of its own when @sender, a body when @body */
+static uint8_t *make_reply(bool be, uint32_t reply_serial, bool sender, bool body,
+                           size_t *size) {
+        Raw r;
+
+        raw_init(&r, be, 2, 0, 9);
+        raw_field_u(&r, 5, reply_serial);
+        if (sender)
+                raw_field_s(&r, 7, "s", ":1.3");
+        raw_field_s(&r, 6, "s", ":1.7");
+        if (body)
+                raw_field_s(&r, 8, "g", "s");
+        raw_fields_end(&r);
+        if (body)
+                raw_s(&r, "ok");
+        return raw_finish(&r, size);
+}
+
+/*
+ * The whole field array remembered (WireFieldMemo.fields): a hit gives the header a walk
+ * gives, only the REPLY_SERIAL value is read anew (and 0 still refused), and everything
+ * after the array is checked as without the memo: the message type's required fields, the
+ * passed fds, the padding before the body, the body. The same bytes in the other byte
+ * order are another array.
+ */
+static void test_fields_memo(void) {
+        for (int be = 0; be < 2; ++be) {
+                WireFieldMemo memo = { 0 };
+                WireHeader h;
+                uint8_t *m, *m2;
+                size_t size;
+                Raw r;
+
+                /* replies: recorded, then hits with any serial but 0 */
+                for (int sender = 0; sender < 2; ++sender) {
+                        m = make_reply(be, 1, sender, true, &size);
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, &h), ==, 0);
+                        g_assert_cmpuint(memo.fields.len, ==, h.fields_size);
+                        g_assert_cmpuint(memo.fields.reply_serial_at, !=, 0);
+                        g_free(m);
+                        m = make_reply(be, 0xfedcba98, sender, true, &size);
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, &h), ==, 0);
+                        g_assert_cmpuint(h.reply_serial, ==, 0xfedcba98);
+                        g_assert_cmpint(!!h.sender, ==, sender);
+                        /* non-zero padding between the array and the body */
+                        g_assert_cmpuint(h.body_offset - 16 - h.fields_size, >, 0);
+                        m[h.body_offset - 1] = 1;
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, NULL), ==,
+                                        WIRE_E_BAD_PADDING);
+                        g_free(m);
+                        m = make_reply(be, 0, sender, true, &size);
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, NULL), ==,
+                                        WIRE_E_BAD_SERIAL);
+                        g_free(m);
+                        m = make_reply(be, 0x01000001, sender, false, &size);
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, NULL), ==, 0);
+                        /* the same array in the other byte order: lengths read differently
+                         * (the body is empty, so only the walk can tell) */
+                        m[0] = be ? 'l' : 'B';
+                        for (unsigned off = 4; off < 16; off += 4) {
+                                uint32_t v;
+
+                                memcpy(&v, m + off, 4);
+                                v = GUINT32_SWAP_LE_BE(v);
+                                memcpy(m + off, &v, 4);
+                        }
+                        g_assert_cmpint(parse_both(m, size, 0, 0, &memo, NULL), !=, 0);
+                        g_free(m);
+                }
+
+                /* a call recorded; then one byte of a name changed: the walk's verdict */
+                raw_init(&r, be, 1, 0, 5);
+                raw_field_s(&r, 1, "o", "/org/a");
+                raw_field_s(&r, 2, "s", "org.a");
+                raw_field_s(&r, 3, "s", "Ping");
+                raw_field_s(&r, 6, "s", "org.b");
+                raw_field_s(&r, 8, "g", "ay");
+                raw_field_u(&r, 9, 1);
+                raw_fields_end(&r);
+                raw_u32(&r, 2);
+                raw_y(&r, 1);
+                raw_y(&r, 2);
+                m = raw_finish(&r, &size);
+                g_assert_cmpint(parse_both(m, size, 1, 0, &memo, &h), ==, 0);
+                g_assert_cmpuint(memo.fields.len, ==, h.fields_size);
+                g_assert_cmpint(parse_both(m, size, 1, 0, &memo, &h), ==, 0);
+                g_assert_cmpstr(h.member, ==, "Ping");
+                g_assert_cmpuint(h.n_fds, ==, 1);
+                /* fewer fds passed than UNIX_FDS says */
+                g_assert_cmpint(parse_both(m, size, 0, 0, &memo, NULL), ==, WIRE_E_BAD_FD_INDEX);
+                /* the required fields are the type's: as a signal, INTERFACE is there... */
+                m[1] = 4;
+                g_assert_cmpint(parse_both(m, size, 1, 0, &memo, NULL), ==, 0);
+                /* ... as an error, ERROR_NAME and REPLY_SERIAL are not */
+                m[1] = 3;
+                g_assert_cmpint(parse_both(m, size, 1, 0, &memo, NULL), ==,
+                                WIRE_E_MISSING_FIELD);
+                m[1] = 1;
+                /* the body after a hit: too short for its signature, a bad array length */
+                g_assert_cmpint(parse_both(m, size - 1, 1, 0, &memo, NULL), ==, WIRE_E_TRUNCATED);
+                m2 = g_memdup2(m, size);
+                m2[h.body_offset] = 3;
+                g_assert_cmpint(parse_both(m2, size, 1, 0, &memo, NULL), !=, 0);
+                g_free(m2);
+                /* the header only, the body skipped */
+                g_assert_cmpint(parse_both(m, h.body_offset, 1, WIRE_PARSE_HEADER_ONLY, &memo,
+                                           NULL), ==, 0);
+                g_assert_cmpint(parse_both(m, size, 1, WIRE_PARSE_SKIP_BODY, &memo, NULL), ==, 0);
+                /* each byte of the array changed in turn, the memo primed before each */
+                for (size_t i = 16; i < 16 + h.fields_size; ++i) {
+                        m2 = g_memdup2(m, size);
+                        m2[i] ^= 0x41;
+                        g_assert_cmpint(parse_both(m, size, 1, 0, &memo, NULL), ==, 0);
+                        (void) parse_both(m2, size, 1, 0, &memo, NULL);
+                        g_free(m2);
+                }
+                g_free(m);
+
+                /* an array longer than the memo holds: walked every time */
+                memo = (WireFieldMemo){ 0 };
+                raw_call(&r, be, NULL);
+                for (int i = 0; i < 20; ++i)
+                        raw_field_s(&r, 100 + i, "s", "unknown");
+                m = raw_finish(&r, &size);
+                g_assert_cmpint(parse_both(m, size, 0, 0, &memo, &h), ==, 0);
+                g_assert_cmpuint(h.fields_size, >, WIRE_FIELDS_MEMO_LEN);
+                g_assert_cmpuint(memo.fields.len, ==, 0);
+                g_assert_true(h.has_unknown_fields);
+                g_free(m);
+        }
+}
+
+/* a call of signature @sig whose body is @n bytes: @len (in the message's order), then @fill */
+static int parse_array_body(bool be, const char *sig, uint32_t len, size_t n, uint8_t fill) {
+        Raw r;
+
+        raw_call(&r, be, sig);
+        raw_fields_end(&r);
+        if (n >= 4) {
+                raw_u32(&r, len);
+                n -= 4;
+        } else
+                fill = 0x7f;
+        for (size_t i = 0; i < n; ++i)
+                raw_y(&r, fill);
+        return parse_raw(&r, 0, 0, NULL);
+}
+
+/*
+ * A body of one array of fixed-size values ("ay") is checked without the signature walk
+ * (body_check()); a struct around it ("(ay)") starts at the same 8-aligned offset, so the
+ * same bytes take the walk: both must say the same of every body, valid or not.
+ */
+static void test_fixed_array_body(void) {
+        static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 8, 12, 16, 64 * 1024 * 1024,
+                                         64 * 1024 * 1024 + 1, UINT32_MAX };
+        static const uint8_t fills[] = { 0, 1, 2 };
+        const char *types = "ybnqiuxtdh";
+        unsigned n_ok = 0, n_bad = 0;
+
+        for (int be = 0; be < 2; ++be)
+                for (const char *t = types; *t; ++t) {
+                        char fast[3] = { 'a', *t, 0 }, slow[5] = { '(', 'a', *t, ')', 0 };
+
+                        for (size_t li = 0; li < G_N_ELEMENTS(lens); ++li)
+                                for (size_t n = 0; n <= 28; ++n)
+                                        for (size_t fi = 0; fi < G_N_ELEMENTS(fills); ++fi) {
+                                                int a = parse_array_body(be, fast, lens[li], n,
+                                                                         fills[fi]);
+                                                int b = parse_array_body(be, slow, lens[li], n,
+                                                                         fills[fi]);
+
+                                                g_assert_cmpint(a, ==, b);
+                                                if (a)
+                                                        ++n_bad;
+                                                else
+                                                        ++n_ok;
+                                        }
+                }
+        g_assert_cmpuint(n_ok, >, 0);
+        g_assert_cmpuint(n_bad, >, 0);
+        g_test_message("%u valid and %u invalid array bodies", n_ok, n_bad);
+}
+
 static void test_name_length(void) {
         char name[300];
 
@@ -918,6 +1141,8 @@ int main(int argc, char **argv) {
         g_test_add_func("/wire/message/missing-field", test_missing_field);
         g_test_add_func("/wire/message/bad-names", test_bad_names);
         g_test_add_func("/wire/message/field-memo", test_field_memo);
+        g_test_add_func("/wire/message/fields-memo", test_fields_memo);
+        g_test_add_func("/wire/message/fixed-array-body", test_fixed_array_body);
         g_test_add_func("/wire/message/name-length", test_name_length);
         g_test_add_func("/wire/message/body", test_body);
         g_test_add_func("/wire/message/too-deep", test_too_deep);
