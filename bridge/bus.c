@@ -60,6 +60,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->monitors);
         list_init(&bus->activators);
         list_init(&bus->reply_timeouts);
+        list_init(&bus->replies_unindexed);
         list_init(&bus->free_entries);
         list_init(&bus->endpoints);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */

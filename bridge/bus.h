@@ -127,7 +127,8 @@ struct Bus {
         bool route_busy;                /* a routing uses route_buf (a nested one allocates) */
         uint64_t route_epoch;           /* BridgeConn.route_mark of the current routing */
         unsigned n_native_conns;        /* NativeConn on this bus (native-conn.c) */
-        HashTable replies;              /* BridgeReply, by (caller id, serial) */
+        HashTable replies;              /* BridgeReply, by (caller id, serial), once indexed */
+        List replies_unindexed;         /* BridgeReply not yet in @replies (reply.c) */
         List reply_timeouts;            /* BridgeReply, earliest deadline first (reply.c) */
         List free_entries;              /* recycled BridgeQueueEntry: no malloc per delivery */
         size_t n_free_entries;

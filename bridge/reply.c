@@ -10,6 +10,16 @@
  * which is O(1) when callers use similar timeouts. max_replies_per_connection
  * counts the calls a caller waits for, as dbus-daemon does.
  *
+ * Indexing is lazy. Most callees answer in the order they were called, so the reply a
+ * callee sends is first looked for at the head of its replies_in list, without a hash; an
+ * entry goes into Bus.replies (a SipHash of its key, keyed by the bus: callers pick the
+ * serials) only when a lookup misses the head, and then every entry not yet indexed goes in
+ * at once (Bus.replies_unindexed), so each is hashed at most once and a callee that answers
+ * in order costs no hash at all (issue #16: two SipHashes per call and reply before). Should
+ * a caller wait for two calls with the same serial to the same callee, a reply may consume
+ * either; they differ only in their deadlines. The table gets its buckets with the first
+ * entry, where -ENOMEM can still be reported, so indexing later never fails.
+ *
  * Freed entries go to Bus.free_replies (up to BUS_MAX_FREE_REPLIES) and are reused, so a
  * steady flow of calls allocates nothing; under ASan a kept entry is poisoned, so a use
  * after bridge_reply_free() is still reported.
@@ -126,14 +136,19 @@ int bridge_reply_new(BridgeConn *caller, BridgeConn *callee, uint32_t serial,
         list_init(&reply->timeout_link);
         list_init(&reply->caller_link);
         list_init(&reply->callee_link);
+        list_init(&reply->unindexed_link);
         reply->caller = caller;
         reply->callee = callee;
         reply->serial = serial;
 
-        r = hash_table_insert(&bus->replies, &reply->node, reply_hash(caller->id, serial));
-        if (r < 0) {
-                reply_release(bus, reply);
-                return error_trace(r);
+        if (bus->replies.n_buckets)
+                list_append(&bus->replies_unindexed, &reply->unindexed_link);
+        else {
+                r = hash_table_insert(&bus->replies, &reply->node, reply_hash(caller->id, serial));
+                if (r < 0) {
+                        reply_release(bus, reply);
+                        return error_trace(r);
+                }
         }
         if (bus->limits.reply_timeout_usec) {
                 reply->deadline_usec = bus->now_usec + bus->limits.reply_timeout_usec;
@@ -160,13 +175,32 @@ BridgeReply *bridge_reply_free(BridgeReply *reply) {
                 return NULL;
         bus = reply->caller->bus;
         assert(reply->caller->n_replies_out > 0);       /* counts its caller_link list */
-        hash_table_remove(&bus->replies, &reply->node);
+        if (list_is_linked(&reply->unindexed_link))
+                list_unlink(&reply->unindexed_link);
+        else
+                hash_table_remove(&bus->replies, &reply->node);
         list_unlink(&reply->timeout_link);
         list_unlink(&reply->caller_link);
         list_unlink(&reply->callee_link);
         --reply->caller->n_replies_out;
         reply_release(bus, reply);
         return NULL;
+}
+
+/* Every entry into Bus.replies (it has buckets since the first entry: no failure). */
+static void replies_index(Bus *bus) {
+        List *l;
+
+        while ((l = list_first(&bus->replies_unindexed))) {
+                BridgeReply *reply = container_of(l, BridgeReply, unindexed_link);
+                int r;
+
+                list_unlink(l);
+                r = hash_table_insert(&bus->replies, &reply->node,
+                                      reply_hash(reply->caller->id, reply->serial));
+                assert(r == 0);
+                (void) r;
+        }
 }
 
 /**
@@ -180,8 +214,12 @@ BridgeReply *bridge_reply_free(BridgeReply *reply) {
  */
 BridgeReply *bus_find_reply(Bus *bus, const BridgeConn *caller, const BridgeConn *callee,
                             uint32_t serial) {
+        BridgeReply *first = list_first_entry(&callee->replies_in, BridgeReply, callee_link);
         HashNode *n;
 
+        if (first && first->caller == caller && first->serial == serial)
+                return first;           /* the oldest call it owes: answered in order */
+        replies_index(bus);
         for (n = hash_table_lookup(&bus->replies, reply_hash(caller->id, serial)); n;
              n = hash_node_next_match(n)) {
                 BridgeReply *reply = container_of(n, BridgeReply, node);
@@ -265,6 +303,7 @@ void bridge_reply_set_deadline(BridgeReply *reply, uint64_t deadline_usec) {
 BridgeReply *bus_find_reply_of_caller(Bus *bus, const BridgeConn *caller, uint32_t serial) {
         HashNode *n;
 
+        replies_index(bus);
         for (n = hash_table_lookup(&bus->replies, reply_hash(caller->id, serial)); n;
              n = hash_node_next_match(n)) {
                 BridgeReply *reply = container_of(n, BridgeReply, node);

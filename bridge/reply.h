@@ -17,7 +17,9 @@ typedef struct Bus Bus;
 typedef struct BridgeConn BridgeConn;
 
 typedef struct BridgeReply {
-        HashNode node;                  /* Bus.replies, hashed by (caller id, serial) */
+        HashNode node;                  /* Bus.replies, hashed by (caller id, serial), once
+                                         * indexed (reply.c) */
+        List unindexed_link;            /* Bus.replies_unindexed until then */
         List timeout_link;              /* Bus.reply_timeouts, when it has a deadline */
         List caller_link;               /* caller->replies_out */
         List callee_link;               /* callee->replies_in */

@@ -111,6 +111,42 @@ static void test_same_serial(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->bus->replies.n_entries, ==, 0);
 }
 
+/*
+ * Replies in and out of the order of the calls (reply.c looks at the callee's oldest owed
+ * call first and indexes the rest only on a miss): each consumes exactly its own call, a
+ * reply that matches the oldest call's serial but not its caller does not take it.
+ */
+static void test_out_of_order(Fixture *f, gconstpointer ctx) {
+        f->bus->limits.max_replies_per_connection = 100;
+        for (uint32_t s = 1; s <= 6; ++s) {
+                g_assert_cmpint(call(f, 0, ":1.1", s), ==, 0);
+                g_assert_cmpint(call(f, 2, ":1.1", s), ==, 0);
+        }
+        /* in order: the head each time */
+        g_assert_cmpint(answer(f, 1, ":1.0", 1), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.2", 1), ==, 0);
+        /* the head is (:1.0, 2): the same serial to another caller, then a serial not owed */
+        g_assert_cmpint(answer(f, 1, ":1.2", 2), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.2", 2), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        g_assert_cmpint(answer(f, 1, ":1.0", 7), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        /* not the callee that owes it, though the serial is the head's */
+        g_assert_cmpint(answer(f, 2, ":1.0", 2), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        /* newest first, then the head again, after the others went into the index */
+        for (uint32_t s = 6; s >= 3; --s) {
+                g_assert_cmpint(answer(f, 1, ":1.2", s), ==, 0);
+                g_assert_cmpint(answer(f, 1, ":1.0", s), ==, 0);
+        }
+        g_assert_cmpint(call(f, 0, ":1.1", 8), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 8), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 2), ==, 0);
+        g_assert_cmpint(answer(f, 1, ":1.0", 2), ==, BRIDGE_E_REPLY_UNEXPECTED);
+        g_assert_cmpuint(f->c[0]->n_replies_out, ==, 0);
+        g_assert_cmpuint(f->c[2]->n_replies_out, ==, 0);
+        g_assert_cmpuint(f->bus->replies.n_entries, ==, 0);
+        g_assert_true(list_is_empty(&f->bus->replies_unindexed));
+        g_assert_true(list_is_empty(&f->c[1]->replies_in));
+}
+
 static void test_caller_leaves(Fixture *f, gconstpointer ctx) {
         g_assert_cmpint(call(f, 0, ":1.1", 1), ==, 0);
         bridge_conn_disconnect(f->c[0]);
@@ -154,6 +190,8 @@ int main(int argc, char **argv) {
                    fixture_teardown);
         g_test_add("/bridge/reply/same-serial", Fixture, NULL, setup_timeout, test_same_serial,
                    fixture_teardown);
+        g_test_add("/bridge/reply/out-of-order", Fixture, NULL, setup_timeout,
+                   test_out_of_order, fixture_teardown);
         g_test_add("/bridge/reply/caller-leaves", Fixture, NULL, setup_timeout,
                    test_caller_leaves, fixture_teardown);
         g_test_add("/bridge/reply/callee-leaves", Fixture, NULL, setup_timeout,
