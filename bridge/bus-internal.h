@@ -56,6 +56,12 @@ int bus_route_reserve(Bus *bus, size_t n);
 /* Take one entry out of the middle of @conn's queue (moving messages: activator.c). */
 void bridge_conn_queue_remove(BridgeConn *conn, BridgeQueueEntry *e);
 
+/* A BridgeName was freed or an active connection left conns_by_id: what any connection
+ * remembers of the names it sent to is stale (bus_find_conn_by_name_from()). */
+static inline void bus_dest_gone(Bus *bus) {
+        ++bus->dest_gen;
+}
+
 /* Debug.Stats peaks: call after @conn's names or match rules changed. */
 static inline void bus_stats_note_names(Bus *bus, BridgeConn *conn) {
         unsigned n = bus->n_name_owners + (unsigned)bus->conns_by_id.n_entries;

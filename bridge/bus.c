@@ -61,6 +61,7 @@ int bus_new(const BusLimits *limits, Bus **ret) {
         list_init(&bus->activators);
         list_init(&bus->reply_timeouts);
         list_init(&bus->replies_unindexed);
+        bus->dest_gen = 1;                      /* a new connection's cache (0) is stale */
         list_init(&bus->free_entries);
         list_init(&bus->endpoints);
         bus->next_conn_id = 1;          /* 0 means "the bus" (BridgeMsg.sender_id) */
@@ -388,6 +389,49 @@ BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name) {
         }
         n = bus_find_name(bus, name);
         return n ? bridge_name_primary(n) : NULL;
+}
+
+/**
+ * bus_find_conn_by_name_from() - bus_find_conn_by_name() for a message of @sender
+ * @sender:     the connection that sends to @name
+ * @name:       a unique name or a well-known name
+ *
+ * A peer sends to the same one or two names again and again: the last unique name and the
+ * last well-known name it resolved are kept with it and compared first (a strcmp() instead
+ * of parsing or SipHashing the name, issue #16). They hold no reference: Bus.dest_gen
+ * changes whenever an active connection leaves conns_by_id or a BridgeName is freed
+ * (bus_dest_gone()), and a cache of another generation is forgotten. A kept name gives its
+ * owner of now (bridge_name_primary()), so owner changes need no invalidation.
+ *
+ * Return: the active connection, or NULL when nobody has the name.
+ */
+BridgeConn *bus_find_conn_by_name_from(BridgeConn *sender, const char *name) {
+        Bus *bus = sender->bus;
+        BridgeName *n;
+        BridgeConn *c;
+
+        if (sender->dest_gen != bus->dest_gen) {
+                sender->dest_gen = bus->dest_gen;
+                sender->dest_conn = NULL;
+                sender->dest_name = NULL;
+        }
+        if (name[0] == ':') {
+                c = sender->dest_conn;
+                if (c && strcmp(c->unique_name, name) == 0)
+                        return c;
+                c = bus_find_conn_by_name(bus, name);
+                if (c)
+                        sender->dest_conn = c;
+                return c;
+        }
+        n = sender->dest_name;
+        if (!n || strcmp(n->name, name) != 0) {
+                n = bus_find_name(bus, name);
+                if (!n)
+                        return NULL;
+                sender->dest_name = n;
+        }
+        return bridge_name_primary(n);
 }
 
 /**

@@ -115,6 +115,8 @@ struct Bus {
         HashTable conns_by_id;          /* active BridgeConn, by id */
         List conns;                     /* every BridgeConn, active or not */
         HashTable names;                /* BridgeName, by name */
+        uint64_t dest_gen;              /* changes when a name or an active connection goes:
+                                         * BridgeConn.dest_* older than it are stale */
         List match_conns;               /* BridgeConn with at least one match rule, in the
                                          * order of BridgeConn.match_seq */
         unsigned n_match_conns;
@@ -250,6 +252,8 @@ uint64_t bus_parse_unique_name(const Bus *bus, const char *name);
  * a well-known name. NULL when nobody has it.
  */
 BridgeConn *bus_find_conn_by_name(Bus *bus, const char *name);
+/* The same for a message @sender sends, through its last names' cache (BridgeConn.dest_*). */
+BridgeConn *bus_find_conn_by_name_from(BridgeConn *sender, const char *name);
 
 /* Free what the bus keeps for reuse (recycled queue entries): after a flood drained, before
  * the transport gives free memory back to the system (malloc_trim()). */

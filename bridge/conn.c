@@ -594,6 +594,7 @@ void bridge_conn_disconnect(BridgeConn *conn) {
         if (conn->user)
                 --conn->user->n_active;
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
+        bus_dest_gone(bus);
 
         bridge_names_release_all(conn, bridge_conn_has_rule(conn,
                                                             BRIDGE_RULE_NAMES_OLDEST_FIRST));
@@ -1011,7 +1012,7 @@ static int conn_send_unicast(BridgeConn *sender, BridgeMsg *msg, BridgeReply *sl
         BridgeConn *dst;
         int r;
 
-        dst = bus_find_conn_by_name(sender->bus, h->destination);
+        dst = bus_find_conn_by_name_from(sender, h->destination);
         /* no owner: the name's activator takes it, unless the sender said NO_AUTO_START
          * (then it is a name without owner, as for .service activation) */
         if (!dst && !(h->flags & WIRE_FLAG_NO_AUTO_START))

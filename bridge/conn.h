@@ -177,6 +177,11 @@ struct BridgeConn {
         List callers;                   /* BridgeCallerLink: who called it (xdg endpoint) */
         List called;                    /* BridgeCallerLink: whom it called there */
         unsigned n_replies_out;
+        /* the last unique and the last well-known name it sent to, resolved (bus.c,
+         * bus_find_conn_by_name_from()); valid while @dest_gen is Bus.dest_gen */
+        uint64_t dest_gen;
+        BridgeConn *dest_conn;
+        struct BridgeName *dest_name;
 
         /* statistics (n_received and the queue peaks are above, with the queue) */
         uint64_t n_sent;

@@ -74,6 +74,7 @@ int bridge_conn_become_monitor(BridgeConn *conn, BridgeMatchRule **rules, size_t
         while ((old = list_first_entry(&conn->matches, BridgeMatchRule, conn_link)))
                 bridge_match_rule_free(old);
         hash_table_remove(&bus->conns_by_id, &conn->id_node);
+        bus_dest_gone(bus);
         conn->flags |= BRIDGE_CONN_MONITOR;
         for (i = 0; i < n_rules; ++i) {
                 rules[i]->keys.eavesdrop = false;       /* implied; not an eavesdrop rule */

@@ -118,6 +118,7 @@ static void name_owner_free(Bus *bus, BridgeNameOwner *o) {
         free(o);
         if (list_is_empty(&name->owners)) {
                 hash_table_remove(&bus->names, &name->node);
+                bus_dest_gone(bus);
                 free(name);
         }
 }

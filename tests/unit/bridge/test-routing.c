@@ -103,6 +103,58 @@ static void test_unicast(Fixture *f, gconstpointer ctx) {
         g_assert_cmpuint(f->c[0]->n_sent, ==, 3);
 }
 
+static int send_uni(Fixture *f, unsigned from, const char *to, const char *member) {
+        return test_send(f->c[from], &(TestMsg){ .type = WIRE_MSG_SIGNAL, .destination = to,
+                                                 .member = member });
+}
+
+/*
+ * A sender's last resolved names (bus_find_conn_by_name_from()) follow every change: a new
+ * primary owner, a name freed and made again (most likely at the same address), a
+ * connection that leaves or becomes a monitor.
+ */
+static void test_dest_cache(Fixture *f, gconstpointer ctx) {
+        g_assert_cmpint(bridge_name_acquire(f->c[2], "t.svc", 0), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "A"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "A");
+        /* another owner of the same name */
+        g_assert_cmpint(bridge_name_acquire(f->c[1], "t.svc", 0), ==, NAME_E_IN_QUEUE);
+        g_assert_cmpint(bridge_name_release(f->c[2], "t.svc"), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "B"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "B");
+        /* the name freed, then made again */
+        g_assert_cmpint(bridge_name_release(f->c[1], "t.svc"), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "C"), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "C"), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(bridge_name_acquire(f->c[2], "t.svc", 0), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "D"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "D");
+        g_assert_cmpint(bridge_name_release(f->c[2], "t.svc"), ==, 0);
+        g_assert_cmpint(bridge_name_acquire(f->c[1], "t.svc", 0), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "E"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "E");
+        /* another well-known name, then the first again */
+        g_assert_cmpint(bridge_name_acquire(f->c[2], "t.other", 0), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.other", "F"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "F");
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "G"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "G");
+        /* unique names: one that leaves, one that becomes a monitor */
+        g_assert_cmpint(send_uni(f, 0, ":1.1", "H"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[1], NULL), ==, "H");
+        g_assert_cmpint(send_uni(f, 0, ":1.2", "I"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "I");
+        bridge_conn_disconnect(f->c[1]);
+        g_assert_cmpint(send_uni(f, 0, ":1.1", "J"), ==, BRIDGE_E_PEER_UNKNOWN);
+        g_assert_cmpint(send_uni(f, 0, "t.svc", "J"), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(bridge_name_release(f->c[2], "t.other"), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, "t.other", "K"), ==, BRIDGE_E_NAME_UNKNOWN);
+        g_assert_cmpint(send_uni(f, 0, ":1.2", "K"), ==, 0);
+        g_assert_cmpstr(test_pop(f->c[2], NULL), ==, "K");
+        g_assert_cmpint(bridge_conn_become_monitor(f->c[2], NULL, 0), ==, 0);
+        g_assert_cmpint(send_uni(f, 0, ":1.2", "L"), ==, BRIDGE_E_PEER_UNKNOWN);
+}
+
 static void test_broadcast(Fixture *f, gconstpointer ctx) {
         BridgeMatchKeys k = { .type = WIRE_MSG_SIGNAL, .interface = "t.I" };
         BridgeMatchKeys k2 = { .member = "Sig" };
@@ -547,6 +599,8 @@ int main(int argc, char **argv) {
         g_test_add("/bridge/routing/hello", Fixture, NULL, fixture_setup, test_hello,
                    fixture_teardown);
         g_test_add("/bridge/routing/unicast", Fixture, NULL, setup3, test_unicast, fixture_teardown);
+        g_test_add("/bridge/routing/dest-cache", Fixture, NULL, setup3, test_dest_cache,
+                   fixture_teardown);
         g_test_add("/bridge/routing/broadcast", Fixture, NULL, setup3, test_broadcast,
                    fixture_teardown);
         g_test_add("/bridge/routing/audience", Fixture, NULL, setup3, test_audience,
