@@ -683,34 +683,24 @@ void bridge_msg_take_fds(BridgeMsg *m, int *fds, unsigned n_fds) {
 }
 
 /**
- * bridge_msg_ref() - take a reference
- * @m:          the message or NULL
+ * bridge_msg_free_last() - the last reference to @m is gone: close its fds, free everything
+ * @m:          the message (bridge_msg_unref() calls this)
  *
- * Return: @m.
+ * What a small message of a classic peer has none of is not even passed to free(): four
+ * calls of free(NULL) per message were a tenth of its release.
  */
-BridgeMsg *bridge_msg_ref(BridgeMsg *m) {
-        if (m)
-                ++m->n_refs;
-        return m;
-}
-
-/**
- * bridge_msg_unref() - drop a reference; the last one closes the fds and frees everything
- * @m:          the message or NULL
- *
- * Return: NULL.
- */
-BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
-        if (!m || --m->n_refs > 0)
-                return NULL;
-        bridge_msg_take_fds(m, NULL, 0);
-        msg_parts_free(m->parts, m->n_parts);
-        free(m->tail);
+void bridge_msg_free_last(BridgeMsg *m) {
+        if (m->fds)
+                bridge_msg_take_fds(m, NULL, 0);
+        if (m->parts)
+                msg_parts_free(m->parts, m->n_parts);
+        if (m->tail)
+                free(m->tail);
         if (m->data_separate)
                 free(m->data);
         if (m->sender_meta_free)
                 m->sender_meta_free(m->sender_meta);
-        free(m->bloom_ext);
+        if (m->bloom_ext)
+                free(m->bloom_ext);
         bridge_msg_release(m);
-        return NULL;
 }

@@ -194,6 +194,20 @@ extern uint64_t bridge_msg_memfd_bytes_read;
 /* Attach @fds (taken: closed when the message dies, also on failure). */
 void bridge_msg_take_fds(BridgeMsg *m, int *fds, unsigned n_fds);
 
-BridgeMsg *bridge_msg_ref(BridgeMsg *m);
-BridgeMsg *bridge_msg_unref(BridgeMsg *m);
+void bridge_msg_free_last(BridgeMsg *m);
+
+/* Take a reference to @m (or NULL). Return: @m. Inline: several per message routed. */
+static inline BridgeMsg *bridge_msg_ref(BridgeMsg *m) {
+        if (m)
+                ++m->n_refs;
+        return m;
+}
+
+/* Drop a reference to @m (or NULL); the last one closes the fds and frees everything.
+ * Return: NULL. */
+static inline BridgeMsg *bridge_msg_unref(BridgeMsg *m) {
+        if (m && --m->n_refs == 0)
+                bridge_msg_free_last(m);
+        return NULL;
+}
 DEFINE_CLEANUP(BridgeMsg *, bridge_msg_unref);
