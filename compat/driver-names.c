@@ -440,31 +440,18 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
         wire_writer_init(&w);
         (void) wire_writer_open(&w, 'a', "{sv}");
         if (!conn) {
-                /* the bus itself: what dbus-daemon tells about itself */
-                driver_append_entry_u(&w, "UnixUserID", (uint32_t)getuid());
+                /* the bus itself: what dbus-daemon tells about itself, in its order */
                 driver_append_entry_u(&w, "ProcessID", (uint32_t)getpid());
+                driver_append_entry_u(&w, "UnixUserID", (uint32_t)getuid());
         } else {
                 BridgeCreds shown;
                 bool faked;
                 const BridgeCreds *c = &shown;
 
                 faked = bridge_conn_shown_creds(conn, &shown);
-                if (!c->uid_unknown)
-                        driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
-                if (c->groups && !c->uid_unknown) {
-                        (void) wire_writer_open(&w, '{', NULL);
-                        (void) wire_writer_append_basic(&w, 's', "UnixGroupIDs");
-                        (void) wire_writer_open(&w, 'v', "au");
-                        (void) wire_writer_open(&w, 'a', "u");
-                        for (i = 0; i < c->n_groups; ++i) {
-                                uint32_t g = (uint32_t)c->groups[i];
-
-                                (void) wire_writer_append_basic(&w, 'u', &g);
-                        }
-                        (void) wire_writer_close(&w);
-                        (void) wire_writer_close(&w);
-                        (void) wire_writer_close(&w);
-                }
+                /* keys in dbus-daemon 1.14's order (ProcessID, UnixUserID, UnixGroupIDs,
+                 * LinuxSecurityLabel), which busctl --json and other dumps show as is;
+                 * ProcessFD, which 1.14 lacks, beside ProcessID */
                 if (c->pid > 0)
                         driver_append_entry_u(&w, "ProcessID", (uint32_t)c->pid);
                 /* fetched now (a classic peer's bus holds no pidfd for it); none when the
@@ -484,6 +471,22 @@ int driver_method_get_credentials(Driver *driver, BridgeConn *caller, BridgeMsg 
                         (void) wire_writer_append_basic(&w, 's', "ProcessFD");
                         (void) wire_writer_open(&w, 'v', "h");
                         (void) wire_writer_append_basic(&w, 'h', &index);
+                        (void) wire_writer_close(&w);
+                        (void) wire_writer_close(&w);
+                }
+                if (!c->uid_unknown)
+                        driver_append_entry_u(&w, "UnixUserID", (uint32_t)c->uid);
+                if (c->groups && !c->uid_unknown) {
+                        (void) wire_writer_open(&w, '{', NULL);
+                        (void) wire_writer_append_basic(&w, 's', "UnixGroupIDs");
+                        (void) wire_writer_open(&w, 'v', "au");
+                        (void) wire_writer_open(&w, 'a', "u");
+                        for (i = 0; i < c->n_groups; ++i) {
+                                uint32_t g = (uint32_t)c->groups[i];
+
+                                (void) wire_writer_append_basic(&w, 'u', &g);
+                        }
+                        (void) wire_writer_close(&w);
                         (void) wire_writer_close(&w);
                         (void) wire_writer_close(&w);
                 }

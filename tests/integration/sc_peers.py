@@ -69,6 +69,8 @@ def sc_credentials(ctx):
     r = b.bus('GetConnectionCredentials', 's', [a.unique])
     creds = r.body[0] if r.type == rawbus.METHOD_RETURN else {}
     ctx.log('GetConnectionCredentials ->', r.error_name or 'ok')
+    # the order the keys came in: busctl --json and other dumps show it as is
+    ctx.log('key order', list(creds))
     for k in sorted(creds):
         sig, v = creds[k]
         if k == 'UnixUserID':
@@ -96,12 +98,12 @@ def sc_credentials(ctx):
             r = b.bus(m, 's', [name])
             ctx.log(m, name, r.error_name or 'ok')
     r = b.bus('GetConnectionCredentials', 's', [BUS])
-    ctx.log('bus credentials keys', sorted(r.body[0]) if r.body else r.error_name)
+    ctx.log('bus credentials keys', list(r.body[0]) if r.body else r.error_name)
     # a caller that accepts fds may get a ProcessFD: a pidfd of the peer's process
     f = ctx.conn('F', fds=True)
     r = f.bus('GetConnectionCredentials', 's', [a.unique])
     creds = r.body[0] if r.type == rawbus.METHOD_RETURN else {}
-    ctx.log('with fds: keys', sorted(k for k in creds if k != 'ProcessFD'))
+    ctx.log('with fds: keys', [k for k in creds if k != 'ProcessFD'])
     if 'ProcessFD' in creds:
         sig, idx = creds['ProcessFD']
         ctx.log('ProcessFD', sig, 'pidfd of %s' % pidfd_pid(r.fds[idx]))
