@@ -443,6 +443,19 @@ static int activation_request(Driver *driver, const char *name, BridgeConn *send
         return 0;
 }
 
+/*
+ * Before a name is started or found not activatable, the front end makes the names current
+ * (DriverActivationOps.refresh), as dbus-daemon looks at the files then; not while the name
+ * is being started, when nothing is looked up. Return: 0, 1 (the names were set again), or
+ * -ENOMEM.
+ */
+static int activation_refresh(Driver *driver, const char *name) {
+        if (!driver->activation || !driver->activation_ops || !driver->activation_ops->refresh ||
+            bus_activation_is_starting(driver->activation, name))
+                return 0;
+        return driver->activation_ops->refresh(driver->activation_userdata, name);
+}
+
 /**
  * driver_activation_autostart() - a message to @msg's destination, which has no owner
  * @driver:     the driver
@@ -456,9 +469,13 @@ int driver_activation_autostart(Driver *driver, BridgeConn *sender, BridgeMsg *m
         const char *name = msg->hdr.destination;
         int r;
 
-        if (!driver->activation || !name || name[0] == ':' ||
-            (!bus_activation_is_activatable(driver->activation, name) &&
-             !bus_activation_is_starting(driver->activation, name)))
+        if (!driver->activation || !name || name[0] == ':')
+                return 0;
+        r = activation_refresh(driver, name);
+        if (r < 0)
+                return error_trace(r);
+        if (!bus_activation_is_activatable(driver->activation, name) &&
+            !bus_activation_is_starting(driver->activation, name))
                 return 0;
         /* as dbus-daemon: the sender's send rules are checked before anything starts (the
          * receiver's rules are checked when the message is delivered) */
@@ -548,6 +565,11 @@ int driver_method_start_service_by_name(Driver *driver, BridgeConn *caller, Brid
         /* as dbus-daemon: only a name something can start (a .service file or a native
          * activator) is answered at all; an owned name without one is ServiceUnknown too */
         activator = bus_find_activator(driver->bus, name);
+        if (name[0] != ':' && !driver_is_driver_name(name) && !activator) {
+                r = activation_refresh(driver, name);
+                if (r < 0)
+                        return error_trace(r);
+        }
         if (name[0] == ':' || driver_is_driver_name(name) ||
             (!activator && !(driver->activation &&
                              (bus_activation_is_activatable(driver->activation, name) ||

@@ -28,6 +28,14 @@ typedef struct DriverActivationOps {
         /* @name got an owner while its start was pending: the start is over. */
         void (*started)(void *userdata, const char *name);
         /*
+         * @name is about to be started, or was asked for and nothing provides it: make the
+         * names current for it as dbus-daemon does at that point (its file is still as it
+         * was read, else the directories are read again; driver_activation_set_names()
+         * without emit_changed). NULL: nothing to refresh. Return: 0 (unchanged), 1 (the
+         * names were set again: look again), or -ENOMEM.
+         */
+        int (*refresh)(void *userdata, const char *name);
+        /*
          * UpdateActivationEnvironment: @pairs is key, value, key, value, ..., NULL. Return:
          * 0, -ENOMEM, or 1 (refused: this bus does not allow it, e.g. the system bus).
          */

@@ -52,6 +52,7 @@
 #include "proxy/babysitter.h"
 #include "proxy/config.h"
 #include "proxy/fd-limit.h"
+#include "proxy/file-stamp.h"
 #include "proxy/listener.h"
 #include "proxy/log.h"
 #include "proxy/server.h"
@@ -70,6 +71,7 @@ extern char **environ;
 typedef struct ServiceEntry {
         ActivationService *svc;
         char *path;
+        FileStamp stamp;                /* the file as it was read */
 } ServiceEntry;
 
 /* A service being started. */
@@ -99,6 +101,10 @@ struct ProxyActivation {
                                          * session list: strict file names, not watched */
         ServiceEntry *services;
         size_t n_services;
+        FileStamp *dir_stamps;          /* dirs as they were last read */
+        size_t n_dir_stamps;
+        bool dirs_unread;               /* dirs replaced by a reload whose reading failed:
+                                         * dir_stamps describe the old ones */
         char **env;                     /* UpdateActivationEnvironment: "K=V", NULL-terminated */
         size_t n_env;
         char address[4300];             /* DBUS_STARTER_ADDRESS */
@@ -214,11 +220,14 @@ static const ServiceEntry *service_find(const ProxyActivation *a, const char *na
         return NULL;
 }
 
-/* Read one file (bounded). Return: 0, 1 (unreadable or too big: logged), -ENOMEM. */
-static int read_small_file(const char *path, char **ret, size_t *ret_size) {
+/* Read one file (bounded), stamped as read. Return: 0, 1 (unreadable or too big: logged),
+ * -ENOMEM. */
+static int read_small_file(const char *path, char **ret, size_t *ret_size, FileStamp *stamp) {
+        struct timespec taken = file_stamp_now();
         _cleanup_(fd_closep) int fd = -1;
         _cleanup_(freep) char *buf = NULL;
         size_t size = 0;
+        struct stat st;
         ssize_t n;
 
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -226,6 +235,7 @@ static int read_small_file(const char *path, char **ret, size_t *ret_size) {
                 proxy_log(LOG_WARNING, "Cannot read service file \"%s\": %m, ignoring", path);
                 return 1;
         }
+        file_stamp_set(stamp, fstat(fd, &st) == 0 ? &st : NULL, taken);
         buf = malloc(SERVICE_FILE_MAX + 1);
         if (!buf)
                 return error_origin(-ENOMEM);
@@ -264,6 +274,7 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
         while (r >= 0 && (de = readdir(d))) {
                 _cleanup_(freep) char *path = NULL, *data = NULL;
                 ActivationService *svc = NULL;
+                FileStamp stamp;
                 char err[512];
                 size_t len = strlen(de->d_name), size, i;
                 ServiceEntry *p;
@@ -275,7 +286,7 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
                         r = error_origin(-ENOMEM);
                         break;
                 }
-                r = read_small_file(path, &data, &size);
+                r = read_small_file(path, &data, &size, &stamp);
                 if (r) {
                         r = r < 0 ? r : 0;
                         continue;
@@ -318,7 +329,8 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
                         break;
                 }
                 *services = p;
-                p[(*n_services)++] = (ServiceEntry){ .svc = svc, .path = steal_ptr(&path) };
+                p[(*n_services)++] = (ServiceEntry){ .svc = svc, .path = steal_ptr(&path),
+                                                     .stamp = stamp };
         }
         closedir(d);
         return r;
@@ -328,12 +340,20 @@ static int scan_dir(ProxyActivation *a, const char *dir, ServiceEntry **services
 static int activation_load(ProxyActivation *a, bool emit_changed) {
         ServiceEntry *services = NULL;
         const char **names = NULL;
-        size_t n_services = 0, i;
+        FileStamp *stamps;
+        size_t n_services = 0, n_dirs = 0, i;
         char **dir;
         int r = 0;
 
-        for (dir = a->dirs; *dir && r >= 0; ++dir)
+        while (a->dirs[n_dirs])
+                ++n_dirs;
+        stamps = calloc(n_dirs + 1, sizeof(*stamps));
+        if (!stamps)
+                return error_origin(-ENOMEM);
+        for (i = 0, dir = a->dirs; *dir && r >= 0; ++dir, ++i) {
+                file_stamp_take(&stamps[i], *dir);
                 r = scan_dir(a, *dir, &services, &n_services);
+        }
         if (r >= 0) {
                 names = calloc(n_services + 1, sizeof(*names));
                 if (!names)
@@ -348,6 +368,7 @@ static int activation_load(ProxyActivation *a, bool emit_changed) {
         }
         free(names);
         if (r < 0) {
+                free(stamps);
                 for (i = 0; i < n_services; ++i) {
                         activation_service_free(services[i].svc);
                         free(services[i].path);
@@ -358,7 +379,37 @@ static int activation_load(ProxyActivation *a, bool emit_changed) {
         services_clear(a);
         a->services = services;
         a->n_services = n_services;
+        free(a->dir_stamps);
+        a->dir_stamps = stamps;
+        a->n_dir_stamps = n_dirs;
+        a->dirs_unread = false;
         return 0;
+}
+
+/*
+ * As dbus-daemon before it starts a service: a known name's file must still be there as it
+ * was read, and an unknown name makes it look at the directories again. Whatever may have
+ * changed since the last reading (file-stamp.h) has every directory read again, without
+ * ActivatableServicesChanged (dbus-daemon sends it only for a reload or a watched change,
+ * which comes here too, later, through on_rescan()).
+ */
+static int hook_refresh(void *userdata, const char *name) {
+        ProxyActivation *a = userdata;
+        const ServiceEntry *e = service_find(a, name);
+        bool stale = false;
+        size_t i;
+        int r;
+
+        if (e)
+                stale = file_stamp_changed(&e->stamp, e->path);
+        if (!e)
+                stale = a->dirs_unread;
+        for (i = 0; !e && !stale && i < a->n_dir_stamps; ++i)
+                stale = file_stamp_changed(&a->dir_stamps[i], a->dirs[i]);
+        if (!stale)
+                return 0;
+        r = activation_load(a, false);
+        return r < 0 ? error_trace(r) : 1;
 }
 
 static Start *start_free(Start *st) {
@@ -864,6 +915,7 @@ static int hook_update_environment(void *userdata, const char *const *pairs) {
 static const DriverActivationOps activation_ops = {
         .start = hook_start,
         .started = hook_started,
+        .refresh = hook_refresh,
         .update_environment = hook_update_environment,
         .systemd_failed = hook_systemd_failed,
 };
@@ -1022,6 +1074,7 @@ static int activation_reload_hook(void *userdata, bool *ret_not_found, char *msg
         } else {
                 activation_strv_free(old_dirs);
                 free(old_runtime);
+                a->dirs_unread = true;
                 unwatch_dirs(a);
                 k = watch_dirs(a);
         }
@@ -1097,6 +1150,7 @@ ProxyActivation *proxy_activation_free(ProxyActivation *a) {
                 start_free(list_entry(l, Start, link));
         unwatch_dirs(a);
         services_clear(a);
+        free(a->dir_stamps);
         activation_strv_free(a->dirs);
         free(a->runtime_dir);
         free(a->type);
