@@ -215,6 +215,27 @@ static const char *const *driver_property(const Driver *driver, const char *name
         return NULL;
 }
 
+/*
+ * The interfaces dbus-daemon 1.14 has on its path besides its own: Properties there knows
+ * them, with no property (GetAll: {}, Get and Set: UnknownProperty, not UnknownInterface).
+ */
+static bool driver_has_interface(const char *iface) {
+        static const char *const ifaces[] = {
+                "org.freedesktop.DBus.Introspectable",
+                "org.freedesktop.DBus.Peer",
+                "org.freedesktop.DBus.Properties",
+        };
+        size_t i;
+
+        for (i = 0; i < ELEMENTSOF(ifaces); ++i)
+                if (strcmp(iface, ifaces[i]) == 0)
+                        return true;
+        for (i = 0; driver_extra_interfaces[i]; ++i)
+                if (strcmp(iface, driver_extra_interfaces[i]) == 0)
+                        return true;
+        return strcmp(iface, WIRE_DRIVER_INTERFACE) == 0;
+}
+
 /* Reads "interface, property"; answers the error itself when either is unknown. */
 static int driver_read_property(Driver *driver, BridgeConn *caller, BridgeMsg *call,
                                 WireReader *args, bool set, const char *const **ret_value,
@@ -230,10 +251,10 @@ static int driver_read_property(Driver *driver, BridgeConn *caller, BridgeMsg *c
                 return error_fold(r);
 
         *ret_answered = true;
-        if (strcmp(iface, WIRE_DRIVER_INTERFACE) != 0)
+        if (!driver_has_interface(iface))
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_INTERFACE_NOT_FOUND, iface, NULL, NULL);
-        value = driver_property(driver, prop);
+        value = strcmp(iface, WIRE_DRIVER_INTERFACE) == 0 ? driver_property(driver, prop) : NULL;
         if (!value)
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_PROPERTY_UNKNOWN, iface, prop, NULL);
@@ -318,13 +339,13 @@ int driver_method_properties_get_all(Driver *driver, BridgeConn *caller, BridgeM
         r = wire_reader_read_basic(args, 's', &iface);
         if (r)
                 return error_fold(r);
-        if (strcmp(iface, WIRE_DRIVER_INTERFACE) != 0)
+        if (!driver_has_interface(iface))
                 return driver_error(driver, caller, call, COMPAT_DOMAIN_COMPAT,
                                     COMPAT_E_INTERFACE_NOT_FOUND, iface, NULL, NULL);
 
         wire_writer_init(&w);
         (void) wire_writer_open(&w, 'a', "{sv}");
-        for (i = 0; i < ELEMENTSOF(props); ++i) {
+        for (i = 0; strcmp(iface, WIRE_DRIVER_INTERFACE) == 0 && i < ELEMENTSOF(props); ++i) {
                 (void) wire_writer_open(&w, '{', NULL);
                 (void) wire_writer_append_basic(&w, 's', props[i]);
                 (void) wire_writer_open(&w, 'v', "as");

@@ -72,6 +72,14 @@ def sc_driver_and_replies(ctx):
     drv('Get', 'ss', ['com.example.Nope', 'Nope'], iface='org.freedesktop.DBus.Properties')
     drv('Set', 'ssv', [BUS, 'Features', ('as', [])], iface='org.freedesktop.DBus.Properties')
     drv('GetAll', 's', ['com.example.Nope'], iface='org.freedesktop.DBus.Properties')
+    # the driver's other interfaces have no properties: {} and UnknownProperty there
+    for other in ('org.freedesktop.DBus.Introspectable', 'org.freedesktop.DBus.Peer',
+                  'org.freedesktop.DBus.Properties', 'org.freedesktop.DBus.Monitoring',
+                  'org.freedesktop.DBus.Debug.Stats', 'org.freedesktop.DBus.Verbose', ''):
+        drv('GetAll', 's', [other], iface='org.freedesktop.DBus.Properties')
+        drv('Get', 'ss', [other, 'Features'], iface='org.freedesktop.DBus.Properties')
+        drv('Set', 'ssv', [other, 'Features', ('as', [])],
+            iface='org.freedesktop.DBus.Properties')
     drv('Introspect', iface='org.freedesktop.DBus.Introspectable', path='/com/example')
     drv('GetId', path='/other')
     drv('GetId', iface=None)
