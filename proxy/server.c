@@ -290,7 +290,9 @@ static int server_on_signal(LoopSource *source, const struct signalfd_siginfo *s
                 server_flush(s);
                 return 0;
         }
-        proxy_log(LOG_INFO, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
+        /* dbus-daemon says nothing here: dbus-run-session, GTestDBus and the like stop their
+         * bus with SIGTERM at every end, in front of the user */
+        proxy_log(LOG_DEBUG, "Exiting on %s", si->ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT");
         loop_exit(s->loop, 0);
         return 0;
 }
