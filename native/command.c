@@ -54,6 +54,7 @@ static const uint64_t items_update[] = {
                             KDBUS_HELLO_POLICY_HOLDER | KDBUS_HELLO_MONITOR | \
                             KDBUS_HELLO_CAPTURE_PER_MESSAGE | KDBUS_HELLO_WIRE_BATCH)
 #define MAKE_FLAGS (KDBUS_MAKE_ACCESS_GROUP | KDBUS_MAKE_ACCESS_WORLD)
+#define NATIVE_RECV_FLAGS (KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY)
 
 /* The order is only that of native_command_find()'s search: the three commands of every
  * call first. */
@@ -63,8 +64,7 @@ static const NativeCommand native_commands[] = {
           NATIVE_ITEMS_LISTED, items_send, false, native_conn_send },
         { KDBUS_CMD_FREE, "FREE", sizeof(struct kdbus_cmd_free), 0, 0,
           NATIVE_ITEMS_ANY, NULL, false, native_conn_free_slice },
-        { KDBUS_CMD_RECV, "RECV", sizeof(struct kdbus_cmd_recv),
-          KDBUS_RECV_PEEK | KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY, 0,
+        { KDBUS_CMD_RECV, "RECV", sizeof(struct kdbus_cmd_recv), NATIVE_RECV_FLAGS, 0,
           NATIVE_ITEMS_NONE, NULL, false, native_conn_recv },
         { KDBUS_CMD_BYEBYE, "BYEBYE", sizeof(struct kdbus_cmd), 0, 0,
           NATIVE_ITEMS_UNCHECKED, NULL, false, native_conn_byebye },
@@ -174,6 +174,11 @@ int native_command_check(const NativeCommand *def, const struct kdbus_cmd *cmd, 
         return -EINVAL;
 }
 
+/* May @nc run @command: not what a monitor, activator or policy holder may not do. */
+static bool command_may(const NativeConn *nc, uint64_t command) {
+        return native_special_may(nc, command) && native_holder_may(nc, command);
+}
+
 /*
  * Run a connected handle's command: what a monitor, activator or policy holder may not do
  * EOPNOTSUPP, ENDPOINT_UPDATE EBADFD, the table's checks, the handler.
@@ -245,7 +250,7 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
          * command's own checks run in its handler either way) */
         if (cmd->size == def->struct_size && !(cmd->flags & ~def->flags) && def->run &&
             (!n_fds || command == KDBUS_CMD_SEND)) {
-                if (!native_special_may(nc, command) || !native_holder_may(nc, command))
+                if (!command_may(nc, command))
                         return -EOPNOTSUPP;
                 r = def->run(nc, buf, size, &io);
                 *ret_fds = io.ret_fds;
@@ -264,6 +269,64 @@ int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size
                 return r;
         r = command_run(nc, def, copy ? copy : buf, size, &io);
         native_items_negotiate_done(buf, size, def->struct_size, copy);
+        *ret_fds = io.ret_fds;
+        *ret_n_fds = io.ret_n_fds;
+        return r;
+}
+
+/**
+ * native_conn_command_free() - FREE of @offset, as native_conn_command() runs it
+ * @nc:         the connection
+ * @offset:     the slice
+ *
+ * The bare kdbus_cmd_free takes native_conn_command()'s path for a struct without items:
+ * ECONNRESET, EOPNOTSUPP (a policy holder), then the handler.
+ *
+ * Return: 0, -ECONNRESET, -EOPNOTSUPP, -ENXIO.
+ */
+int native_conn_command_free(NativeConn *nc, uint64_t offset) {
+        struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offset };
+        NativeCommandIo io = { 0 };
+
+        if (nc->byebye || !bridge_conn_is_active(nc->conn))
+                return -ECONNRESET;
+        if (!command_may(nc, KDBUS_CMD_FREE))
+                return -EOPNOTSUPP;
+        return native_conn_free_slice(nc, &cmd, sizeof(cmd), &io);
+}
+
+/**
+ * native_conn_command_recv() - RECV, as native_conn_command() runs it
+ * @nc:         the connection
+ * @cmd:        the kdbus_cmd_recv, updated
+ * @size:       bytes at @cmd
+ * @ret_reply_size: bytes of @cmd for the reply
+ * @ret_fds:    as native_conn_command()'s
+ * @ret_n_fds:  their number
+ *
+ * The struct alone with flags RECV takes (a held RECV the transport runs again) goes
+ * straight to the state checks and the handler; anything else through
+ * native_conn_command().
+ *
+ * Return: as native_conn_command() for KDBUS_CMD_RECV.
+ */
+int native_conn_command_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
+                             size_t *ret_reply_size, int **ret_fds, unsigned *ret_n_fds) {
+        NativeCommandIo io = { 0 };
+        int r;
+
+        if (size < sizeof(*cmd) || cmd->size != sizeof(*cmd) ||
+            (cmd->flags & ~(uint64_t)NATIVE_RECV_FLAGS))
+                return native_conn_command(nc, KDBUS_CMD_RECV, cmd, size, NULL, 0,
+                                           ret_reply_size, ret_fds, ret_n_fds);
+        *ret_reply_size = sizeof(*cmd);
+        *ret_fds = NULL;
+        *ret_n_fds = 0;
+        if (nc->byebye || !bridge_conn_is_active(nc->conn))
+                return -ECONNRESET;
+        if (!command_may(nc, KDBUS_CMD_RECV))
+                return -EOPNOTSUPP;
+        r = native_conn_recv(nc, cmd, size, &io);
         *ret_fds = io.ret_fds;
         *ret_n_fds = io.ret_n_fds;
         return r;

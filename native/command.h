@@ -73,3 +73,14 @@ int native_command_check(const NativeCommand *def, const struct kdbus_cmd *cmd, 
 int native_conn_command(NativeConn *nc, uint64_t command, void *buf, size_t size,
                         const int *fds, unsigned n_fds, size_t *ret_reply_size,
                         int **ret_fds, unsigned *ret_n_fds);
+
+struct kdbus_cmd_recv;
+/*
+ * native_conn_command() of the transport's own commands, exactly as that (the same checks
+ * and errnos) without the table's lookup: FREE of @offset (a kdbus_cmd_free with nothing
+ * else, as a KDBUS_WIRE_BATCH's FREEs are), and a RECV at @cmd (@size bytes, no fds with it;
+ * its reply is sizeof(struct kdbus_cmd_recv) bytes of @cmd when @size has them).
+ */
+int native_conn_command_free(NativeConn *nc, uint64_t offset);
+int native_conn_command_recv(NativeConn *nc, struct kdbus_cmd_recv *cmd, size_t size,
+                             size_t *ret_reply_size, int **ret_fds, unsigned *ret_n_fds);

@@ -1150,14 +1150,8 @@ int native_conn_free_slices(NativeConn *nc, const uint64_t *offsets, size_t n,
         size_t i;
 
         for (i = 0; i < n; ++i) {
-                struct kdbus_cmd_free cmd = { .size = sizeof(cmd), .offset = offsets[i] };
-                size_t reply_size;
-                int *fds;
-                unsigned n_fds;
-                int r;
+                int r = native_conn_command_free(nc, offsets[i]);
 
-                r = native_conn_command(nc, KDBUS_CMD_FREE, &cmd, sizeof(cmd), NULL, 0,
-                                        &reply_size, &fds, &n_fds);
                 if (r) {
                         *ret_n_freed = i;
                         return r;

@@ -381,8 +381,8 @@ static int native_client_held_answer(NativeClient *c, bool end, int error) {
         if (error)
                 r = error;
         else {
-                r = native_conn_command(c->nc, KDBUS_CMD_RECV, &cmd, sizeof(cmd), NULL, 0,
-                                        &reply_size, &fds, &n_fds);
+                r = native_conn_command_recv(c->nc, &cmd, sizeof(cmd), &reply_size, &fds,
+                                             &n_fds);
                 if (!end && native_client_recv_waits(c, r, &cmd))
                         return 0;
         }
@@ -613,8 +613,8 @@ static int native_client_recv_hold(NativeClient *c, uint8_t *cmd, size_t size,
         unsigned n_fds = 0, i;
         int r, q;
 
-        r = native_conn_command(c->nc, KDBUS_CMD_RECV, cmd, size, NULL, 0, &reply_size, &fds,
-                                &n_fds);
+        r = native_conn_command_recv(c->nc, (struct kdbus_cmd_recv *)(void *)cmd, size,
+                                     &reply_size, &fds, &n_fds);
         /* EAGAIN: RECV's own checks passed, its struct is whole */
         if (size >= sizeof(struct kdbus_cmd_recv) &&
             native_client_recv_waits(c, r, (const void *)cmd)) {

@@ -597,6 +597,28 @@ static int send_both_paths(TestPeer *p, uint64_t send_flags, const int *fds, uns
         return r;
 }
 
+/*
+ * The transport's own FREE and RECV (native_conn_command_free(), _recv()) answer as
+ * native_conn_command() does; *ret_free and *ret_recv are the answers (RECV with @flags;
+ * nothing may be waiting: neither takes a message).
+ */
+static void made_commands(TestPeer *p, uint64_t flags, int *ret_free, int *ret_recv) {
+        struct kdbus_cmd_recv rc = { .size = sizeof(rc), .flags = flags }, rc2 = rc;
+        struct kdbus_cmd_free fr = { .size = sizeof(fr), .offset = 8 };
+        size_t reply_size, reply_size2;
+        int *fds = NULL;
+        unsigned n_fds = 0;
+
+        *ret_free = native_conn_command_free(p->nc, 8);
+        g_assert_cmpint(peer_cmd(p, KDBUS_CMD_FREE, &fr, sizeof(fr)), ==, *ret_free);
+        *ret_recv = native_conn_command_recv(p->nc, &rc, sizeof(rc), &reply_size, &fds, &n_fds);
+        g_assert_cmpuint(n_fds, ==, 0);
+        g_assert_cmpint(native_conn_command(p->nc, KDBUS_CMD_RECV, &rc2, sizeof(rc2), NULL, 0,
+                                            &reply_size2, &fds, &n_fds), ==, *ret_recv);
+        g_assert_cmpuint(reply_size, ==, reply_size2);
+        g_assert_cmpmem(&rc, sizeof(rc), &rc2, sizeof(rc2));
+}
+
 /* A command's bare struct (no item) skips native/command.c's item walks: it answers as
  * with an item, in each kind of connection, for good and bad input. */
 static void test_command_paths(NFixture *n, gconstpointer ctx) {
@@ -605,6 +627,7 @@ static void test_command_paths(NFixture *n, gconstpointer ctx) {
         struct kdbus_cmd_recv rc = { .size = sizeof(rc) };
         struct kdbus_cmd bye = { .size = sizeof(bye) };
         struct kdbus_cmd_recv got;
+        int r_free, r_recv;
         int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
         g_assert_cmpint(fd, >=, 0);
@@ -616,6 +639,18 @@ static void test_command_paths(NFixture *n, gconstpointer ctx) {
         /* what the monitor saw of the HELLOs: received, freed */
         while (peer_recv(&n->m, 0, 0, NULL, &got) == 0)
                 g_assert_cmpint(peer_free_offset(&n->m, got.msg.offset), ==, 0);
+        /* the transport's own FREE and RECV: as native_conn_command()'s */
+        made_commands(&n->a, 0, &r_free, &r_recv);
+        g_assert_cmpint(r_free, ==, -ENXIO);
+        g_assert_cmpint(r_recv, ==, -EAGAIN);
+        made_commands(&n->a, KDBUS_RECV_DROP | KDBUS_RECV_USE_PRIORITY, &r_free, &r_recv);
+        g_assert_cmpint(r_recv, ==, -EINVAL);
+        made_commands(&n->m, KDBUS_RECV_PEEK, &r_free, &r_recv);
+        g_assert_cmpint(r_free, ==, -ENXIO);
+        g_assert_cmpint(r_recv, ==, -EAGAIN);
+        made_commands(&n->act, 0, &r_free, &r_recv);
+        g_assert_cmpint(r_free, ==, -EOPNOTSUPP);
+        g_assert_cmpint(r_recv, ==, -EOPNOTSUPP);
         /* a monitor receives, never sends; a policy holder does neither */
         g_assert_cmpint(cmd_both_paths(&n->m, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
                         ==, -EAGAIN);
@@ -662,6 +697,9 @@ static void test_command_paths(NFixture *n, gconstpointer ctx) {
         g_assert_cmpint(cmd_both_paths(&n->a, KDBUS_CMD_RECV, &rc, sizeof(rc), NULL, 0, NULL, 0),
                         ==, -ECONNRESET);
         g_assert_cmpint(send_both_paths(&n->a, 0, NULL, 0), ==, -ECONNRESET);
+        made_commands(&n->a, 0, &r_free, &r_recv);
+        g_assert_cmpint(r_free, ==, -ECONNRESET);
+        g_assert_cmpint(r_recv, ==, -ECONNRESET);
         (void) close(fd);
 }
 
