@@ -3,6 +3,7 @@
 # Unix fd passing (a memfd through the bus in calls, replies and signals, to peers with
 # and without fd negotiation) and the credentials the bus reports for a peer.
 
+import hashlib
 import os
 
 import rawbus
@@ -53,6 +54,62 @@ def sc_fd_passing(ctx):
         ctx.log(ctx.victim_ok(b))
     finally:
         os.close(fd)
+
+
+def _big_line(m):
+    """@m described with its byte array as its length and hash (1 MiB would not read)."""
+    if m is None:
+        return None
+    body, m.body = m.body, ['%d bytes sha256 %s' % (len(x), hashlib.sha256(x).hexdigest()[:16])
+                            if isinstance(x, bytes) else x for x in m.body]
+    line = m.describe()
+    m.body = body
+    return line
+
+
+@scenario
+def sc_large_byte_arrays(ctx):
+    """1 MiB `ay` bodies between two peers, which kdbusd splices through a pipe
+    (proxy/client-splice.h): a call, its reply, one with an fd, and a sender that hangs up
+    half way through its array (the receiver gets nothing of it, and goes on)."""
+    a = ctx.conn('A', fds=True)
+    b = ctx.conn('B', fds=True)
+    big = bytes((i * 31 + (i >> 11)) & 0xff for i in range(1 << 20))
+    s = a.send(Message(rawbus.METHOD_CALL, path='/o', interface='com.example.L',
+                       member='Take', destination=b.unique, signature='ay', body=[big]))
+    m = recv_peer(b, timeout=20)
+    ctx.log('B got', _big_line(m))
+    b.send(Message(rawbus.METHOD_RETURN, reply_serial=m.serial, destination=a.unique,
+                   signature='ay', body=[big[::-1]]))
+    r = recv_peer(a, timeout=20)
+    ctx.log('A got', _big_line(r), 'reply to the call:', r.reply_serial == s)
+    fd = os.memfd_create('kdbus-itest')
+    os.write(fd, b'beside a large array')
+    try:
+        # the fd with the first bytes (one sendmsg() may not take 1 MiB), the rest after
+        data = Message(rawbus.METHOD_CALL, path='/o', interface='com.example.L',
+                       member='TakeFd', destination=b.unique, signature='ay', unix_fds=1,
+                       body=[big[1:]]).to_bytes(a.next_serial())
+        a.send_raw(data[:4096], fds=[fd])
+        a.send_raw(data[4096:])
+    finally:
+        os.close(fd)
+    m = recv_peer(b, timeout=20)
+    ctx.log('B got', _big_line(m), 'fds=%d' % len(m.fds))
+    for f in m.fds:
+        ctx.log('  read:', os.pread(f, 100, 0))
+        os.close(f)
+    # half a message, then the sender goes
+    b.log = []      # (the arrays above, not to be described)
+    a.log = []
+    q = ctx.conn('Q')
+    data = Message(rawbus.METHOD_CALL, path='/o', interface='com.example.L', member='Half',
+                   destination=b.unique, signature='ay', body=[big]).to_bytes(q.next_serial())
+    q.send_raw(data[:len(data) // 2])
+    q.close()
+    ctx.log(ctx.victim_ok(b))
+    b.sync()
+    ctx.log('B got after the half message', b.take_log())
 
 
 exception('credentials', 'ProcessFD', r'^ProcessFD ',
