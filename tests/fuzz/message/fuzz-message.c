@@ -16,6 +16,7 @@
 #ifdef FUZZ_DIFFERENTIAL
 #include <dbus/dbus.h>
 #endif
+#include "tests/unit/wire/header-same.h"
 #include "wire/message.h"
 #include "wire/reader.h"
 #include "wire/stamp.h"
@@ -32,23 +33,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int streq_null(const char *a, const char *b) {
         return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-/* the header's values other than its strings are equal */
-static bool same_scalars(const WireHeader *a, const WireHeader *b) {
-        return a->big_endian == b->big_endian &&
-               a->type == b->type &&
-               a->flags == b->flags &&
-               a->body_size == b->body_size &&
-               a->serial == b->serial &&
-               a->reply_serial == b->reply_serial &&
-               a->n_fds == b->n_fds &&
-               a->fields_size == b->fields_size &&
-               a->body_offset == b->body_offset &&
-               a->total_size == b->total_size &&
-               a->sender_field_offset == b->sender_field_offset &&
-               a->sender_field_size == b->sender_field_size &&
-               a->has_unknown_fields == b->has_unknown_fields;
 }
 
 /* @a in @ma where @b is in @mb (both NULL: absent) */
@@ -137,11 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
                 check(wire_message_parse_memo(data, size, WIRE_MAX_UNIX_FDS, 0, &memo, &hm) == k);
                 if (k == 0) {
-                        check(same_scalars(&hm, &h));
-                        check(hm.path == h.path && hm.interface == h.interface);
-                        check(hm.member == h.member && hm.error_name == h.error_name);
-                        check(hm.destination == h.destination && hm.sender == h.sender);
-                        check(strcmp(hm.signature, h.signature) == 0);
+                        check(wire_header_same(&hm, &h));
                 }
         }
 #ifdef FUZZ_DIFFERENTIAL
