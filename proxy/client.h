@@ -114,6 +114,10 @@ typedef union ClientControl {
 void client_msg_control(struct msghdr *mh, ClientControl *control, const BridgeMsg *m);
 /* Append @m (a reference taken by the caller) to what is written next. */
 void client_out_push(ProxyClient *c, BridgeMsg *m);
+/* Drop the head of what is written next (written, or the client goes). */
+void client_out_pop(ProxyClient *c);
+/* Wait in the loop for what @c can take now (input room, EPOLLOUT after EAGAIN). */
+void client_update_events(ProxyClient *c);
 /* A log line about @c (its name, pid, uid; rate-limited per peer). */
 void client_log(ProxyClient *c, int level, const char *fmt, ...) _printf_(3, 4);
 /* The classic client behind @conn, or NULL (another transport). */
