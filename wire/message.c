@@ -846,14 +846,15 @@ bool wire_body_is_byte_array(const WireHeader *hdr) {
  * Return: 0, WIRE_E_TRUNCATED, WIRE_E_TOO_LARGE, WIRE_E_TRAILING.
  */
 int wire_byte_array_body_check(const WireHeader *hdr, const void *body) {
+        /* the walk's own array head check, on a body that starts 8-aligned: no padding is
+         * read, only the length word */
+        WalkCtx c = { .p = body, .end = hdr->body_size, .be = hdr->big_endian };
+        size_t pos = 0;
         uint32_t len;
+        int r;
 
-        if (hdr->body_size < 4)
-                return WIRE_E_TRUNCATED;
-        len = wire_load32(body, hdr->big_endian);
-        if (len > WIRE_MAX_ARRAY_SIZE)
-                return WIRE_E_TOO_LARGE;
-        if (len > hdr->body_size - 4)
-                return WIRE_E_TRUNCATED;
-        return len < hdr->body_size - 4 ? WIRE_E_TRAILING : 0;
+        r = array_head_check(&c, 'y', &pos, &len);
+        if (r)
+                return r;
+        return pos + len < hdr->body_size ? WIRE_E_TRAILING : 0;
 }
